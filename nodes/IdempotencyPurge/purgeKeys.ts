@@ -1,0 +1,65 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+
+import { assertStorableKey } from '../shared/keys/composeKey';
+import { failWhole } from '../shared/n8n/failWhole';
+import { databaseError, setupError } from '../shared/n8n/nodeErrors';
+import { openKeyStore, type OpenedStore } from '../shared/n8n/openKeyStore';
+
+export const RETENTION_UNITS = ['minutes', 'hours', 'days'] as const;
+export type RetentionUnit = (typeof RETENTION_UNITS)[number];
+
+export const MAX_BATCH_SIZE = 100_000;
+
+/** Reads and checks the purge settings; throws NodeOperationError with a hint for a bad value. */
+function purgeSettings(context: IExecuteFunctions) {
+	const node = context.getNode();
+	const amount = Number(context.getNodeParameter('retentionAmount', 0));
+	const unit = context.getNodeParameter('retentionUnit', 0) as RetentionUnit;
+	if (!Number.isFinite(amount) || amount < 0) {
+		throw new NodeOperationError(node, `Keep Keys For must be a number of 0 or more, not ${String(amount)}`, {
+			description: 'Keep keys longer than the provider can redeliver (Stripe: up to 30 days).',
+		});
+	}
+	if (!RETENTION_UNITS.includes(unit)) {
+		throw new NodeOperationError(node, `Unknown retention unit "${String(unit)}"`);
+	}
+	const batchSize = Number(context.getNodeParameter('batchSize', 0, 1000));
+	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+		throw new NodeOperationError(node, `Batch Size must be a whole number from 1 to ${MAX_BATCH_SIZE}`);
+	}
+	const namespace = String(context.getNodeParameter('namespace', 0, '') ?? '');
+	if (namespace !== '') assertStorableKey(namespace);
+	return {
+		retention: `${amount} ${unit}`,
+		keyPrefix: namespace === '' ? undefined : `${namespace}:`,
+		batchSize,
+	};
+}
+
+/** Deletes keys older than the retention, in batches; outputs one summary item. */
+export async function purgeKeys(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const node = this.getNode();
+	let opened: OpenedStore;
+	let settings: ReturnType<typeof purgeSettings>;
+	try {
+		opened = await openKeyStore(this);
+		settings = purgeSettings(this);
+	} catch (error) {
+		return failWhole(this, setupError(node, error), 1);
+	}
+	const { store, credential } = opened;
+	try {
+		if (this.getNodeParameter('createTable', 0, true) as boolean) await store.ensureTable();
+		const result = await store.purge(settings);
+		return [
+			[
+				{
+					json: { deleted: result.deleted, cutoff: result.cutoff.toISOString(), batches: result.batches },
+					pairedItem: { item: 0 },
+				},
+			],
+		];
+	} catch (error) {
+		return failWhole(this, databaseError(node, error, credential, 'purge old keys'), 1);
+	}
+}

@@ -1,0 +1,47 @@
+import {
+	NodeConnectionTypes,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
+import { createTableProperty, schemaProperty, tableProperty } from '../shared/n8n/properties';
+import { releaseItems } from './releaseItems';
+
+export class IdempotencyRelease implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Idempotency Release Key',
+		name: 'idempotencyRelease',
+		icon: { light: 'file:idempotencyRelease.svg', dark: 'file:idempotencyRelease.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ "release from " + $parameter["table"] }}',
+		description: 'Release a reserved idempotency key after a failed business step, so the provider\'s retry runs again',
+		defaults: { name: 'Release Key' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		usableAsTool: true,
+		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		properties: [
+			{
+				displayName: 'Key',
+				name: 'key',
+				type: 'string',
+				default: '={{ $json.idempotency.key }}',
+				required: true,
+				description: 'The reserved key to delete, as Idempotency Reserve output it (namespace included)',
+			},
+			schemaProperty,
+			tableProperty,
+			createTableProperty,
+		],
+	};
+
+	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await releaseItems.call(this);
+	}
+}

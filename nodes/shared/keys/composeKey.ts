@@ -1,0 +1,48 @@
+import { KeyError } from './KeyError';
+import { BODY_HASH_PREFIX, EVENT_ID_PREFIX, type KeyIdentity } from './keySources';
+
+/** Longer keys are refused: a key is an id, and a btree entry must stay well under a page. */
+export const MAX_KEY_BYTES = 1000;
+
+const utf8 = new TextEncoder();
+
+export function utf8ByteLength(text: string): number {
+	return utf8.encode(text).length;
+}
+
+/**
+ * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>` or `[namespace:]<custom>`.
+ * `bodySha256Hex` is only read for the body-hash identity; hashing is left to the caller so this
+ * stays synchronous and runs unchanged in a browser.
+ */
+export function composeKey(identity: KeyIdentity, namespace: string, bodySha256Hex?: string): string {
+	let core: string;
+	if (identity.kind === 'eventId') core = EVENT_ID_PREFIX + identity.id;
+	else if (identity.kind === 'custom') core = identity.key;
+	else {
+		if (bodySha256Hex === undefined) throw new KeyError('The body hash is missing', 'This is a bug: please report it.');
+		core = BODY_HASH_PREFIX + bodySha256Hex;
+	}
+	const key = namespace === '' ? core : `${namespace}:${core}`;
+	assertStorableKey(key);
+	return key;
+}
+
+export function assertStorableKey(key: string): void {
+	if (key.includes('\u0000')) {
+		throw new KeyError('The key contains a NUL character, which PostgreSQL text cannot store', 'Remove NUL characters from the id, namespace or custom key.');
+	}
+	const bytes = utf8ByteLength(key);
+	if (bytes > MAX_KEY_BYTES) {
+		throw new KeyError(
+			`The key is ${bytes} bytes long; at most ${MAX_KEY_BYTES} are allowed`,
+			'An event id is short. If you key on something long, use Body Hash Only or hash it in the Custom Key expression.',
+		);
+	}
+}
+
+/** What gets hashed when the item has no raw body: the body text as sent, or the body's JSON serialisation. */
+export function bodyBytesWithoutRawBody(body: unknown): Uint8Array | undefined {
+	if (body === undefined) return undefined;
+	return utf8.encode(typeof body === 'string' ? body : JSON.stringify(body));
+}

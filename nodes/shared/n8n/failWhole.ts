@@ -1,0 +1,22 @@
+import type { IExecuteFunctions, INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { errorItem } from './itemErrors';
+
+/**
+ * A failure of the whole node (database down, bad table name). When the node continues on error,
+ * every item becomes an error item on the first output, which n8n moves to the error output in
+ * "continue (using error output)" mode. Throwing instead would make n8n pass the input items
+ * through unchanged on the first output, i.e. route them as new events without a reservation.
+ */
+export function failWhole(
+	context: IExecuteFunctions,
+	error: NodeOperationError | NodeApiError,
+	outputCount: number,
+	itemErrors: ReadonlyMap<number, NodeOperationError> = new Map(),
+): INodeExecutionData[][] {
+	if (!context.continueOnFail()) throw error;
+	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
+	const itemCount = context.getInputData().length;
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) outputs[0].push(errorItem(itemErrors.get(itemIndex) ?? error, itemIndex));
+	return outputs;
+}

@@ -1,0 +1,49 @@
+import type { IExecuteFunctions, INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { inputError } from './nodeErrors';
+
+/**
+ * The item n8n expects for a failed item when the node continues on error. It carries only the
+ * error, so with "continue (using error output)" n8n moves it to the error output.
+ */
+export function errorItem(error: NodeOperationError | NodeApiError, itemIndex: number): INodeExecutionData {
+	return {
+		json: { error: error.message, ...(error.description ? { message: error.description } : {}) },
+		pairedItem: { item: itemIndex },
+	};
+}
+
+export interface ItemKeys {
+	/** The key of each item, undefined where the item failed. */
+	keys: Array<string | undefined>;
+	/** Failed items by index, only filled when the node continues on error (otherwise the first failure throws). */
+	failed: Map<number, NodeOperationError>;
+}
+
+/** Computes one key per item; a bad item throws or, when the node continues on error, is set aside. */
+export async function collectItemKeys(
+	context: IExecuteFunctions,
+	itemCount: number,
+	keyOf: (itemIndex: number) => Promise<string> | string,
+): Promise<ItemKeys> {
+	const continueOnFail = context.continueOnFail();
+	const keys: Array<string | undefined> = new Array(itemCount);
+	const failed = new Map<number, NodeOperationError>();
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
+		try {
+			keys[itemIndex] = await keyOf(itemIndex);
+		} catch (error) {
+			const nodeError = inputError(context.getNode(), error as Error, itemIndex);
+			if (!continueOnFail) throw nodeError;
+			failed.set(itemIndex, nodeError);
+		}
+	}
+	return { keys, failed };
+}
+
+/** Unique keys in first-seen order: one row per key in the statement. */
+export function distinctKeys(keys: Array<string | undefined>): string[] {
+	const unique = new Set<string>();
+	for (const key of keys) if (key !== undefined) unique.add(key);
+	return [...unique];
+}

@@ -1,0 +1,47 @@
+import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
+
+import { KeyError } from '../keys/KeyError';
+import { IdentifierError } from '../store/identifiers';
+import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
+import { describeConnectionError } from '../transport/describeConnectionError';
+
+interface PostgresError {
+	message?: string;
+	code?: string;
+	detail?: string;
+	hint?: string;
+}
+
+/** A bad key, name or parameter: the user's input, reported as NodeOperationError. */
+export function inputError(node: INode, error: KeyError | IdentifierError | Error, itemIndex?: number): NodeOperationError {
+	return new NodeOperationError(node, error.message, {
+		itemIndex,
+		description: error instanceof KeyError ? error.hint : undefined,
+	});
+}
+
+/** A failure of PostgreSQL or of the way to it, reported as NodeApiError with one clear sentence. */
+export function databaseError(
+	node: INode,
+	error: unknown,
+	credential: IdempotencyPostgresCredential,
+	action: string,
+): NodeApiError {
+	const pgError = (error ?? {}) as PostgresError;
+	const problem = describeConnectionError(error, credential);
+	const message = problem?.message ?? `PostgreSQL could not ${action}: ${pgError.message ?? String(error)}`;
+	const description =
+		problem?.hint ??
+		[pgError.detail, pgError.hint, pgError.code ? `SQLSTATE ${pgError.code}` : undefined].filter(Boolean).join(' ');
+	return new NodeApiError(node, { message: pgError.message ?? String(error), code: pgError.code ?? null } as JsonObject, {
+		message,
+		description: description || undefined,
+	});
+}
+
+/** Any failure before SQL runs (credential missing, bad table name, bad setting) as an n8n error. */
+export function setupError(node: INode, error: unknown): NodeOperationError | NodeApiError {
+	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
+	if (error instanceof KeyError || error instanceof IdentifierError) return inputError(node, error);
+	return new NodeOperationError(node, error as Error);
+}

@@ -1,0 +1,22 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { tableRef } from '../store/identifiers';
+import { KeyStore } from '../store/KeyStore';
+import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
+import { poolFor } from '../transport/poolCache';
+import { CREDENTIAL_TYPE } from './properties';
+
+export interface OpenedStore {
+	store: KeyStore;
+	credential: IdempotencyPostgresCredential;
+}
+
+/**
+ * Reads the credential and table parameters (the same for every item: one table per node) and
+ * returns the store. Names are validated here, before any SQL can run.
+ */
+export async function openKeyStore(context: IExecuteFunctions): Promise<OpenedStore> {
+	const credential = (await context.getCredentials(CREDENTIAL_TYPE)) as unknown as IdempotencyPostgresCredential;
+	const ref = tableRef(context.getNodeParameter('schema', 0) as string, context.getNodeParameter('table', 0) as string);
+	return { store: new KeyStore(poolFor(credential), ref), credential };
+}

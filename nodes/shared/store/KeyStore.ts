@@ -1,0 +1,106 @@
+import type { PoolEntry } from '../transport/poolCache';
+import type { TableRef } from './identifiers';
+import {
+	createTableSql,
+	inspectTableSql,
+	purgeBatchSql,
+	purgeCutoffSql,
+	releaseSql,
+	reserveSql,
+} from './sql';
+
+export interface Reservation {
+	isNew: boolean;
+	/** When the key was first reserved, for a key that already existed before this statement. */
+	firstSeenAt?: Date;
+}
+
+export interface PurgeOptions {
+	/** A PostgreSQL interval, e.g. `30 days`. */
+	retention: string;
+	/** Only keys starting with this text (`<namespace>:`); all keys when undefined. */
+	keyPrefix?: string;
+	batchSize: number;
+}
+
+export interface PurgeResult {
+	deleted: number;
+	cutoff: Date;
+	batches: number;
+}
+
+/** The key table behind one pool: every read and write of keys goes through here. */
+export class KeyStore {
+	constructor(
+		private readonly entry: PoolEntry,
+		readonly ref: TableRef,
+	) {}
+
+	/** Creates the table and its first_seen index when missing, once per pool and table. */
+	async ensureTable(): Promise<void> {
+		const { preparedTables } = this.entry;
+		let prepared = preparedTables.get(this.ref.qualified);
+		if (prepared === undefined) {
+			prepared = this.createTableIfMissing();
+			preparedTables.set(this.ref.qualified, prepared);
+			// A failed attempt (database down, no privilege) must be retried by the next execution.
+			prepared.catch(() => preparedTables.delete(this.ref.qualified));
+		}
+		await prepared;
+	}
+
+	private async createTableIfMissing(): Promise<void> {
+		const { pool } = this.entry;
+		const inspected = await pool.query<{ table_exists: boolean; has_first_seen_index: boolean }>(
+			inspectTableSql(),
+			[this.ref.qualified],
+		);
+		const state = inspected.rows[0];
+		// Only read access is needed for a table that is already complete: no DDL, no CREATE privilege.
+		if (state?.table_exists && state.has_first_seen_index) return;
+
+		await pool.query(createTableSql(this.ref));
+	}
+
+	/**
+	 * Reserves all keys in one statement and one round trip. The result has one entry per distinct key;
+	 * the statement is atomic, so on error nothing was reserved by it.
+	 */
+	async reserve(keys: readonly string[]): Promise<Map<string, Reservation>> {
+		const reservations = new Map<string, Reservation>();
+		if (keys.length === 0) return reservations;
+		const result = await this.entry.pool.query<{ key: string; is_new: boolean; first_seen: Date | null }>(
+			reserveSql(this.ref),
+			[keys],
+		);
+		for (const row of result.rows) {
+			reservations.set(row.key, row.is_new ? { isNew: true } : { isNew: false, firstSeenAt: row.first_seen ?? undefined });
+		}
+		return reservations;
+	}
+
+	/** Deletes the keys in one statement; returns the keys that existed. */
+	async release(keys: readonly string[]): Promise<Set<string>> {
+		if (keys.length === 0) return new Set();
+		const result = await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]);
+		return new Set(result.rows.map((row) => row.key));
+	}
+
+	/** Deletes keys older than the retention in batches, each its own short statement. */
+	async purge(options: PurgeOptions): Promise<PurgeResult> {
+		const { pool } = this.entry;
+		const cutoffResult = await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]);
+		const cutoff = cutoffResult.rows[0].cutoff;
+		const sql = purgeBatchSql(this.ref);
+		let deleted = 0;
+		let batches = 0;
+		for (;;) {
+			const result = await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]);
+			const count = result.rowCount ?? 0;
+			batches += 1;
+			deleted += count;
+			if (count < options.batchSize) break;
+		}
+		return { deleted, cutoff, batches };
+	}
+}

@@ -1,0 +1,75 @@
+import { firstSeenIndexName, quoteIdentifier, type TableRef } from './identifiers';
+
+/**
+ * Every statement the package runs. Identifiers come only from a validated TableRef; every
+ * value is a bind parameter.
+ */
+
+/** Is the table there, and does it already have an index leading with first_seen? No DDL when both hold. */
+export function inspectTableSql(): string {
+	return `SELECT c.oid IS NOT NULL AS table_exists,
+  EXISTS (
+    SELECT 1 FROM pg_index i
+    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = c.oid AND a.attname = 'first_seen'
+  ) AS has_first_seen_index
+FROM (SELECT to_regclass($1) AS oid) c`;
+}
+
+/**
+ * One multi-statement query, which PostgreSQL runs as one implicit transaction. The advisory lock
+ * serialises concurrent first-time creators: without it, two CREATE TABLE IF NOT EXISTS racing on
+ * an empty database can fail on pg_type's unique index. Sent without parameters (simple protocol).
+ */
+export function createTableSql(ref: TableRef): string {
+	return `SELECT pg_advisory_xact_lock(hashtext('n8n-nodes-idempotency:create-table'));
+CREATE TABLE IF NOT EXISTS ${ref.qualified} (
+  key text PRIMARY KEY,
+  first_seen timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ${quoteIdentifier(firstSeenIndexName(ref))} ON ${ref.qualified} (first_seen);`;
+}
+
+/**
+ * Reserves every distinct key in $1 in one statement. Keys are inserted in sorted order so two
+ * executions with overlapping batches lock rows in the same order and cannot deadlock.
+ * The outer SELECT reads the snapshot from before the insert, so `first_seen` is that of the
+ * row that was already there (NULL when a concurrent execution reserved it a moment ago).
+ */
+export function reserveSql(ref: TableRef): string {
+	return `WITH input AS (
+  SELECT DISTINCT k AS key FROM unnest($1::text[]) AS u(k)
+), inserted AS (
+  INSERT INTO ${ref.qualified} (key)
+  SELECT key FROM input ORDER BY key
+  ON CONFLICT (key) DO NOTHING
+  RETURNING key
+)
+SELECT i.key, (n.key IS NOT NULL) AS is_new, t.first_seen
+FROM input i
+LEFT JOIN inserted n ON n.key = i.key
+LEFT JOIN ${ref.qualified} t ON n.key IS NULL AND t.key = i.key`;
+}
+
+export function releaseSql(ref: TableRef): string {
+	return `DELETE FROM ${ref.qualified} WHERE key = ANY($1::text[]) RETURNING key`;
+}
+
+/** The cutoff is computed once, in database time, so every batch of one purge uses the same instant. */
+export function purgeCutoffSql(): string {
+	return `SELECT now() - $1::interval AS cutoff`;
+}
+
+/**
+ * Deletes at most $3 rows older than $1 (within namespace prefix $2 when not null). SKIP LOCKED
+ * leaves rows that a running execution holds, so a purge never waits on a webhook.
+ */
+export function purgeBatchSql(ref: TableRef): string {
+	return `DELETE FROM ${ref.qualified}
+WHERE key IN (
+  SELECT key FROM ${ref.qualified}
+  WHERE first_seen < $1 AND ($2::text IS NULL OR starts_with(key, $2::text))
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED
+)`;
+}

@@ -1,0 +1,62 @@
+import type { ClientConfig } from './pg';
+
+export type SslMode = 'disable' | 'require' | 'verify-full';
+
+/** The fields of the `idempotencyPostgresApi` credential. */
+export interface IdempotencyPostgresCredential {
+	host: string;
+	port: number;
+	database: string;
+	user: string;
+	password?: string;
+	ssl?: SslMode;
+	caCertificate?: string;
+	ignoreTlsErrors?: boolean;
+	maxConnections?: number;
+}
+
+export const APPLICATION_NAME = 'n8n-nodes-idempotency';
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+export function tlsOptions(credential: IdempotencyPostgresCredential): ClientConfig['ssl'] {
+	const mode = credential.ssl ?? 'disable';
+	if (mode === 'disable') return false;
+	const ca = credential.caCertificate?.trim() ? credential.caCertificate : undefined;
+	// verify-full always checks the chain and the host name; require does too unless told not to.
+	const rejectUnauthorized = mode === 'verify-full' || credential.ignoreTlsErrors !== true;
+	return { rejectUnauthorized, ...(ca ? { ca } : {}) };
+}
+
+export function clientConfig(credential: IdempotencyPostgresCredential): ClientConfig {
+	return {
+		host: credential.host,
+		port: Number(credential.port),
+		database: credential.database,
+		user: credential.user,
+		password: credential.password ?? '',
+		ssl: tlsOptions(credential),
+		application_name: APPLICATION_NAME,
+		connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+		keepAlive: true,
+	};
+}
+
+/** Two credentials that would open the same kind of connection share a pool. */
+export function poolFingerprint(credential: IdempotencyPostgresCredential): string {
+	return JSON.stringify([
+		credential.host,
+		Number(credential.port),
+		credential.database,
+		credential.user,
+		credential.password ?? '',
+		credential.ssl ?? 'disable',
+		credential.caCertificate ?? '',
+		credential.ignoreTlsErrors === true,
+		maxConnections(credential),
+	]);
+}
+
+export function maxConnections(credential: IdempotencyPostgresCredential): number {
+	const max = Number(credential.maxConnections ?? 10);
+	return Number.isInteger(max) && max >= 1 ? max : 10;
+}

@@ -1,0 +1,83 @@
+/** What a driver error tells the user, in one sentence, and what to do about it. */
+export interface ConnectionProblem {
+	message: string;
+	hint: string;
+}
+
+interface DriverError {
+	code?: string;
+	message?: string;
+}
+
+interface Target {
+	host: string;
+	port: number;
+	database: string;
+	user: string;
+}
+
+/**
+ * Maps the usual connection failures to one clear sentence each. Returns undefined for errors that
+ * are not about reaching or logging in to the server (those are reported with the server's own message).
+ */
+export function describeConnectionError(error: unknown, target: Target): ConnectionProblem | undefined {
+	const { code, message = '' } = (error ?? {}) as DriverError;
+	const where = `${target.host}:${target.port}`;
+	if (code === '28P01' || (code === '28000' && !/pg_hba/.test(message))) {
+		return {
+			message: `PostgreSQL at ${where} refused the password for user "${target.user}"`,
+			hint: 'Check the user and password in the Idempotency Postgres credential.',
+		};
+	}
+	if (code === '28000') {
+		return {
+			message: `PostgreSQL at ${where} does not accept this connection (pg_hba.conf)`,
+			hint: /no encryption/.test(message)
+				? 'The server requires TLS: set SSL to Require or Verify Full.'
+				: 'Ask the database administrator to allow this host, user and database in pg_hba.conf.',
+		};
+	}
+	if (code === '3D000') {
+		return {
+			message: `Database "${target.database}" does not exist on ${where}`,
+			hint: 'Check the database name in the credential, or create the database.',
+		};
+	}
+	if (code === 'ECONNREFUSED') {
+		return {
+			message: `Nothing is listening at ${where} (connection refused)`,
+			hint: 'Check host and port, and that PostgreSQL is running and listens on that address.',
+		};
+	}
+	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+		return { message: `Host "${target.host}" could not be resolved`, hint: 'Check the host name in the credential.' };
+	}
+	if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(message)) {
+		return {
+			message: `Could not reach PostgreSQL at ${where} in time`,
+			hint: 'Check that the host is reachable from n8n (firewall, network) and that the pool is not exhausted.',
+		};
+	}
+	if (/does not support SSL/i.test(message)) {
+		return {
+			message: `PostgreSQL at ${where} does not accept TLS connections`,
+			hint: 'Set SSL to Disable, or enable ssl on the server.',
+		};
+	}
+	if (
+		/certificate|self[- ]signed/i.test(message) ||
+		(code !== undefined && /^(CERT_|ERR_TLS_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED)/.test(code))
+	) {
+		return {
+			message: `The TLS certificate of PostgreSQL at ${where} could not be verified: ${message}`,
+			hint: 'Paste the server\'s CA certificate into the credential, or (SSL: Require only) turn on Ignore Certificate Errors.',
+		};
+	}
+	if (code === 'ECONNRESET' || code === '57P01' || code === '57P03' || /Connection terminated/i.test(message)) {
+		return {
+			message: `The connection to PostgreSQL at ${where} was lost`,
+			hint: 'PostgreSQL may be restarting or was stopped. Answer the sender with an error so it retries once the database is back.',
+		};
+	}
+	return undefined;
+}
