@@ -1,0 +1,49 @@
+// One fresh database per test file on the test server, so files run in parallel without sharing keys.
+const { randomBytes } = require('node:crypto');
+const { Client } = require('pg');
+
+function credentialFromUrl(url, overrides = {}) {
+	const parsed = new URL(url);
+	return {
+		host: parsed.hostname,
+		port: Number(parsed.port || 5432),
+		database: decodeURIComponent(parsed.pathname.slice(1)) || 'postgres',
+		user: decodeURIComponent(parsed.username) || process.env.USER || 'postgres',
+		password: decodeURIComponent(parsed.password),
+		ssl: 'disable',
+		maxConnections: 10,
+		...overrides,
+	};
+}
+
+async function withClient(url, work) {
+	const client = new Client({ connectionString: url });
+	await client.connect();
+	try {
+		return await work(client);
+	} finally {
+		await client.end();
+	}
+}
+
+async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVER_URL) {
+	if (!serverUrl) throw new Error('IDEMPOTENCY_TEST_SERVER_URL is not set: run the tests through jest (globalSetup)');
+	const name = `idem_test_${randomBytes(6).toString('hex')}`;
+	await withClient(serverUrl, async (admin) => await admin.query(`CREATE DATABASE ${name}`));
+	const url = new URL(serverUrl);
+	url.pathname = `/${name}`;
+	const client = new Client({ connectionString: url.toString() });
+	await client.connect();
+	return {
+		name,
+		url: url.toString(),
+		credential: (overrides) => credentialFromUrl(url.toString(), overrides),
+		query: async (text, values) => await client.query(text, values),
+		async drop() {
+			await client.end();
+			await withClient(serverUrl, async (admin) => await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+		},
+	};
+}
+
+module.exports = { createTestDatabase, credentialFromUrl, withClient };

