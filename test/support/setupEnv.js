@@ -5,3 +5,4 @@ const path = require('node:path');
 
 process.env.N8N_USER_FOLDER ??= mkdtempSync(path.join(os.tmpdir(), 'idem-n8n-'));
 process.env.N8N_DIAGNOSTICS_ENABLED = 'false';
+process.env.N8N_LOG_LEVEL ??= 'silent';

@@ -1,0 +1,154 @@
+// Installs (once) and locates the Node.js 24 binary and n8n 2.41.1 that the e2e suite and the demo
+// run. Both live outside the repo, in ${N8N_IDEMPOTENCY_CACHE:-$HOME/.cache/n8n-nodes-idempotency}:
+//   node24/        npm install --prefix node24 node-<platform>-<arch>@24
+//   n8n-2.41.1/    npm install --ignore-scripts n8n@2.41.1   (a tiny package.json of its own)
+// n8n needs Node >= 24; the repo's tools stay on Node 20. n8n is installed with scripts ignored
+// (a Kafka native build fails otherwise and npm rolls everything back), so its SQLite driver is not
+// built and n8n must use PostgreSQL. Each install goes to a staging folder that is renamed into
+// place only when it succeeded, so an interrupted install is never mistaken for a good one.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+
+import { elapsed, progress } from './log.mjs';
+import { runTracked, tailOf } from './processes.mjs';
+
+export const N8N_VERSION = '2.41.1';
+export const NODE_MAJOR = 24;
+
+export function cacheDir() {
+	return process.env.N8N_IDEMPOTENCY_CACHE || path.join(homedir(), '.cache', 'n8n-nodes-idempotency');
+}
+
+export function cachePaths(dir = cacheDir()) {
+	const nodePackage = `node-${process.platform}-${process.arch}`;
+	const nodeDir = path.join(dir, `node${NODE_MAJOR}`);
+	const n8nDir = path.join(dir, `n8n-${N8N_VERSION}`);
+	return {
+		dir,
+		nodePackage,
+		nodeDir,
+		nodeBin: path.join(nodeDir, 'node_modules', nodePackage, 'bin', 'node'),
+		n8nDir,
+		n8nModules: path.join(n8nDir, 'node_modules'),
+		n8nRoot: path.join(n8nDir, 'node_modules', 'n8n'),
+		n8nBin: path.join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n'),
+	};
+}
+
+function nodeBinaryWorks(nodeBin) {
+	if (!existsSync(nodeBin)) return false;
+	try {
+		const version = execFileSync(nodeBin, ['--version'], { encoding: 'utf8', timeout: 20_000 }).trim();
+		return version.startsWith(`v${NODE_MAJOR}.`);
+	} catch {
+		return false;
+	}
+}
+
+function n8nInstalled(paths) {
+	try {
+		const manifest = JSON.parse(readFileSync(path.join(paths.n8nRoot, 'package.json'), 'utf8'));
+		return manifest.version === N8N_VERSION && existsSync(paths.n8nBin);
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * npm passes its configuration to scripts as npm_config_* variables; `npm run test:e2e` would hand
+ * the repo's settings (prefix, scripts) to the nested install. Keep only what reaching the registry needs.
+ */
+function npmEnv() {
+	const env = {};
+	for (const [name, value] of Object.entries(process.env)) {
+		const lower = name.toLowerCase();
+		if (lower.startsWith('npm_') && !/^npm_config_(registry|.*proxy|cafile|ca|strict_ssl|userconfig|globalconfig|cache|fetch_.*|@.*:registry)$/.test(lower)) {
+			continue;
+		}
+		env[name] = value;
+	}
+	return env;
+}
+
+function countEntries(modulesDir) {
+	try {
+		return readdirSync(modulesDir).length;
+	} catch {
+		return 0;
+	}
+}
+
+/** Runs `npm install ...` in a staging folder, printing a progress line every 15 s. */
+async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs }) {
+	rmSync(stagingDir, { recursive: true, force: true });
+	mkdirSync(stagingDir, { recursive: true });
+	writeFileSync(
+		path.join(stagingDir, 'package.json'),
+		`${JSON.stringify({ name: `n8n-nodes-idempotency-cache-${label}`, private: true, description: 'Installed by scripts/harness/install.mjs of n8n-nodes-idempotency' }, null, 2)}\n`,
+	);
+	writeFileSync(logFile, `npm ${args.join(' ')}\n`);
+	const started = Date.now();
+	const ticker = setInterval(() => {
+		const modules = countEntries(path.join(stagingDir, 'node_modules'));
+		progress(`  still installing ${label} (${elapsed(started)}, ${modules} entries in node_modules so far; log: ${logFile})`);
+	}, 15_000);
+	try {
+		const status = await runTracked('npm', args, {
+			name: `npm install ${label}`,
+			cwd: stagingDir,
+			env: npmEnv(),
+			logFile,
+			timeoutMs,
+		});
+		if (status.code !== 0) {
+			throw new Error(`npm install of ${label} failed (exit ${status.code ?? status.signal}). Last lines of ${logFile}:\n${tailOf(logFile, 30)}`);
+		}
+	} finally {
+		clearInterval(ticker);
+	}
+	progress(`  ${label} installed in ${elapsed(started)}`);
+}
+
+function moveIntoPlace(stagingDir, finalDir) {
+	rmSync(finalDir, { recursive: true, force: true });
+	renameSync(stagingDir, finalDir);
+}
+
+/**
+ * Makes sure Node.js 24 and n8n 2.41.1 are in the cache; installs what is missing.
+ * @returns {Promise<ReturnType<typeof cachePaths>>}
+ */
+export async function ensureN8n({ paths = cachePaths() } = {}) {
+	mkdirSync(paths.dir, { recursive: true });
+
+	if (nodeBinaryWorks(paths.nodeBin)) {
+		progress(`Node.js ${NODE_MAJOR}: reusing ${paths.nodeBin}`);
+	} else {
+		progress(`Node.js ${NODE_MAJOR}: installing ${paths.nodePackage}@${NODE_MAJOR} from the npm registry into ${paths.nodeDir} (about 30 MB)`);
+		const staging = `${paths.nodeDir}.partial-${process.pid}`;
+		await npmInstallInto(staging, ['install', '--no-audit', '--no-fund', `${paths.nodePackage}@${NODE_MAJOR}`], {
+			label: `node${NODE_MAJOR}`,
+			logFile: path.join(paths.dir, `node${NODE_MAJOR}.log`),
+			timeoutMs: 15 * 60_000,
+		});
+		moveIntoPlace(staging, paths.nodeDir);
+		if (!nodeBinaryWorks(paths.nodeBin)) throw new Error(`The installed Node.js binary does not run: ${paths.nodeBin}`);
+	}
+
+	if (n8nInstalled(paths)) {
+		progress(`n8n ${N8N_VERSION}: reusing ${paths.n8nRoot}`);
+	} else {
+		progress(`n8n ${N8N_VERSION}: installing from the npm registry into ${paths.n8nDir} with --ignore-scripts (about 5 minutes, ~2.9 GB; done once)`);
+		const staging = `${paths.n8nDir}.partial-${process.pid}`;
+		await npmInstallInto(
+			staging,
+			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--save-exact', `n8n@${N8N_VERSION}`],
+			{ label: `n8n-${N8N_VERSION}`, logFile: path.join(paths.dir, 'n8n.log'), timeoutMs: 40 * 60_000 },
+		);
+		moveIntoPlace(staging, paths.n8nDir);
+		if (!n8nInstalled(paths)) throw new Error(`n8n ${N8N_VERSION} is not where it should be after installing: ${paths.n8nRoot}`);
+	}
+	return paths;
+}

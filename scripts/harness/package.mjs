@@ -1,0 +1,67 @@
+// Builds the package, packs it like `npm publish` would, and installs the tarball where n8n 2.x
+// loads community packages at start-up: $N8N_USER_FOLDER/.n8n/nodes/node_modules/<name>. The
+// package has no runtime dependencies (pg is bundled); n8n's NODE_PATH provides n8n-workflow.
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { progress } from './log.mjs';
+import { runTracked, tailOf } from './processes.mjs';
+
+export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function packageManifest() {
+	return JSON.parse(readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
+}
+
+async function npm(args, { logFile, timeoutMs }) {
+	const status = await runTracked('npm', args, { name: `npm ${args[0]}`, cwd: REPO_DIR, env: process.env, logFile, timeoutMs });
+	if (status.code !== 0) {
+		throw new Error(`npm ${args.join(' ')} failed (exit ${status.code ?? status.signal}):\n${tailOf(logFile, 40)}`);
+	}
+	return readFileSync(logFile, 'utf8');
+}
+
+/** `npm run build`, then `npm pack` into `destDir`; returns the tarball path. */
+export async function buildAndPack(destDir) {
+	mkdirSync(destDir, { recursive: true });
+	if (process.env.N8N_E2E_SKIP_BUILD === '1') {
+		progress('package: N8N_E2E_SKIP_BUILD=1, packing the current dist/ without building');
+	} else {
+		progress('package: npm run build');
+		await npm(['run', 'build'], { logFile: path.join(destDir, 'build.log'), timeoutMs: 300_000 });
+	}
+	progress('package: npm pack');
+	const packLog = path.join(destDir, 'pack.log');
+	// --json prints the file list on stdout; notices go to stderr, which lands in the same log, so
+	// read the file name from the directory instead of parsing the mixed log.
+	await npm(['pack', '--ignore-scripts', '--pack-destination', destDir], { logFile: packLog, timeoutMs: 120_000 });
+	const { name, version } = packageManifest();
+	const tarball = path.join(destDir, `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+	try {
+		readFileSync(tarball);
+	} catch {
+		throw new Error(`npm pack did not produce ${tarball}:\n${tailOf(packLog, 20)}`);
+	}
+	return tarball;
+}
+
+/** Extracts the tarball into <userFolder>/.n8n/nodes/node_modules/<name>; returns that folder. */
+export async function installIntoUserFolder(tarball, userFolder) {
+	const { name } = packageManifest();
+	const nodesDir = path.join(userFolder, '.n8n', 'nodes');
+	const target = path.join(nodesDir, 'node_modules', ...name.split('/'));
+	rmSync(target, { recursive: true, force: true });
+	mkdirSync(target, { recursive: true });
+	const logFile = path.join(path.dirname(tarball), 'extract.log');
+	const status = await runTracked('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], {
+		name: 'tar',
+		cwd: nodesDir,
+		env: process.env,
+		logFile,
+		timeoutMs: 60_000,
+	});
+	if (status.code !== 0) throw new Error(`Extracting ${tarball} failed:\n${tailOf(logFile)}`);
+	progress(`package: installed ${name} into ${target}`);
+	return target;
+}

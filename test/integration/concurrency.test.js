@@ -1,0 +1,68 @@
+// Exactly one winner under concurrency, one statement per execution, safe first-time table creation.
+const { closeAllPools, poolFor } = require('../../dist/nodes/shared/transport/poolCache');
+const { createTestDatabase } = require('../support/database');
+const { runWorkflow } = require('../support/engine');
+const { webhookItem } = require('../support/webhookItems');
+const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+
+let db;
+
+beforeAll(async () => {
+	db = await createTestDatabase();
+});
+
+afterAll(async () => {
+	await closeAllPools();
+	await db.drop();
+});
+
+test('64 executions started at the same moment with one key: exactly one is new', async () => {
+	const credentials = db.credential({ maxConnections: 32 });
+	const item = () => webhookItem({ body: { id: 'evt_race', type: 'order.created' } });
+	const runs = await Promise.all(Array.from({ length: 64 }, async () => await runWorkflow(reserveWorkflow, [item()], { credentials })));
+
+	expect(runs.every((run) => run.status === 'success')).toBe(true);
+	const newCount = runs.filter((run) => run.output('Idempotency Reserve', 0).length === 1).length;
+	const duplicateCount = runs.filter((run) => run.output('Idempotency Reserve', 1).length === 1).length;
+	expect(newCount).toBe(1);
+	expect(duplicateCount).toBe(63);
+	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key = 'evt:evt_race'`);
+	expect(rows[0].n).toBe(1);
+});
+
+test('10,000 items with repeats: correct split in one statement', async () => {
+	const credentials = db.credential();
+	// Keys 0..1999 exist before the run; the batch holds 0..7999 and repeats 7000..8999 once more.
+	await db.query(`INSERT INTO processed_events (key) SELECT 'evt:bulk_' || g FROM generate_series(0, 1999) g`);
+	const ids = [...Array.from({ length: 8000 }, (_, i) => i), ...Array.from({ length: 2000 }, (_, i) => 7000 + i)];
+	const items = ids.map((i) => webhookItem({ body: { id: `bulk_${i}` }, withRawBody: false }));
+
+	// Warm up: the first execution through a pool also checks the table once.
+	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'warmup_for_bulk' } })], { credentials });
+	const { pool } = poolFor(credentials);
+	let statements = 0;
+	const countStatement = () => (statements += 1);
+	pool.on('acquire', countStatement);
+	let run;
+	try {
+		run = await runWorkflow(reserveWorkflow, items, { credentials });
+	} finally {
+		pool.off('acquire', countStatement);
+	}
+
+	const isNewFor = (item) => item.json.idempotency.isNew;
+	const trueItems = run.output('Idempotency Reserve', 0);
+	const falseItems = run.output('Idempotency Reserve', 1);
+	expect(trueItems).toHaveLength(6000 + 1000); // 2000..7999 new, plus 8000..8999 first occurrence
+	expect(falseItems).toHaveLength(2000 + 1000); // 0..1999 existed, 7000..7999 repeated in the batch
+	expect(trueItems.every(isNewFor)).toBe(true);
+	expect(falseItems.some(isNewFor)).toBe(false);
+	// The first occurrence in the batch wins, the repeat is the duplicate (pairedItem points at the input).
+	const newIndexes = new Set(trueItems.map((item) => item.pairedItem.item));
+	expect(newIndexes.has(ids.indexOf(7500))).toBe(true);
+	expect(newIndexes.has(8000 + 500)).toBe(false);
+	// Every statement checks a client out of the pool once: one round trip for 10,000 items.
+	expect(statements).toBe(1);
+	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'evt:bulk_%'`);
+	expect(rows[0].n).toBe(9000);
+});

@@ -1,0 +1,111 @@
+// Release lets a retry run again; Purge deletes only old keys (optionally of one namespace), in batches.
+const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
+const { createTestDatabase } = require('../support/database');
+const { runWorkflow } = require('../support/engine');
+const { webhookItem } = require('../support/webhookItems');
+const purgeWorkflow = require('../fixtures/purge.workflow.json');
+const releaseWorkflow = require('../fixtures/release.workflow.json');
+const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+
+let db;
+let credentials;
+
+beforeAll(async () => {
+	db = await createTestDatabase();
+	credentials = db.credential();
+});
+
+afterAll(async () => {
+	await closeAllPools();
+	await db.drop();
+});
+
+const reserve = async (id) => await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials });
+
+test('release after a failed business step: the retry is new again', async () => {
+	const first = await reserve('evt_release_me');
+	const reserved = first.output('Idempotency Reserve', 0);
+	expect(reserved).toHaveLength(1);
+
+	// The Release node gets the Reserve output (the business step's error output carries the same json).
+	const released = await runWorkflow(releaseWorkflow, reserved, { credentials });
+	expect(released.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:evt_release_me', released: true });
+
+	const retry = await reserve('evt_release_me');
+	expect(retry.output('Idempotency Reserve', 0)).toHaveLength(1);
+	const again = await reserve('evt_release_me');
+	expect(again.output('Idempotency Reserve', 1)).toHaveLength(1);
+});
+
+test('release of a key that is not reserved says released: false', async () => {
+	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:never_reserved' } } }], {
+		credentials,
+	});
+	expect(result.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:never_reserved', released: false });
+});
+
+test('release of many keys, repeats included', async () => {
+	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:r1'), ('evt:r2')`);
+	const items = ['evt:r1', 'evt:r2', 'evt:r1', 'evt:r3'].map((key) => ({ json: { idempotency: { key } } }));
+	const result = await runWorkflow(releaseWorkflow, items, { credentials });
+	expect(result.output('Release Key').map((item) => item.json.idempotency.released)).toEqual([true, true, true, false]);
+	const { rows } = await db.query(`SELECT key FROM processed_events WHERE key IN ('evt:r1', 'evt:r2')`);
+	expect(rows).toHaveLength(0);
+});
+
+test('release with an empty key is an item error with the index', async () => {
+	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:x' } } }, { json: {} }], {
+		credentials,
+	});
+	expect(result.status).toBe('error');
+	expect(result.error.message).toMatch(/key to release is empty/);
+	expect(result.error.context.itemIndex).toBe(1);
+});
+
+describe('purge', () => {
+	beforeAll(async () => {
+		await db.query('TRUNCATE processed_events');
+		await db.query(`
+			INSERT INTO processed_events (key, first_seen)
+			SELECT 'evt:old_' || g, now() - interval '40 days' FROM generate_series(1, 2500) g
+			UNION ALL SELECT 'shop:evt:old_' || g, now() - interval '40 days' FROM generate_series(1, 300) g
+			UNION ALL SELECT 'evt:recent_' || g, now() - interval '29 days' FROM generate_series(1, 50) g
+			UNION ALL SELECT 'shop:evt:recent_' || g, now() - interval '1 day' FROM generate_series(1, 5) g`);
+	});
+
+	const purge = async (parameters) =>
+		await runWorkflow(purgeWorkflow, [{ json: {} }], {
+			credentials,
+			nodeOverrides: { 'Purge Keys': { parameters } },
+		});
+
+	test('only within its namespace', async () => {
+		const result = await purge({ namespace: 'shop', batchSize: 1000 });
+		const [summary] = result.output('Purge Keys');
+		expect(summary.json).toMatchObject({ deleted: 300, batches: 1 });
+		const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'shop:%'`);
+		expect(rows[0].n).toBe(5);
+	});
+
+	test('only rows older than the retention, in bounded batches', async () => {
+		const result = await purge({ batchSize: 1000 });
+		const [summary] = result.output('Purge Keys');
+		expect(summary.json.deleted).toBe(2500);
+		expect(summary.json.batches).toBe(3);
+		const cutoff = Date.parse(summary.json.cutoff);
+		expect(Math.abs(Date.now() - 30 * 86400 * 1000 - cutoff)).toBeLessThan(60_000);
+		const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
+		expect(rows[0].n).toBe(55);
+	});
+
+	test('a short retention in hours deletes the rest', async () => {
+		const result = await purge({ retentionAmount: 12, retentionUnit: 'hours', batchSize: 7 });
+		expect(result.output('Purge Keys')[0].json).toMatchObject({ deleted: 55, batches: 8 });
+	});
+
+	test('a negative retention is refused', async () => {
+		const result = await purge({ retentionAmount: -1 });
+		expect(result.status).toBe('error');
+		expect(result.error.message).toMatch(/Keep Keys For/);
+	});
+});

@@ -1,0 +1,100 @@
+// "Create table if missing" on an empty database, tables made by hand, and names that must never reach SQL.
+const { closeAllPools, poolFor } = require('../../dist/nodes/shared/transport/poolCache');
+const { createTestDatabase } = require('../support/database');
+const { runWorkflow } = require('../support/engine');
+const { webhookItem } = require('../support/webhookItems');
+const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+
+const databases = [];
+
+async function freshDatabase() {
+	const db = await createTestDatabase();
+	databases.push(db);
+	return db;
+}
+
+afterAll(async () => {
+	await closeAllPools();
+	for (const db of databases) await db.drop();
+});
+
+const withTable = (parameters) => ({ nodeOverrides: { 'Idempotency Reserve': { parameters } } });
+
+test('8 executions at once on an empty database create the table and index without error', async () => {
+	const db = await freshDatabase();
+	// Eight credentials with different pool sizes: eight pools, so each one tries to create the table.
+	const runs = await Promise.all(
+		Array.from({ length: 8 }, async (_, i) =>
+			await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: `evt_create_${i}` } })], {
+				credentials: db.credential({ maxConnections: i + 2 }),
+			}),
+		),
+	);
+	expect(runs.map((run) => run.status)).toEqual(Array(8).fill('success'));
+	expect(runs.every((run) => run.output('Idempotency Reserve', 0).length === 1)).toBe(true);
+	const { rows } = await db.query(
+		`SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'processed_events' ORDER BY indexname`,
+	);
+	expect(rows.map((row) => row.indexdef).join('\n')).toMatch(/\(first_seen\)/);
+	const count = await db.query('SELECT count(*)::int AS n FROM processed_events');
+	expect(count.rows[0].n).toBe(8);
+});
+
+test('a table created by hand with only key and first_seen works, also without create rights', async () => {
+	const db = await freshDatabase();
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(`INSERT INTO processed_events (key, first_seen) VALUES ('evt:handmade_old', now() - interval '2 days')`);
+	const credentials = db.credential();
+	const run = await runWorkflow(
+		reserveWorkflow,
+		[webhookItem({ body: { id: 'handmade_old' } }), webhookItem({ body: { id: 'handmade_new' } })],
+		{ credentials, ...withTable({ createTable: false }) },
+	);
+	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual(['evt:handmade_new']);
+	const [duplicate] = run.output('Idempotency Reserve', 1);
+	expect(duplicate.json.idempotency.key).toBe('evt:handmade_old');
+	expect(Date.now() - Date.parse(duplicate.json.idempotency.firstSeenAt)).toBeGreaterThan(47 * 3600 * 1000);
+});
+
+test('a custom schema and table are created and used', async () => {
+	const db = await freshDatabase();
+	await db.query('CREATE SCHEMA webhooks');
+	const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_schema' } })], {
+		credentials: db.credential(),
+		...withTable({ schema: 'webhooks', table: 'Stripe_Events_2026' }),
+	});
+	expect(run.status).toBe('success');
+	const { rows } = await db.query(`SELECT key FROM webhooks."Stripe_Events_2026"`);
+	expect(rows).toEqual([{ key: 'evt:evt_schema' }]);
+});
+
+describe.each([
+	['a quote', 'processed_events"; DROP TABLE processed_events; --', 'table'],
+	['a semicolon', 'events;drop', 'table'],
+	['a comment', 'events--', 'table'],
+	['a dot', 'public.events', 'table'],
+	['a space', 'processed events', 'table'],
+	['64 bytes', 'x'.repeat(64), 'table'],
+	['a hostile schema', 'public"; DROP SCHEMA public CASCADE; --', 'schema'],
+])('a %s in the %s name', (_label, name, what) => {
+	test('is refused with a clear error before any SQL runs', async () => {
+		const db = await freshDatabase();
+		const credentials = db.credential({ maxConnections: 3 });
+		const { pool } = poolFor(credentials);
+		let statements = 0;
+		const count = () => (statements += 1);
+		pool.on('acquire', count);
+		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_hostile' } })], {
+			credentials,
+			...withTable({ [what]: name }),
+		});
+		pool.off('acquire', count);
+		expect(run.status).toBe('error');
+		expect(run.error.name).toBe('NodeOperationError');
+		expect(run.error.message).toMatch(what === 'schema' ? /schema name/ : /table name/);
+		expect(run.output('Idempotency Reserve', 1)).toHaveLength(0);
+		expect(statements).toBe(0);
+		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`);
+		expect(rows[0].n).toBe(0);
+	});
+});
