@@ -33,7 +33,9 @@ export function databaseError(
 	const description =
 		problem?.hint ??
 		[pgError.detail, pgError.hint, pgError.code ? `SQLSTATE ${pgError.code}` : undefined].filter(Boolean).join(' ');
-	return new NodeApiError(node, { message: pgError.message ?? String(error), code: pgError.code ?? null } as JsonObject, {
+	// Not `code` (nor `errorCode`): NodeApiError would replace our sentence with a generic one for codes like ECONNREFUSED.
+	const response: JsonObject = { message: pgError.message ?? String(error), driverCode: pgError.code ?? null };
+	return new NodeApiError(node, response, {
 		message,
 		description: description || undefined,
 	});

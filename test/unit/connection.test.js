@@ -1,0 +1,52 @@
+const { clientConfig, poolFingerprint, tlsOptions } = require('../../dist/nodes/shared/transport/connectionOptions');
+const { describeConnectionError } = require('../../dist/nodes/shared/transport/describeConnectionError');
+
+const credential = { host: 'db', port: 5432, database: 'app', user: 'n8n', password: 'p' };
+
+test('TLS modes', () => {
+	expect(tlsOptions({ ...credential, ssl: 'disable' })).toBe(false);
+	expect(tlsOptions({ ...credential, ssl: 'require' })).toEqual({ rejectUnauthorized: true });
+	expect(tlsOptions({ ...credential, ssl: 'require', ignoreTlsErrors: true })).toEqual({ rejectUnauthorized: false });
+	// Verify Full never skips verification, whatever the (hidden) toggle says.
+	expect(tlsOptions({ ...credential, ssl: 'verify-full', ignoreTlsErrors: true, caCertificate: 'PEM' })).toEqual({
+		rejectUnauthorized: true,
+		ca: 'PEM',
+	});
+});
+
+test('connections identify themselves and time out', () => {
+	const config = clientConfig({ ...credential, port: '6543' });
+	expect(config).toMatchObject({ port: 6543, application_name: 'n8n-nodes-idempotency', connectionTimeoutMillis: 10000 });
+});
+
+test('a changed password or pool size means another pool', () => {
+	expect(poolFingerprint(credential)).toBe(poolFingerprint({ ...credential }));
+	expect(poolFingerprint(credential)).not.toBe(poolFingerprint({ ...credential, password: 'q' }));
+	expect(poolFingerprint(credential)).not.toBe(poolFingerprint({ ...credential, maxConnections: 3 }));
+});
+
+describe('describeConnectionError', () => {
+	const target = { host: 'db', port: 5432, database: 'app', user: 'n8n' };
+	test.each([
+		[{ code: '28P01' }, /refused the password for user "n8n"/],
+		[{ code: '28000', message: 'no pg_hba.conf entry for host "1.2.3.4", no encryption' }, /pg_hba/],
+		[{ code: '3D000' }, /Database "app" does not exist/],
+		[{ code: 'ECONNREFUSED' }, /Nothing is listening at db:5432/],
+		[{ code: 'ENOTFOUND' }, /Host "db" could not be resolved/],
+		[{ message: 'timeout expired' }, /in time/],
+		[{ message: 'The server does not support SSL connections' }, /does not accept TLS/],
+		[{ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed certificate' }, /could not be verified/],
+		[{ code: '57P01', message: 'terminating connection due to administrator command' }, /was lost/],
+	])('%p', (error, sentence) => {
+		expect(describeConnectionError(error, target).message).toMatch(sentence);
+	});
+
+	test('a TLS-only server tells the user to turn TLS on', () => {
+		const problem = describeConnectionError({ code: '28000', message: 'no pg_hba.conf entry, no encryption' }, target);
+		expect(problem.hint).toMatch(/SSL to Require/);
+	});
+
+	test('SQL errors are not connection problems', () => {
+		expect(describeConnectionError({ code: '42P01', message: 'relation does not exist' }, target)).toBeUndefined();
+	});
+});

@@ -1,0 +1,28 @@
+// Identifier checks and the SQL text: names are validated and quoted, values never spliced in.
+const { firstSeenIndexName, tableRef, IdentifierError } = require('../../dist/nodes/shared/store/identifiers');
+const sql = require('../../dist/nodes/shared/store/sql');
+
+test('plain identifiers are quoted', () => {
+	expect(tableRef('public', 'processed_events').qualified).toBe('"public"."processed_events"');
+	expect(tableRef('S1', '2026_Events').qualified).toBe('"S1"."2026_Events"');
+});
+
+test.each(['a"b', 'a;b', 'a b', 'a.b', 'a-b', 'ä', '', 'x'.repeat(64)])('%p is refused', (name) => {
+	expect(() => tableRef('public', name)).toThrow(IdentifierError);
+	expect(() => tableRef(name, 'events')).toThrow(IdentifierError);
+});
+
+test('63 bytes is the longest name, and its index name still fits', () => {
+	const ref = tableRef('public', 't'.repeat(63));
+	expect(Buffer.byteLength(firstSeenIndexName(ref))).toBeLessThanOrEqual(63);
+});
+
+test('every statement takes values as bind parameters only', () => {
+	const ref = tableRef('public', 'processed_events');
+	for (const text of [sql.reserveSql(ref), sql.releaseSql(ref), sql.purgeBatchSql(ref), sql.purgeCutoffSql()]) {
+		expect(text).toMatch(/\$1/);
+		expect(text).not.toMatch(/'[^']*'/); // no string literal: values are never part of the text
+	}
+	expect(sql.reserveSql(ref)).toMatch(/ON CONFLICT \(key\) DO NOTHING/);
+	expect(sql.reserveSql(ref)).toMatch(/ORDER BY key/);
+});
