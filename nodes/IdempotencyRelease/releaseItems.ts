@@ -6,6 +6,7 @@ import { normalizeId } from '../shared/keys/keySources';
 import { collectItemKeys, distinctKeys, errorItem } from '../shared/n8n/itemErrors';
 import { failWhole } from '../shared/n8n/failWhole';
 import { databaseError, setupError } from '../shared/n8n/nodeErrors';
+import { itemParameterReader } from '../shared/n8n/itemParameter';
 import { openKeyStore, type OpenedStore } from '../shared/n8n/openKeyStore';
 
 function keyToRelease(value: unknown): string {
@@ -30,8 +31,9 @@ export async function releaseItems(this: IExecuteFunctions): Promise<INodeExecut
 	}
 	const { store, credential } = opened;
 
+	const readKey = itemParameterReader(this, 'key');
 	const { keys, failed } = await collectItemKeys(this, items.length, (itemIndex) =>
-		keyToRelease(this.getNodeParameter('key', itemIndex, undefined)),
+		keyToRelease(readKey(items[itemIndex], itemIndex)),
 	);
 
 	let released: Set<string>;

@@ -4,6 +4,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { bodyBytesWithoutRawBody, composeKey } from '../shared/keys/composeKey';
 import { KeyError } from '../shared/keys/KeyError';
 import { resolveKeyIdentity, type KeySource, type WebhookItemJson } from '../shared/keys/keySources';
+import { itemParameterReader } from '../shared/n8n/itemParameter';
 
 export interface KeySettings {
 	source: KeySource;
@@ -34,24 +35,25 @@ async function bodyBytes(
 	return bytes;
 }
 
-export async function deriveItemKey(
-	context: IExecuteFunctions,
-	item: INodeExecutionData,
-	itemIndex: number,
-	settings: KeySettings,
-): Promise<string> {
+/** Synchronous unless the raw body must be read (binary data may live outside memory). */
+export type ItemKeyDeriver = (item: INodeExecutionData, itemIndex: number) => string | Promise<string>;
+
+/** Reads the node's settings once and returns the per-item key function. */
+export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings): ItemKeyDeriver {
 	const { source } = settings;
-	const parameterValue =
+	const readSourceParameter =
 		source === 'eventIdOrBodyHash'
-			? context.getNodeParameter('eventId', itemIndex, undefined)
+			? itemParameterReader(context, 'eventId')
 			: source === 'custom'
-				? context.getNodeParameter('customKey', itemIndex, undefined)
-				: undefined;
-	const identity = resolveKeyIdentity(source, item.json as WebhookItemJson, parameterValue);
-	const namespace = String(context.getNodeParameter('namespace', itemIndex, '') ?? '');
-	const hash =
-		identity.kind === 'bodyHash'
-			? sha256Hex(await bodyBytes(context, item, itemIndex, settings.rawBodyProperty))
-			: undefined;
-	return composeKey(identity, namespace, hash);
+				? itemParameterReader(context, 'customKey')
+				: () => undefined;
+	const readNamespace = itemParameterReader(context, 'namespace');
+	return (item, itemIndex) => {
+		const identity = resolveKeyIdentity(source, item.json as WebhookItemJson, readSourceParameter(item, itemIndex));
+		const namespace = String(readNamespace(item, itemIndex) ?? '');
+		if (identity.kind !== 'bodyHash') return composeKey(identity, namespace);
+		return bodyBytes(context, item, itemIndex, settings.rawBodyProperty).then((bytes) =>
+			composeKey(identity, namespace, sha256Hex(bytes)),
+		);
+	};
 }

@@ -72,4 +72,21 @@ export const keyProperties: INodeProperties[] = [
 			'Binary property holding the exact request bytes (Webhook node option "Raw Body"). Without it, the body is hashed as text (a text body) or as its JSON serialisation.',
 		displayOptions: { hide: { keySource: ['custom'] } },
 	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Look Up First Seen Time',
+				name: 'firstSeen',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to add firstSeenAt (when the key was first reserved) to duplicates. It costs an index lookup per duplicate: turn it off for executions with thousands of items.',
+			},
+		],
+	},
 ];

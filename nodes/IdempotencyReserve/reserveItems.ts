@@ -1,11 +1,11 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { collectItemKeys, distinctKeys, errorItem } from '../shared/n8n/itemErrors';
 import { failWhole } from '../shared/n8n/failWhole';
 import { databaseError, setupError } from '../shared/n8n/nodeErrors';
 import { openKeyStore, type OpenedStore } from '../shared/n8n/openKeyStore';
 import type { KeySource } from '../shared/keys/keySources';
-import { deriveItemKey } from './deriveItemKey';
+import { itemKeyDeriver } from './deriveItemKey';
 
 const OUTPUTS = 2;
 
@@ -26,14 +26,17 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 		source: this.getNodeParameter('keySource', 0) as KeySource,
 		rawBodyProperty: this.getNodeParameter('rawBodyProperty', 0, 'data') as string,
 	};
-	const { keys, failed } = await collectItemKeys(this, items.length, async (itemIndex) =>
-		await deriveItemKey(this, items[itemIndex], itemIndex, settings),
+	const deriveKey = itemKeyDeriver(this, settings);
+	const { keys, failed } = await collectItemKeys(this, items.length, (itemIndex) =>
+		deriveKey(items[itemIndex], itemIndex),
 	);
 
 	let reservations;
 	try {
 		if (this.getNodeParameter('createTable', 0, true) as boolean) await store.ensureTable();
-		reservations = await store.reserve(distinctKeys(keys));
+		reservations = await store.reserve(distinctKeys(keys), {
+			firstSeen: this.getNodeParameter('options.firstSeen', 0, true) as boolean,
+		});
 	} catch (error) {
 		return failWhole(this, databaseError(node, error, credential, 'reserve the keys'), OUTPUTS, failed);
 	}
@@ -50,10 +53,7 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 			if (itemError) newItems.push(errorItem(itemError, itemIndex));
 			continue;
 		}
-		const reservation = reservations.get(key);
-		if (reservation === undefined) {
-			throw new NodeOperationError(node, `The reservation result has no row for key ${key}`, { itemIndex });
-		}
+		const reservation = reservations.get(key) ?? { isNew: false };
 		const isNew = reservation.isNew && !claimed.has(key);
 		claimed.add(key);
 		const item = items[itemIndex];

@@ -66,3 +66,32 @@ test('10,000 items with repeats: correct split in one statement', async () => {
 	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'evt:bulk_%'`);
 	expect(rows[0].n).toBe(9000);
 });
+
+test('executions with overlapping batches in different orders never deadlock, each key is new once', async () => {
+	const credentials = db.credential({ maxConnections: 16 });
+	const ids = Array.from({ length: 300 }, (_, i) => `overlap_${i}`);
+	// A different, reproducible order per execution (Fisher-Yates with a small LCG).
+	const shuffled = (seed) => {
+		const order = [...ids];
+		let state = seed + 1;
+		for (let i = order.length - 1; i > 0; i--) {
+			state = (state * 1103515245 + 12345) % 2147483648;
+			const j = state % (i + 1);
+			[order[i], order[j]] = [order[j], order[i]];
+		}
+		return order;
+	};
+	const runs = await Promise.all(
+		Array.from({ length: 16 }, async (_, seed) =>
+			await runWorkflow(reserveWorkflow, shuffled(seed).map((id) => webhookItem({ body: { id }, withRawBody: false })), {
+				credentials,
+			}),
+		),
+	);
+	expect(runs.map((run) => run.status)).toEqual(Array(16).fill('success'));
+	const newKeys = runs.flatMap((run) => run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key));
+	expect(newKeys).toHaveLength(ids.length);
+	expect(new Set(newKeys).size).toBe(ids.length);
+	const duplicates = runs.reduce((sum, run) => sum + run.output('Idempotency Reserve', 1).length, 0);
+	expect(duplicates).toBe(15 * ids.length);
+});

@@ -97,3 +97,16 @@ test('the raw body property name is configurable', async () => {
 	const [key] = await keysFor({ rawBodyProperty: 'payload' }, [item]);
 	expect(key).toBe(rawHash);
 });
+
+test('a plain $json path (read directly) gives the same keys as n8n evaluating an equivalent expression', async () => {
+	const bodies = [{ id: 'evt_same' }, { id: 42 }, { id: '' }, { other: true }, { id: null }, 'text body', [1, 2]];
+	const items = () => bodies.map((body) => webhookItem({ body, rawBody: JSON.stringify(body) }));
+	const direct = await keysFor({ eventId: '={{ $json.body.id }}' }, items());
+	await db.query('TRUNCATE processed_events');
+	const evaluated = await keysFor({ eventId: '={{ $json.body?.id ?? "" }}' }, items());
+	expect(direct).toEqual(evaluated);
+	expect(direct[1]).toBe('evt:42');
+	// A property of a string is n8n's to evaluate: `$json.body.length` of a text body is its length.
+	await db.query('TRUNCATE processed_events');
+	expect(await keysFor({ eventId: '={{ $json.body.length }}' }, [webhookItem({ body: 'four' })])).toEqual(['evt:4']);
+});

@@ -19,10 +19,11 @@ test('63 bytes is the longest name, and its index name still fits', () => {
 
 test('every statement takes values as bind parameters only', () => {
 	const ref = tableRef('public', 'processed_events');
-	for (const text of [sql.reserveSql(ref), sql.releaseSql(ref), sql.purgeBatchSql(ref), sql.purgeCutoffSql()]) {
+	const statements = [sql.reserveSql(ref), sql.reserveWithFirstSeenSql(ref), sql.releaseSql(ref), sql.purgeBatchSql(ref), sql.purgeCutoffSql()];
+	for (const text of statements) {
 		expect(text).toMatch(/\$1/);
 		expect(text).not.toMatch(/'[^']*'/); // no string literal: values are never part of the text
 	}
 	expect(sql.reserveSql(ref)).toMatch(/ON CONFLICT \(key\) DO NOTHING/);
-	expect(sql.reserveSql(ref)).toMatch(/ORDER BY key/);
+	expect(sql.reserveWithFirstSeenSql(ref)).toMatch(/ON CONFLICT \(key\) DO NOTHING/);
 });

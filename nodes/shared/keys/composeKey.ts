@@ -32,6 +32,8 @@ export function assertStorableKey(key: string): void {
 	if (key.includes('\u0000')) {
 		throw new KeyError('The key contains a NUL character, which PostgreSQL text cannot store', 'Remove NUL characters from the id, namespace or custom key.');
 	}
+	// A UTF-16 code unit is at most 3 UTF-8 bytes: most keys are too short to need counting.
+	if (key.length * 3 <= MAX_KEY_BYTES) return;
 	const bytes = utf8ByteLength(key);
 	if (bytes > MAX_KEY_BYTES) {
 		throw new KeyError(

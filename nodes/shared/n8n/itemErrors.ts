@@ -31,7 +31,9 @@ export async function collectItemKeys(
 	const failed = new Map<number, NodeOperationError>();
 	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
 		try {
-			keys[itemIndex] = await keyOf(itemIndex);
+			const key = keyOf(itemIndex);
+			// Awaiting only real promises keeps 10,000 synchronous keys from costing 10,000 microtasks.
+			keys[itemIndex] = typeof key === 'string' ? key : await key;
 		} catch (error) {
 			const nodeError = inputError(context.getNode(), error as Error, itemIndex);
 			if (!continueOnFail) throw nodeError;

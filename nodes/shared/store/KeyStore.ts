@@ -7,6 +7,7 @@ import {
 	purgeCutoffSql,
 	releaseSql,
 	reserveSql,
+	reserveWithFirstSeenSql,
 } from './sql';
 
 export interface Reservation {
@@ -63,18 +64,26 @@ export class KeyStore {
 	}
 
 	/**
-	 * Reserves all keys in one statement and one round trip. The result has one entry per distinct key;
-	 * the statement is atomic, so on error nothing was reserved by it.
+	 * Reserves all keys in one statement and one round trip; returns one entry per distinct key. The
+	 * statement is atomic, so on error nothing was reserved by it. `firstSeen` also reads when each
+	 * key that already existed was first reserved (an index lookup per duplicate).
 	 */
-	async reserve(keys: readonly string[]): Promise<Map<string, Reservation>> {
+	async reserve(keys: readonly string[], { firstSeen }: { firstSeen: boolean }): Promise<Map<string, Reservation>> {
 		const reservations = new Map<string, Reservation>();
 		if (keys.length === 0) return reservations;
-		const result = await this.entry.pool.query<{ key: string; is_new: boolean; first_seen: Date | null }>(
-			reserveSql(this.ref),
-			[keys],
+		const sorted = [...new Set(keys)].sort();
+		const result = await this.entry.pool.query<{ key: string; first_seen?: Date | null }>(
+			firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
+			[sorted],
 		);
+		const existing = new Map<string, Date>();
+		const inserted = new Set<string>();
 		for (const row of result.rows) {
-			reservations.set(row.key, row.is_new ? { isNew: true } : { isNew: false, firstSeenAt: row.first_seen ?? undefined });
+			if (row.first_seen) existing.set(row.key, row.first_seen);
+			else inserted.add(row.key);
+		}
+		for (const key of sorted) {
+			reservations.set(key, inserted.has(key) ? { isNew: true } : { isNew: false, firstSeenAt: existing.get(key) });
 		}
 		return reservations;
 	}

@@ -31,24 +31,35 @@ CREATE INDEX IF NOT EXISTS ${quoteIdentifier(firstSeenIndexName(ref))} ON ${ref.
 }
 
 /**
- * Reserves every distinct key in $1 in one statement. Keys are inserted in sorted order so two
- * executions with overlapping batches lock rows in the same order and cannot deadlock.
- * The outer SELECT reads the snapshot from before the insert, so `first_seen` is that of the
- * row that was already there (NULL when a concurrent execution reserved it a moment ago).
+ * Reserves the keys in $1 (distinct, sorted by the caller) in one statement and returns the keys
+ * this statement inserted. Sorted input makes every execution lock keys in the same order, so two
+ * executions with overlapping batches cannot deadlock.
  */
 export function reserveSql(ref: TableRef): string {
-	return `WITH input AS (
-  SELECT DISTINCT k AS key FROM unnest($1::text[]) AS u(k)
-), inserted AS (
+	return `INSERT INTO ${ref.qualified} (key)
+SELECT unnest($1::text[])
+ON CONFLICT (key) DO NOTHING
+RETURNING key`;
+}
+
+/**
+ * The same reservation, also returning `first_seen` of each key that already existed. The outer
+ * SELECT reads the snapshot from before the insert, so a key reserved a moment ago by a concurrent
+ * execution is in neither list: it is a duplicate whose first_seen is not known.
+ */
+export function reserveWithFirstSeenSql(ref: TableRef): string {
+	return `WITH inserted AS (
   INSERT INTO ${ref.qualified} (key)
-  SELECT key FROM input ORDER BY key
+  SELECT unnest($1::text[])
   ON CONFLICT (key) DO NOTHING
   RETURNING key
 )
-SELECT i.key, (n.key IS NOT NULL) AS is_new, t.first_seen
-FROM input i
-LEFT JOIN inserted n ON n.key = i.key
-LEFT JOIN ${ref.qualified} t ON n.key IS NULL AND t.key = i.key`;
+SELECT key, NULL::timestamptz AS first_seen FROM inserted
+UNION ALL
+SELECT t.key, t.first_seen
+FROM unnest($1::text[]) AS u(key)
+JOIN ${ref.qualified} t USING (key)
+WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
 }
 
 export function releaseSql(ref: TableRef): string {

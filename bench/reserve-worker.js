@@ -1,0 +1,101 @@
+// One measurement in a fresh process, so peak RSS belongs to one variant:
+//   node bench/reserve-worker.js <variant> <items> <databaseUrl>
+// variant: node (Idempotency Reserve through n8n-core's WorkflowExecute), nodeWithoutFirstSeen, raw (the same
+// reservation as one SQL statement with pg), perItem (one INSERT per item).
+// Half of the keys exist before the run. Prints one JSON line.
+process.env.N8N_LOG_LEVEL ??= 'silent';
+const { mkdtempSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+process.env.N8N_USER_FOLDER ??= mkdtempSync(path.join(os.tmpdir(), 'idem-bench-'));
+
+const { Client } = require('pg');
+const { credentialFromUrl } = require('../test/support/database');
+
+const [variant, countText, databaseUrl] = process.argv.slice(2);
+const count = Number(countText);
+const runId = `${Date.now().toString(36)}_${process.pid}`;
+
+function makeItems() {
+	return Array.from({ length: count }, (_, i) => ({
+		json: {
+			headers: { 'content-type': 'application/json' },
+			body: { id: `evt_${runId}_${i}`, type: 'invoice.paid', amount: i },
+		},
+	}));
+}
+
+async function prepare(client) {
+	await client.query(`CREATE TABLE IF NOT EXISTS processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await client.query(`CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen)`);
+	// Every other key is already reserved.
+	await client.query(
+		`INSERT INTO processed_events (key) SELECT 'evt:evt_${runId}_' || g FROM generate_series(0, $1::int - 1, 2) g`,
+		[count],
+	);
+}
+
+const variants = {
+	async node(items, _client, parameters = {}) {
+		const { runWorkflow } = require('../test/support/engine');
+		const workflow = require('../test/fixtures/reserve.workflow.json');
+		const credentials = credentialFromUrl(databaseUrl);
+		// Warm the pool and the table check with one item, outside the timing.
+		const options = { credentials, nodeOverrides: { 'Idempotency Reserve': { parameters } } };
+		await runWorkflow(workflow, [{ json: { body: { id: `warm_${runId}` } } }], options);
+		const started = process.hrtime.bigint();
+		const run = await runWorkflow(workflow, items, options);
+		const ms = Number(process.hrtime.bigint() - started) / 1e6;
+		const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');
+		await closeAllPools();
+		return { ms, newCount: run.output('Idempotency Reserve', 0).length, duplicateCount: run.output('Idempotency Reserve', 1).length };
+	},
+	/** The node without the first_seen lookup for duplicates (Options → Look Up First Seen Time off). */
+	async nodeWithoutFirstSeen(items, client) {
+		return await variants.node(items, client, { options: { firstSeen: false } });
+	},
+	async raw(items, client) {
+		const started = process.hrtime.bigint();
+		const keys = items.map((item) => `evt:${item.json.body.id}`);
+		const result = await client.query(
+			`INSERT INTO processed_events (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING RETURNING key`,
+			[keys],
+		);
+		const reserved = new Set(result.rows.map((row) => row.key));
+		const fresh = [];
+		const duplicates = [];
+		for (let i = 0; i < items.length; i++) (reserved.has(keys[i]) ? fresh : duplicates).push(items[i]);
+		const ms = Number(process.hrtime.bigint() - started) / 1e6;
+		return { ms, newCount: fresh.length, duplicateCount: duplicates.length };
+	},
+	async perItem(items, client) {
+		const started = process.hrtime.bigint();
+		let newCount = 0;
+		for (const item of items) {
+			const result = await client.query(
+				`INSERT INTO processed_events (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`,
+				[`evt:${item.json.body.id}`],
+			);
+			newCount += result.rowCount;
+		}
+		const ms = Number(process.hrtime.bigint() - started) / 1e6;
+		return { ms, newCount, duplicateCount: items.length - newCount };
+	},
+};
+
+(async () => {
+	const client = new Client({ connectionString: databaseUrl });
+	await client.connect();
+	await prepare(client);
+	if (variant.startsWith('node')) require('n8n-core'); // load the engine before measuring the items' memory
+	const items = makeItems();
+	global.gc?.();
+	const rssBefore = process.memoryUsage().rss;
+	const result = await variants[variant](items, client);
+	await client.end();
+	const peakRss = process.resourceUsage().maxRSS * 1024;
+	process.stdout.write(`${JSON.stringify({ variant, count, ...result, rssBefore, peakRss })}\n`);
+})().catch((error) => {
+	process.stderr.write(`${error.stack}\n`);
+	process.exit(1);
+});
