@@ -1,5 +1,6 @@
-// One measurement in a fresh process, so peak RSS belongs to one variant:
-//   node bench/reserve-worker.js <variant> <items> <databaseUrl>
+// One measurement in a fresh process, so memory belongs to one variant:
+//   node --expose-gc bench/reserve-worker.js <variant> <items> <databaseUrl>
+// It runs the variant once to warm up (JIT, pool, table check), then once timed while sampling RSS.
 // variant: node (Idempotency Reserve through n8n-core's WorkflowExecute), nodeWithoutFirstSeen, raw (the same
 // reservation as one SQL statement with pg), perItem (one INSERT per item).
 // Half of the keys exist before the run. Prints one JSON line.
@@ -14,7 +15,7 @@ const { credentialFromUrl } = require('../test/support/database');
 
 const [variant, countText, databaseUrl] = process.argv.slice(2);
 const count = Number(countText);
-const runId = `${Date.now().toString(36)}_${process.pid}`;
+let runId = `${Date.now().toString(36)}_${process.pid}`;
 
 function makeItems() {
 	return Array.from({ length: count }, (_, i) => ({
@@ -40,14 +41,10 @@ const variants = {
 		const { runWorkflow } = require('../test/support/engine');
 		const workflow = require('../test/fixtures/reserve.workflow.json');
 		const credentials = credentialFromUrl(databaseUrl);
-		// Warm the pool and the table check with one item, outside the timing.
 		const options = { credentials, nodeOverrides: { 'Idempotency Reserve': { parameters } } };
-		await runWorkflow(workflow, [{ json: { body: { id: `warm_${runId}` } } }], options);
 		const started = process.hrtime.bigint();
 		const run = await runWorkflow(workflow, items, options);
 		const ms = Number(process.hrtime.bigint() - started) / 1e6;
-		const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');
-		await closeAllPools();
 		return { ms, newCount: run.output('Idempotency Reserve', 0).length, duplicateCount: run.output('Idempotency Reserve', 1).length };
 	},
 	/** The node without the first_seen lookup for duplicates (Options → Look Up First Seen Time off). */
@@ -83,18 +80,35 @@ const variants = {
 	},
 };
 
-(async () => {
-	const client = new Client({ connectionString: databaseUrl });
-	await client.connect();
+async function measured(variant, client) {
 	await prepare(client);
-	if (variant.startsWith('node')) require('n8n-core'); // load the engine before measuring the items' memory
 	const items = makeItems();
 	global.gc?.();
 	const rssBefore = process.memoryUsage().rss;
-	const result = await variants[variant](items, client);
+	let peakRss = rssBefore;
+	const sampler = setInterval(() => {
+		peakRss = Math.max(peakRss, process.memoryUsage().rss);
+	}, 2);
+	try {
+		const result = await variants[variant](items, client);
+		peakRss = Math.max(peakRss, process.memoryUsage().rss);
+		return { ...result, rssBefore, peakRss };
+	} finally {
+		clearInterval(sampler);
+	}
+}
+
+(async () => {
+	const client = new Client({ connectionString: databaseUrl });
+	await client.connect();
+	runId = `warm_${runId}`;
+	await measured(variant, client);
+	runId = runId.slice('warm_'.length);
+	const result = await measured(variant, client);
 	await client.end();
-	const peakRss = process.resourceUsage().maxRSS * 1024;
-	process.stdout.write(`${JSON.stringify({ variant, count, ...result, rssBefore, peakRss })}\n`);
+	const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');
+	await closeAllPools();
+	process.stdout.write(`${JSON.stringify({ variant, count, ...result })}\n`);
 })().catch((error) => {
 	process.stderr.write(`${error.stack}\n`);
 	process.exit(1);

@@ -44,8 +44,10 @@ RETURNING key`;
 
 /**
  * The same reservation, also returning `first_seen` of each key that already existed. The outer
- * SELECT reads the snapshot from before the insert, so a key reserved a moment ago by a concurrent
- * execution is in neither list: it is a duplicate whose first_seen is not known.
+ * SELECT reads the snapshot from before the insert, so it finds only rows that existed before; a key
+ * reserved a moment ago by a concurrent execution is in neither list (a duplicate, first_seen not
+ * known). LATERAL ... LIMIT 1 keeps the lookup an index probe per key whatever the table's size,
+ * where a join could turn into a scan of the whole table for a large batch.
  */
 export function reserveWithFirstSeenSql(ref: TableRef): string {
 	return `WITH inserted AS (
@@ -56,10 +58,9 @@ export function reserveWithFirstSeenSql(ref: TableRef): string {
 )
 SELECT key, NULL::timestamptz AS first_seen FROM inserted
 UNION ALL
-SELECT t.key, t.first_seen
+SELECT u.key, existing.first_seen
 FROM unnest($1::text[]) AS u(key)
-JOIN ${ref.qualified} t USING (key)
-WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
+CROSS JOIN LATERAL (SELECT t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1) existing`;
 }
 
 export function releaseSql(ref: TableRef): string {
