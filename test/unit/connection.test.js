@@ -50,3 +50,13 @@ describe('describeConnectionError', () => {
 		expect(describeConnectionError({ code: '42P01', message: 'relation does not exist' }, target)).toBeUndefined();
 	});
 });
+
+test('a pool that stayed full is told apart from a server that did not answer', () => {
+	const target = { host: 'db', port: 5432, database: 'app', user: 'n8n', maxConnections: 4 };
+	expect(describeConnectionError({ message: 'timeout exceeded when trying to connect' }, target).message).toBe(
+		'All 4 pooled connections to db:5432 stayed busy for 10 s',
+	);
+	expect(describeConnectionError({ message: 'Connection terminated due to connection timeout' }, target).message).toMatch(
+		/Could not reach PostgreSQL at db:5432 in time/,
+	);
+});

@@ -56,7 +56,7 @@ export function poolFingerprint(credential: IdempotencyPostgresCredential): stri
 	]);
 }
 
-export function maxConnections(credential: IdempotencyPostgresCredential): number {
+export function maxConnections(credential: Pick<IdempotencyPostgresCredential, 'maxConnections'>): number {
 	const max = Number(credential.maxConnections ?? 10);
 	return Number.isInteger(max) && max >= 1 ? max : 10;
 }

