@@ -72,11 +72,39 @@ function npmEnv() {
 	return env;
 }
 
+/** npm --loglevel=http logs one line per registry request: a rough measure of progress. */
+function countFetches(logFile) {
+	try {
+		return (readFileSync(logFile, 'utf8').match(/http fetch/g) ?? []).length;
+	} catch {
+		return 0;
+	}
+}
+
 function countEntries(modulesDir) {
 	try {
 		return readdirSync(modulesDir).length;
 	} catch {
 		return 0;
+	}
+}
+
+/** Staging folders of installs that were interrupted (their process is gone). */
+function removeStaleStaging(dir) {
+	for (const name of readdirSync(dir)) {
+		const match = /\.partial-(\d+)$/.exec(name);
+		if (!match) continue;
+		const pid = Number(match[1]);
+		let alive = pid !== process.pid;
+		try {
+			if (alive) process.kill(pid, 0);
+		} catch {
+			alive = false;
+		}
+		if (!alive) {
+			progress(`removing ${path.join(dir, name)} (left by an interrupted install)`);
+			rmSync(path.join(dir, name), { recursive: true, force: true });
+		}
 	}
 }
 
@@ -91,8 +119,9 @@ async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs }) {
 	writeFileSync(logFile, `npm ${args.join(' ')}\n`);
 	const started = Date.now();
 	const ticker = setInterval(() => {
+		const fetched = countFetches(logFile);
 		const modules = countEntries(path.join(stagingDir, 'node_modules'));
-		progress(`  still installing ${label} (${elapsed(started)}, ${modules} entries in node_modules so far; log: ${logFile})`);
+		progress(`  still installing ${label}: ${elapsed(started)}, ${fetched} registry requests, ${modules} folders in node_modules (log: ${logFile})`);
 	}, 15_000);
 	try {
 		const status = await runTracked('npm', args, {
@@ -122,13 +151,14 @@ function moveIntoPlace(stagingDir, finalDir) {
  */
 export async function ensureN8n({ paths = cachePaths() } = {}) {
 	mkdirSync(paths.dir, { recursive: true });
+	removeStaleStaging(paths.dir);
 
 	if (nodeBinaryWorks(paths.nodeBin)) {
 		progress(`Node.js ${NODE_MAJOR}: reusing ${paths.nodeBin}`);
 	} else {
 		progress(`Node.js ${NODE_MAJOR}: installing ${paths.nodePackage}@${NODE_MAJOR} from the npm registry into ${paths.nodeDir} (about 30 MB)`);
 		const staging = `${paths.nodeDir}.partial-${process.pid}`;
-		await npmInstallInto(staging, ['install', '--no-audit', '--no-fund', `${paths.nodePackage}@${NODE_MAJOR}`], {
+		await npmInstallInto(staging, ['install', '--no-audit', '--no-fund', '--loglevel=http', `${paths.nodePackage}@${NODE_MAJOR}`], {
 			label: `node${NODE_MAJOR}`,
 			logFile: path.join(paths.dir, `node${NODE_MAJOR}.log`),
 			timeoutMs: 15 * 60_000,
@@ -144,7 +174,7 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
 		const staging = `${paths.n8nDir}.partial-${process.pid}`;
 		await npmInstallInto(
 			staging,
-			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--save-exact', `n8n@${N8N_VERSION}`],
+			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=http', '--save-exact', `n8n@${N8N_VERSION}`],
 			{ label: `n8n-${N8N_VERSION}`, logFile: path.join(paths.dir, 'n8n.log'), timeoutMs: 40 * 60_000 },
 		);
 		moveIntoPlace(staging, paths.n8nDir);

@@ -8,7 +8,7 @@ export function elapsed(since = startedAt) {
 
 export function progress(message) {
 	if (process.env.N8N_E2E_QUIET === '1') return;
-	process.stderr.write(`[e2e ${elapsed()}] ${message}\n`);
+	process.stderr.write(`[harness ${elapsed()}] ${message}\n`);
 }
 
 export function sleep(ms) {
@@ -16,8 +16,24 @@ export function sleep(ms) {
 }
 
 /**
+ * Settles with `promise`, or with `onTimeout` after `ms`, and clears its timer either way so a
+ * long timeout never keeps the process alive after the work is done.
+ */
+export async function within(promise, ms, onTimeout) {
+	let timer;
+	const timeout = new Promise((resolve) => {
+		timer = setTimeout(() => resolve(onTimeout), ms);
+	});
+	try {
+		return await Promise.race([promise, timeout]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+/**
  * Polls `check` until it returns a value other than undefined/false, at most `timeoutMs` and
- * `maxAttempts` times. Throws with `what` and the last error when it gives up.
+ * `maxAttempts` times. Throws with `what` (a text, or a function giving one) and the last error when it gives up.
  */
 export async function waitFor(what, check, { timeoutMs = 30_000, intervalMs = 250, maxAttempts = 10_000 } = {}) {
 	const deadline = Date.now() + timeoutMs;
@@ -34,5 +50,6 @@ export async function waitFor(what, check, { timeoutMs = 30_000, intervalMs = 25
 		await sleep(intervalMs);
 	}
 	const reason = lastError ? `: ${lastError.message ?? lastError}` : '';
-	throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
+	const label = typeof what === 'function' ? what() : what;
+	throw new Error(`Timed out after ${timeoutMs} ms waiting for ${label}${reason}`);
 }

@@ -48,7 +48,7 @@ export function n8nEnv(ctx, overrides = {}) {
 		N8N_PORT: String(ctx.port),
 		N8N_LISTEN_ADDRESS: '127.0.0.1',
 		N8N_PROTOCOL: 'http',
-		WEBHOOK_URL: `http://127.0.0.1:${ctx.port}/`,
+		N8N_WEBHOOK_URL: `http://127.0.0.1:${ctx.port}/`,
 		N8N_EDITOR_BASE_URL: `http://127.0.0.1:${ctx.port}/`,
 		N8N_SECURE_COOKIE: 'false',
 		N8N_RUNNERS_BROKER_PORT: String(ctx.brokerPort),
@@ -162,17 +162,17 @@ export async function startN8nServer(ctx, { readinessTimeoutMs = 180_000 } = {})
  */
 export async function waitForWebhook(server, webhookPath, { timeoutMs = 120_000 } = {}) {
 	const url = `${server.baseUrl}/webhook/${webhookPath}`;
-	let lastStatus;
+	let consecutive = 0;
 	await waitFor(
-		`the webhook ${url} to be registered (OPTIONS → 204; last status ${lastStatus ?? 'none'})`,
+		`the webhook ${url} to be registered (OPTIONS → 204 three times in a row)`,
 		async () => {
 			if (server.process.exitStatus) throw new Error(`n8n exited:\n${server.logTail(40)}`);
 			const response = await fetch(url, { method: 'OPTIONS', signal: AbortSignal.timeout(5_000) });
 			await response.arrayBuffer();
-			lastStatus = response.status;
-			return response.status === 204;
+			consecutive = response.status === 204 ? consecutive + 1 : 0;
+			return consecutive >= 3;
 		},
-		{ timeoutMs, intervalMs: 500 },
+		{ timeoutMs, intervalMs: 300 },
 	);
 	return url;
 }

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 
-import { progress, sleep } from './log.mjs';
+import { progress, sleep, within } from './log.mjs';
 
 /** @type {Set<TrackedProcess>} */
 const running = new Set();
@@ -92,8 +92,7 @@ export function spawnTracked(command, args, { name, cwd, env, logFile, uid, gid,
 
 async function exitedWithin(tracked, ms) {
 	if (tracked.exitStatus) return true;
-	const timer = sleep(ms).then(() => false);
-	return await Promise.race([tracked.exited.then(() => true), timer]);
+	return await within(tracked.exited.then(() => true), ms, false);
 }
 
 /**
@@ -161,11 +160,16 @@ export async function runCleanups({ timeoutMs = 60_000 } = {}) {
 	while (cleanups.length > 0) {
 		const fn = cleanups.pop();
 		try {
-			await Promise.race([fn(), sleep(timeoutMs)]);
+			await within(fn(), timeoutMs);
 		} catch (error) {
 			progress(`clean-up failed: ${error?.message ?? error}`);
 		}
 	}
+}
+
+/** True once a signal started the harness's shutdown. */
+export function isShuttingDown() {
+	return shuttingDown;
 }
 
 function killAllNow() {
@@ -175,18 +179,47 @@ function killAllNow() {
 	}
 }
 
+/** Synchronous clean-ups (removing temp folders) for when the process exits before stop() ran. */
+const exitCleanups = new Set();
+
+export function onExitSync(fn) {
+	installExitHooks();
+	exitCleanups.add(fn);
+	return () => exitCleanups.delete(fn);
+}
+
+function runExitCleanups() {
+	for (const fn of exitCleanups) {
+		try {
+			fn();
+		} catch {
+			// best effort
+		}
+	}
+	exitCleanups.clear();
+}
+
 function installExitHooks() {
 	if (hooksInstalled) return;
 	hooksInstalled = true;
 	// Last resort: the event loop is gone, only synchronous kills are possible here.
-	process.on('exit', killAllNow);
+	process.on('exit', () => {
+		killAllNow();
+		runExitCleanups();
+	});
+	let firstSignal;
 	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 		process.on(signal, () => {
+			// Ctrl-C in a terminal reaches every process of the foreground group, and a test runner may
+			// forward it as SIGTERM too: only the same signal again means "stop waiting, kill now".
 			if (shuttingDown) {
+				if (signal !== firstSignal) return;
 				killAllNow();
+				runExitCleanups();
 				process.exit(130);
 			}
 			shuttingDown = true;
+			firstSignal = signal;
 			progress(`${signal}: stopping what the harness started (press Ctrl-C again to kill at once)`);
 			runCleanups({ timeoutMs: 30_000 })
 				.catch(() => undefined)

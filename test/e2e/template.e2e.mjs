@@ -82,6 +82,7 @@ test('seed sequence: A, A again with another stripe-signature, B → 3 execution
 		const reserved = repeat.execution.items('Idempotency Reserve', 1)[0];
 		assert.equal(reserved.idempotency.key, 'evt:evt_A');
 		assert.equal(reserved.idempotency.isNew, false);
+		assert.ok(!Number.isNaN(Date.parse(reserved.idempotency.firstSeenAt)), 'a sequential duplicate knows when the key was first seen');
 
 		for (const step of [first, other]) {
 			assert.deepEqual(step.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Respond 200']);
