@@ -3,7 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { bodyBytesWithoutRawBody, composeKey } from '../shared/keys/composeKey';
 import { KeyError } from '../shared/keys/KeyError';
-import { resolveKeyIdentity, type KeySource, type WebhookItemJson } from '../shared/keys/keySources';
+import { normalizeId, resolveKeyIdentity, type KeySource, type WebhookItemJson } from '../shared/keys/keySources';
 import { itemParameterReader } from '../shared/n8n/itemParameter';
 
 export interface KeySettings {
@@ -50,7 +50,7 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 	const readNamespace = itemParameterReader(context, 'namespace');
 	return (item, itemIndex) => {
 		const identity = resolveKeyIdentity(source, item.json as WebhookItemJson, readSourceParameter(item, itemIndex));
-		const namespace = String(readNamespace(item, itemIndex) ?? '');
+		const namespace = normalizeId(readNamespace(item, itemIndex), 'namespace') ?? '';
 		if (identity.kind !== 'bodyHash') return composeKey(identity, namespace);
 		return bodyBytes(context, item, itemIndex, settings.rawBodyProperty).then((bytes) =>
 			composeKey(identity, namespace, sha256Hex(bytes)),

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { collectItemKeys, distinctKeys, errorItem } from '../shared/n8n/itemErrors';
 import { failWhole } from '../shared/n8n/failWhole';
@@ -53,7 +53,11 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 			if (itemError) newItems.push(errorItem(itemError, itemIndex));
 			continue;
 		}
-		const reservation = reservations.get(key) ?? { isNew: false };
+		const reservation = reservations.get(key);
+		if (reservation === undefined) {
+			// Unreachable (the store answers for every key it is given); never guess a route.
+			throw new NodeOperationError(node, `The reservation result has no entry for key ${key}`, { itemIndex });
+		}
 		const isNew = reservation.isNew && !claimed.has(key);
 		claimed.add(key);
 		const item = items[itemIndex];

@@ -78,6 +78,15 @@ describe.each(badItems)('%s', (_label, body, message) => {
 	});
 });
 
+test('a namespace expression that gives an object is an item error, not "[object Object]"', async () => {
+	const result = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'ns_obj', tenant: { a: 1 } } })], {
+		credentials: db.credential(),
+		nodeOverrides: { 'Idempotency Reserve': { parameters: { namespace: '={{ $json.body.tenant }}' } } },
+	});
+	expect(result.status).toBe('error');
+	expect(result.error.message).toMatch(/namespace is an object/);
+});
+
 describe('a database failure (the key column is not text)', () => {
 	let broken;
 
