@@ -1,20 +1,11 @@
 // Exactly one winner under concurrency, one statement per execution, safe first-time table creation.
-const { closeAllPools, poolFor } = require('../../dist/nodes/shared/transport/poolCache');
-const { createTestDatabase } = require('../support/database');
+const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
+const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
-let db;
-
-beforeAll(async () => {
-	db = await createTestDatabase();
-});
-
-afterAll(async () => {
-	await closeAllPools();
-	await db.drop();
-});
+const db = useTestDatabase();
 
 test('64 executions started at the same moment with one key: exactly one is new', async () => {
 	const credentials = db.credential({ maxConnections: 32 });

@@ -1,21 +1,13 @@
 // Bad items under each "On Error" setting: a clear error with the item index, never the `false` output.
 const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
-const { createTestDatabase } = require('../support/database');
+const { createTestDatabase, useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
-let db;
-
-beforeAll(async () => {
-	db = await createTestDatabase();
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:already_seen')`);
-});
-
-afterAll(async () => {
-	await closeAllPools();
-	await db.drop();
+const db = useTestDatabase(async (database) => {
+	await database.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await database.query(`INSERT INTO processed_events (key) VALUES ('evt:already_seen')`);
 });
 
 const badItems = [

@@ -1,20 +1,10 @@
 // Every key source, preset and namespace, through the engine, with keys checked in the table.
-const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
-const { createTestDatabase } = require('../support/database');
+const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { sha256Hex, webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
-let db;
-
-beforeAll(async () => {
-	db = await createTestDatabase();
-});
-
-afterAll(async () => {
-	await closeAllPools();
-	await db.drop();
-});
+const db = useTestDatabase();
 
 async function keysFor(parameters, items) {
 	const run = await runWorkflow(reserveWorkflow, items, {

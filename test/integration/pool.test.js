@@ -1,20 +1,11 @@
 // More executions than pooled connections: they wait their turn; a pool that stays full fails clearly.
-const { closeAllPools, poolFor } = require('../../dist/nodes/shared/transport/poolCache');
-const { createTestDatabase } = require('../support/database');
+const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
+const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
-let db;
-
-beforeAll(async () => {
-	db = await createTestDatabase();
-});
-
-afterAll(async () => {
-	await closeAllPools();
-	await db.drop();
-});
+const db = useTestDatabase();
 
 test('40 concurrent executions through a pool of 2 all succeed, each key once', async () => {
 	const credentials = db.credential({ maxConnections: 2 });

@@ -1,26 +1,15 @@
 // Release lets a retry run again; Purge deletes only old keys (optionally of one namespace), in batches.
-const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
-const { createTestDatabase } = require('../support/database');
+const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const purgeWorkflow = require('../fixtures/purge.workflow.json');
 const releaseWorkflow = require('../fixtures/release.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
-let db;
-let credentials;
+const db = useTestDatabase();
+const credentials = () => db.credential();
 
-beforeAll(async () => {
-	db = await createTestDatabase();
-	credentials = db.credential();
-});
-
-afterAll(async () => {
-	await closeAllPools();
-	await db.drop();
-});
-
-const reserve = async (id) => await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials });
+const reserve = async (id) => await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials: credentials() });
 
 test('release after a failed business step: the retry is new again', async () => {
 	const first = await reserve('evt_release_me');
@@ -28,7 +17,7 @@ test('release after a failed business step: the retry is new again', async () =>
 	expect(reserved).toHaveLength(1);
 
 	// The Release node gets the Reserve output (the business step's error output carries the same json).
-	const released = await runWorkflow(releaseWorkflow, reserved, { credentials });
+	const released = await runWorkflow(releaseWorkflow, reserved, { credentials: credentials() });
 	expect(released.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:evt_release_me', released: true });
 
 	const retry = await reserve('evt_release_me');
@@ -39,7 +28,7 @@ test('release after a failed business step: the retry is new again', async () =>
 
 test('release of a key that is not reserved says released: false', async () => {
 	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:never_reserved' } } }], {
-		credentials,
+		credentials: credentials(),
 	});
 	expect(result.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:never_reserved', released: false });
 });
@@ -47,7 +36,7 @@ test('release of a key that is not reserved says released: false', async () => {
 test('release of many keys, repeats included', async () => {
 	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:r1'), ('evt:r2')`);
 	const items = ['evt:r1', 'evt:r2', 'evt:r1', 'evt:r3'].map((key) => ({ json: { idempotency: { key } } }));
-	const result = await runWorkflow(releaseWorkflow, items, { credentials });
+	const result = await runWorkflow(releaseWorkflow, items, { credentials: credentials() });
 	expect(result.output('Release Key').map((item) => item.json.idempotency.released)).toEqual([true, true, true, false]);
 	const { rows } = await db.query(`SELECT key FROM processed_events WHERE key IN ('evt:r1', 'evt:r2')`);
 	expect(rows).toHaveLength(0);
@@ -55,7 +44,7 @@ test('release of many keys, repeats included', async () => {
 
 test('release with an empty key is an item error with the index', async () => {
 	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:x' } } }, { json: {} }], {
-		credentials,
+		credentials: credentials(),
 	});
 	expect(result.status).toBe('error');
 	expect(result.error.message).toMatch(/key to release is empty/);
@@ -75,7 +64,7 @@ describe('purge', () => {
 
 	const purge = async (parameters) =>
 		await runWorkflow(purgeWorkflow, [{ json: {} }], {
-			credentials,
+			credentials: credentials(),
 			nodeOverrides: { 'Purge Keys': { parameters } },
 		});
 

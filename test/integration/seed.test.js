@@ -1,24 +1,13 @@
 // The experiment from the design note, through n8n's engine and a real PostgreSQL.
-const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
-const { createTestDatabase } = require('../support/database');
+const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { sha256Hex, webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
-let db;
-let credentials;
+const db = useTestDatabase();
+const credentials = () => db.credential();
 
-beforeAll(async () => {
-	db = await createTestDatabase();
-	credentials = db.credential();
-});
-
-afterAll(async () => {
-	await closeAllPools();
-	await db.drop();
-});
-
-const reserve = async (item) => await runWorkflow(reserveWorkflow, [item], { credentials });
+const reserve = async (item) => await runWorkflow(reserveWorkflow, [item], { credentials: credentials() });
 
 test('A, A again with another signature, then B: two new, one duplicate', async () => {
 	const eventA = { id: 'evt_seed_A', type: 'payment_intent.succeeded' };

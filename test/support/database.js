@@ -46,4 +46,25 @@ async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVE
 	};
 }
 
-module.exports = { createTestDatabase, credentialFromUrl, withClient };
+/**
+ * For a jest test file: a fresh database before its tests (then `setup`), and after them every pool
+ * closed and the database dropped. Returns a handle usable from the tests.
+ */
+function useTestDatabase(setup) {
+	let db;
+	beforeAll(async () => {
+		db = await createTestDatabase();
+		await setup?.(db);
+	});
+	afterAll(async () => {
+		const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
+		await closeAllPools();
+		await db?.drop();
+	});
+	return {
+		query: async (text, values) => await db.query(text, values),
+		credential: (overrides) => db.credential(overrides),
+	};
+}
+
+module.exports = { createTestDatabase, credentialFromUrl, useTestDatabase, withClient };
