@@ -40,7 +40,7 @@ test('8 executions at once on an empty database create the table and index witho
 	expect(count.rows[0].n).toBe(8);
 });
 
-test('a table created by hand with only key and first_seen works, also without create rights', async () => {
+test('a table created by hand with only key and first_seen works', async () => {
 	const db = await freshDatabase();
 	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
 	await db.query(`INSERT INTO processed_events (key, first_seen) VALUES ('evt:handmade_old', now() - interval '2 days')`);
@@ -54,6 +54,51 @@ test('a table created by hand with only key and first_seen works, also without c
 	const [duplicate] = run.output('Idempotency Reserve', 1);
 	expect(duplicate.json.idempotency.key).toBe('evt:handmade_old');
 	expect(Date.now() - Date.parse(duplicate.json.idempotency.firstSeenAt)).toBeGreaterThan(47 * 3600 * 1000);
+});
+
+test('a user with only SELECT, INSERT, DELETE on a hand-made table without index works with Create Table on', async () => {
+	const db = await freshDatabase();
+	const role = `idem_limited_${db.name.slice(-8)}`;
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(`CREATE ROLE ${role} LOGIN PASSWORD 'limited'`);
+	try {
+		await db.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+		await db.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+		await db.query(`GRANT SELECT, INSERT, DELETE ON processed_events TO ${role}`);
+		const credentials = db.credential({ user: role, password: 'limited' });
+		const first = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], { credentials });
+		expect(first.error).toBeUndefined();
+		expect(first.output('Idempotency Reserve', 0)).toHaveLength(1);
+		const again = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], { credentials });
+		expect(again.output('Idempotency Reserve', 1)).toHaveLength(1);
+		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'processed_events'`);
+		expect(rows[0].n).toBe(1); // only the primary key: the index could not be added, and that is fine
+	} finally {
+		await closeAllPools();
+		await db.query(`DROP OWNED BY ${role}`);
+		await db.query(`DROP ROLE ${role}`);
+	}
+});
+
+test('a user who may not create the missing table gets a clear error, never a route', async () => {
+	const db = await freshDatabase();
+	const role = `idem_nocreate_${db.name.slice(-8)}`;
+	await db.query(`CREATE ROLE ${role} LOGIN PASSWORD 'limited'`);
+	try {
+		await db.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+		await db.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_nocreate' } })], {
+			credentials: db.credential({ user: role, password: 'limited' }),
+		});
+		expect(run.status).toBe('error');
+		expect(run.error.name).toBe('NodeApiError');
+		expect(run.error.message).toMatch(/permission denied for schema public/);
+		expect(run.output('Idempotency Reserve', 1)).toHaveLength(0);
+	} finally {
+		await closeAllPools();
+		await db.query(`DROP OWNED BY ${role}`);
+		await db.query(`DROP ROLE ${role}`);
+	}
 });
 
 test('a custom schema and table are created and used', async () => {

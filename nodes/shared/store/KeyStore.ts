@@ -1,6 +1,7 @@
 import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
 import {
+	createIndexIfPermittedSql,
 	createTableSql,
 	inspectTableSql,
 	purgeBatchSql,
@@ -57,10 +58,9 @@ export class KeyStore {
 			[this.ref.qualified],
 		);
 		const state = inspected.rows[0];
-		// Only read access is needed for a table that is already complete: no DDL, no CREATE privilege.
-		if (state?.table_exists && state.has_first_seen_index) return;
-
-		await pool.query(createTableSql(this.ref));
+		if (!state?.table_exists) await pool.query(createTableSql(this.ref));
+		else if (!state.has_first_seen_index) await pool.query(createIndexIfPermittedSql(this.ref));
+		// A complete table needs no DDL, so a user with only SELECT, INSERT, DELETE on it is enough.
 	}
 
 	/**

@@ -16,18 +16,37 @@ export function inspectTableSql(): string {
 FROM (SELECT to_regclass($1) AS oid) c`;
 }
 
+/** Serialises concurrent first-time creators: two CREATE ... IF NOT EXISTS racing can fail on pg_type or pg_class. */
+const DDL_LOCK = `SELECT pg_advisory_xact_lock(hashtext('n8n-nodes-idempotency:create-table'));`;
+
+function createIndexSql(ref: TableRef): string {
+	return `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(firstSeenIndexName(ref))} ON ${ref.qualified} (first_seen)`;
+}
+
 /**
- * One multi-statement query, which PostgreSQL runs as one implicit transaction. The advisory lock
- * serialises concurrent first-time creators: without it, two CREATE TABLE IF NOT EXISTS racing on
- * an empty database can fail on pg_type's unique index. Sent without parameters (simple protocol).
+ * The table and its first_seen index, as one multi-statement query that PostgreSQL runs as one
+ * implicit transaction. Sent without parameters (simple protocol); names come from a TableRef.
  */
 export function createTableSql(ref: TableRef): string {
-	return `SELECT pg_advisory_xact_lock(hashtext('n8n-nodes-idempotency:create-table'));
+	return `${DDL_LOCK}
 CREATE TABLE IF NOT EXISTS ${ref.qualified} (
   key text PRIMARY KEY,
   first_seen timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS ${quoteIdentifier(firstSeenIndexName(ref))} ON ${ref.qualified} (first_seen);`;
+${createIndexSql(ref)};`;
+}
+
+/**
+ * The first_seen index for a table that exists without it (made by hand). The index only speeds up
+ * purging, so a user who may not create it (not the table's owner) keeps working without it.
+ */
+export function createIndexIfPermittedSql(ref: TableRef): string {
+	return `${DDL_LOCK}
+DO $$ BEGIN
+  ${createIndexSql(ref)};
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'n8n-nodes-idempotency: no privilege to index first_seen of %', '${ref.qualified.replace(/'/g, "''")}';
+END $$;`;
 }
 
 /**
