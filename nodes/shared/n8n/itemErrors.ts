@@ -42,10 +42,3 @@ export async function collectItemKeys(
 	}
 	return { keys, failed };
 }
-
-/** Unique keys in first-seen order: one row per key in the statement. */
-export function distinctKeys(keys: Array<string | undefined>): string[] {
-	const unique = new Set<string>();
-	for (const key of keys) if (key !== undefined) unique.add(key);
-	return [...unique];
-}

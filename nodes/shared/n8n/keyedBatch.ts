@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 
 import type { KeyStore } from '../store/KeyStore';
 import { failWhole } from './failWhole';
-import { collectItemKeys, distinctKeys, errorItem } from './itemErrors';
+import { collectItemKeys, errorItem } from './itemErrors';
 import { databaseError, setupError } from './nodeErrors';
 import { openKeyStore } from './openKeyStore';
 
@@ -22,6 +22,13 @@ export interface KeyedBatch<Result> {
 	apply: (store: KeyStore, keys: string[]) => Promise<Result>;
 	/** Called in item order, so a route can tell the first item of a key from its repeats. */
 	route: (result: Result, key: string, itemIndex: number) => ItemRoute;
+}
+
+/** One entry per key, whichever items share it. */
+function distinctKeys(keys: Array<string | undefined>): string[] {
+	const unique = new Set<string>();
+	for (const key of keys) if (key !== undefined) unique.add(key);
+	return [...unique];
 }
 
 /**
