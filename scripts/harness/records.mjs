@@ -35,6 +35,8 @@ export function loadFlatted(paths) {
  * @property {object|undefined} trigger  the first item the first node output (the Webhook's headers/body)
  * @property {string|undefined} requestId  the x-e2e-request header of the triggering request
  * @property {(node: string, output?: number) => object[]} items  json of the items a node output
+ * @property {(node: string) => number|undefined} startTime  when the node's first run started (epoch ms)
+ * @property {(node: string) => number|undefined} endTime  when it ended (startTime + executionTime)
  */
 
 function nodeItems(runData, node, output = 0) {
@@ -73,6 +75,13 @@ function toRecord(row, flatted) {
 		trigger,
 		requestId: headers[REQUEST_ID_HEADER],
 		items: (node, output = 0) => nodeItems(runData, node, output),
+		/** When the node's first run started (ms since the epoch, n8n's clock), undefined if it did not run. */
+		startTime: (node) => runData?.[node]?.[0]?.startTime,
+		/** When the node's first run ended (startTime + executionTime), undefined if it did not run. */
+		endTime: (node) => {
+			const run = runData?.[node]?.[0];
+			return run?.startTime === undefined ? undefined : run.startTime + (run.executionTime ?? 0);
+		},
 	};
 }
 

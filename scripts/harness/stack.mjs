@@ -16,6 +16,7 @@ import pg from 'pg';
 
 import { fakeStripeSignature, sendEvent } from './http.mjs';
 import { ensureN8n } from './install.mjs';
+import { createOwnerRole, startKeyStoreServer } from './keystore.mjs';
 import { elapsed, progress, waitFor } from './log.mjs';
 import { runN8nCli, startN8nServer, waitForWebhook } from './n8n.mjs';
 import { buildAndPack, installIntoUserFolder, REPO_DIR } from './package.mjs';
@@ -23,6 +24,8 @@ import { freePort } from './ports.mjs';
 import { randomSuffix, startPostgres } from './postgres.mjs';
 import { onCleanup, onExitSync } from './processes.mjs';
 import { branchOf, executionReader } from './records.mjs';
+import { connectRedis, deleteKeysContaining } from './redis.mjs';
+import { queueEnv, startN8nWorkers } from './workers.mjs';
 
 export const WEBHOOK_TEMPLATE = 'workflows/idempotent-webhook.json';
 export const PURGE_TEMPLATE = 'workflows/purge-keys.json';
@@ -67,13 +70,42 @@ function webhookPathOf(workflow) {
 }
 
 /**
+ * An extra workflow to import and publish (startStack's `extraWorkflows`): a path (absolute, or
+ * relative to the repository) whose JSON carries its own stable `id`, or `{ path, id }`. The copy
+ * that gets imported is the file plus that id and `active: false`, nothing else changed.
+ */
+function extraWorkflowCopy(entry) {
+	const file = typeof entry === 'string' ? entry : entry?.path;
+	if (!file) throw new Error(`extraWorkflows: ${JSON.stringify(entry)} is neither a path nor { path, id }`);
+	const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, file), 'utf8'));
+	const id = (typeof entry === 'string' ? undefined : entry.id) ?? json.id;
+	if (!id) throw new Error(`extraWorkflows: ${file} has no "id" (give it one, or pass { path, id })`);
+	return { file, workflow: { ...json, id, active: false } };
+}
+
+/**
  * Starts the stack. Registers its own clean-up, so a signal or an early exit still stops n8n.
  * @param {{ label?: string, purgeEverySeconds?: number, port?: number }} [options]
  *   purgeEverySeconds: also publish the purge template, its Schedule Trigger firing every N seconds
  *   (1-59); without it the purge template is imported but not published.
  *   port: n8n's port on 127.0.0.1 (default: a free one).
+ * @param {Array<string | { path: string, id?: string }>} [options.extraWorkflows]
+ *   more workflow JSON files to import and publish alongside the template (see extraWorkflowCopy);
+ *   each one's webhooks are waited for like the template's. stack.extraWorkflows lists them.
+ * @param {Record<string, string>} [options.env] extra environment for every n8n process of the
+ *   stack (e.g. { NODE_FUNCTION_ALLOW_BUILTIN: 'crypto' }, or NODE_OPTIONS for profiling).
+ * @param {{ workers?: number, concurrency?: number, redisHost?: string, redisPort?: number }} [options.queue]
+ *   queue mode (workers.mjs): EXECUTIONS_MODE=queue for the main and every worker, the Redis at
+ *   127.0.0.1:6379 with key prefixes unique to this stack (removed at the end), and `workers`
+ *   (default 2) `n8n worker` processes, each with its own user folder, broker and health port.
+ *   stack.workers lists them.
+ * @param {{ separate?: boolean, role?: string }} [options.keyStore]
+ *   separate: the keys database (processed_events, business_log; both credentials) lives on a second
+ *   embedded PostgreSQL that stack.keyServer.stopServer() / startServer() restart while n8n's own
+ *   database stays up (keystore.mjs). role: both credentials log in as this non-superuser role,
+ *   which owns the keys database (so a test can REVOKE from it); needs separate.
  */
-export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}) {
+export async function startStack({ label = 'e2e', purgeEverySeconds, port, extraWorkflows = [], env, queue, keyStore } = {}) {
 	const startedAt = Date.now();
 	const undo = [];
 	let stopped = false;
@@ -111,21 +143,43 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 		mkdirSync(logDir, { recursive: true });
 		progress(`work folder ${workDir}`);
 
+		// Queue mode: Redis must be there before anything starts; this stack's keys go at the end.
+		const queueToken = queue ? `idem${randomSuffix()}` : undefined;
+		if (queue) {
+			const redis = await connectRedis(paths, { host: queue.redisHost, port: queue.redisPort });
+			undo.push(async () => {
+				try {
+					await deleteKeysContaining(redis, queueToken);
+				} finally {
+					redis.disconnect();
+				}
+			});
+		}
+
 		const server = await startPostgres({ workDir });
 		undo.push(() => server.stop());
+		if (keyStore?.role && !keyStore.separate) throw new Error('keyStore.role needs keyStore.separate');
+		const keyServer = keyStore?.separate ? await startKeyStoreServer({ workDir }) : server;
+		if (keyServer !== server) undo.push(() => keyServer.stop());
 
 		const suffix = randomSuffix();
 		const keysDatabase = `idem_${label}_${suffix}`.replace(/[^a-z0-9_]/g, '_');
 		const n8nDatabase = `n8n_${label}_${suffix}`.replace(/[^a-z0-9_]/g, '_');
-		for (const name of [keysDatabase, n8nDatabase]) {
-			await server.createDatabase(name);
+		for (const [name, host] of [
+			[keysDatabase, keyServer],
+			[n8nDatabase, server],
+		]) {
+			await host.createDatabase(name);
 			undo.push(async () => {
-				if (server.kind === 'url') await server.dropDatabase(name);
+				if (host.kind === 'url') await host.dropDatabase(name);
 			});
 		}
 		progress(`PostgreSQL: created databases ${keysDatabase} (keys, business_log) and ${n8nDatabase} (n8n)`);
+		const keyLogin = keyStore?.role
+			? await createOwnerRole(keyServer, keysDatabase, keyStore.role)
+			: { user: keyServer.user, password: keyServer.password };
 
-		const keysDb = new pg.Pool({ ...server.clientConfig(keysDatabase), max: 4 });
+		const keysDb = new pg.Pool({ ...keyServer.clientConfig(keysDatabase), max: 4 });
 		keysDb.on('error', () => undefined);
 		const n8nDb = new pg.Pool({ ...server.clientConfig(n8nDatabase), max: 2 });
 		n8nDb.on('error', () => undefined);
@@ -134,9 +188,10 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 			await n8nDb.end().catch(() => undefined);
 		});
 		await keysDb.query(BUSINESS_LOG_SQL);
+		if (keyStore?.role) await keysDb.query(`ALTER TABLE business_log OWNER TO "${keyLogin.user}"`);
 
 		const tarball = await buildAndPack(path.join(workDir, 'pack'));
-		await installIntoUserFolder(tarball, userFolder);
+		const packageDir = await installIntoUserFolder(tarball, userFolder);
 
 		const ctx = {
 			paths,
@@ -145,10 +200,11 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 			port: port ?? (await freePort()),
 			brokerPort: await freePort(),
 			db: { host: server.host, port: server.port, user: server.user, password: server.password, database: n8nDatabase },
+			...(env || queue ? { extraEnv: { ...(queue ? queueEnv({ token: queueToken, ...queue }) : {}), ...(env ?? {}) } } : {}),
 		};
 
 		// Credentials: plain data in the import file; n8n encrypts it with N8N_ENCRYPTION_KEY.
-		const dbFields = { host: server.host, port: server.port, database: keysDatabase, user: server.user, password: server.password };
+		const dbFields = { host: keyServer.host, port: keyServer.port, database: keysDatabase, user: keyLogin.user, password: keyLogin.password };
 		const credentialsFile = path.join(workDir, 'credentials.json');
 		writeFileSync(
 			credentialsFile,
@@ -182,7 +238,15 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 			: importableCopy(PURGE_TEMPLATE, PURGE_WORKFLOW_ID);
 		writeFileSync(path.join(workflowsDir, 'idempotent-webhook.json'), JSON.stringify(webhookWorkflow, null, 2));
 		writeFileSync(path.join(workflowsDir, 'purge-keys.json'), JSON.stringify(purgeWorkflow, null, 2));
+		const extras = extraWorkflows.map(extraWorkflowCopy);
+		for (const [index, { workflow }] of extras.entries()) {
+			writeFileSync(path.join(workflowsDir, `extra-${index}.json`), JSON.stringify(workflow, null, 2));
+		}
 		await runN8nCli(ctx, ['import:workflow', '--separate', `--input=${workflowsDir}`], { label: 'import-workflows' });
+		for (const { file, workflow } of extras) {
+			await runN8nCli(ctx, ['publish:workflow', `--id=${workflow.id}`], { label: `publish-${workflow.id}` });
+			progress(`n8n: extra workflow ${workflow.id} (${file}) published`);
+		}
 		await runN8nCli(ctx, ['publish:workflow', `--id=${WEBHOOK_WORKFLOW_ID}`], { label: 'publish-webhook' });
 		const published = await publishedVersion(n8nDb, WEBHOOK_WORKFLOW_ID);
 		progress(`n8n: workflow ${WEBHOOK_WORKFLOW_ID} published as version ${published ?? '(unknown)'}`);
@@ -193,9 +257,19 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 
 		const n8n = await startN8nServer(ctx);
 		undo.push(() => n8n.stop());
+		// Workers after the main: it ran the database migrations they expect.
+		const workers = queue ? await startN8nWorkers(ctx, { count: queue.workers ?? 2, packageDir, concurrency: queue.concurrency }) : [];
+		for (const worker of workers) undo.push(() => worker.stop());
 		const publishedIds = purgeEverySeconds ? [WEBHOOK_WORKFLOW_ID, PURGE_WORKFLOW_ID] : [WEBHOOK_WORKFLOW_ID];
+		publishedIds.push(...extras.map(({ workflow }) => workflow.id));
 		await waitForPublishedTriggers(n8nDb, publishedIds, n8n);
 		const webhookUrl = await waitForWebhook(n8n, webhookPathOf(webhookWorkflow));
+		const extraPublished = [];
+		for (const { file, workflow } of extras) {
+			const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
+			const url = webhook ? await waitForWebhook(n8n, webhook.parameters.path) : undefined;
+			extraPublished.push({ id: workflow.id, name: workflow.name, file, webhookUrl: url });
+		}
 		progress(`n8n: webhook registered at ${webhookUrl} (stack up in ${elapsed(startedAt)})`);
 
 		const executions = executionReader(n8nDb, paths);
@@ -206,6 +280,13 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 			ctx,
 			workDir,
 			server,
+			/** The PostgreSQL of the keys database: `server`, or with keyStore.separate its own restartable one. */
+			keyServer,
+			/** What both credentials log in as. */
+			keyLogin,
+			/** Queue mode: the `n8n worker` processes (workers.mjs), and the token in this stack's Redis prefixes. */
+			workers,
+			queueToken,
 			keysDatabase,
 			n8nDatabase,
 			keysDb,
@@ -216,6 +297,8 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port } = {}
 			webhookWorkflowId: WEBHOOK_WORKFLOW_ID,
 			purgeWorkflowId: PURGE_WORKFLOW_ID,
 			publishedVersionId: published,
+			/** The extraWorkflows, published: [{ id, name, file, webhookUrl (undefined without a Webhook node) }]. */
+			extraWorkflows: extraPublished,
 			executions,
 			stop,
 			/** POSTs one delivery to the template's webhook. */

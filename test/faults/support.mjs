@@ -1,0 +1,100 @@
+// Shared by the fault suite's files (this file is not a test: the suite runs test/faults/*.e2e.mjs).
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
+
+/** Runs a check; on failure prints the tail of n8n's logs (main, workers), where the cause usually is. */
+export async function withLogs(stack, fn) {
+	try {
+		return await fn();
+	} catch (error) {
+		const parts = [`--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}`];
+		for (const worker of stack?.workers ?? []) parts.push(`--- last lines of ${worker.name} (${worker.logFile}) ---\n${worker.logTail(20)}`);
+		process.stderr.write(`\n${parts.join('\n')}\n---\n`);
+		throw error;
+	}
+}
+
+/**
+ * Prints a run's numbers on stderr ([faults] lines) and, when FAULTS_REPORT names a file, appends
+ * them there as one JSON line, which is where the numbers in docs/faults.md come from.
+ */
+export function report(title, numbers) {
+	process.stderr.write(`[faults] ${title}: ${JSON.stringify(numbers)}\n`);
+	if (process.env.FAULTS_REPORT) {
+		appendFileSync(process.env.FAULTS_REPORT, `${JSON.stringify({ title, at: new Date().toISOString(), ...numbers })}\n`);
+	}
+}
+
+/**
+ * The rows of the markdown table between `<!-- faults:NAME:start -->` and `<!-- faults:NAME:end -->`
+ * in docs/faults.md, as arrays of trimmed cells (header and separator rows left out).
+ */
+export function docTable(name) {
+	const text = readFileSync(FAULTS_DOC, 'utf8');
+	const start = text.indexOf(`<!-- faults:${name}:start -->`);
+	const end = text.indexOf(`<!-- faults:${name}:end -->`);
+	if (start < 0 || end < start) throw new Error(`docs/faults.md has no faults:${name} block`);
+	const lines = text
+		.slice(start, end)
+		.split('\n')
+		.filter((line) => line.trim().startsWith('|'));
+	return lines.slice(2).map(splitRow);
+}
+
+function splitRow(line) {
+	// Cells are separated by | not preceded by a backslash (an escaped \| stays in the cell).
+	const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/);
+	return cells.map((cell) => cell.trim().replace(/\\\|/g, '|'));
+}
+
+/** A markdown cell for an observed value: pipes escaped, newlines folded. */
+export function cell(text) {
+	return String(text).replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+}
+
+/**
+ * Asserts that the observed rows (arrays of cells, first cell the row id) equal the doc's table,
+ * row by row, and says which row to update when they do not.
+ */
+export function assertMatchesDoc(name, observedRows) {
+	const documented = docTable(name);
+	const byId = new Map(documented.map((row) => [row[0], row]));
+	const problems = [];
+	for (const row of observedRows) {
+		const doc = byId.get(row[0]);
+		const observed = row.map((c) => c.replace(/\\\|/g, '|'));
+		if (!doc) problems.push(`row ${row[0]} is not in docs/faults.md:\n| ${row.join(' | ')} |`);
+		else if (JSON.stringify(doc) !== JSON.stringify(observed)) {
+			problems.push(`row ${row[0]} differs.\n  docs/faults.md: | ${doc.join(' | ')} |\n  observed:       | ${row.join(' | ')} |`);
+		}
+	}
+	const observedIds = new Set(observedRows.map((row) => row[0]));
+	for (const row of documented) if (!observedIds.has(row[0])) problems.push(`row ${row[0]} of docs/faults.md was not observed by the suite`);
+	assert.equal(problems.length, 0, `docs/faults.md (${name}) does not match what the suite observed:\n${problems.join('\n')}`);
+}
+
+/** Node names as the matrix shows them. */
+export function shortNode(name) {
+	return { 'Idempotency Reserve': 'Reserve', 'Business Step (insert business_log)': 'Business Step' }[name] ?? name;
+}
+
+export function nodesCell(execution) {
+	if (!execution) return 'no execution recorded';
+	return `${execution.nodesRun.map(shortNode).join(' → ')} (${execution.status})`;
+}
+
+/** GET /healthz of the main: n8n is up and answering. */
+export async function healthz(stack) {
+	try {
+		const response = await fetch(`${stack.baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+		await response.arrayBuffer();
+		return response.status;
+	} catch {
+		return 0;
+	}
+}
