@@ -1,0 +1,921 @@
+// Webhook level: the same deliveries, on loopback, to four workflows published in ONE real n8n
+// 2.41.1 server (scripts/harness startStack), measured interleaved, round after round:
+//   floor      Webhook → business step (n8n Postgres INSERT INTO business_log) → Respond 200
+//   bare       Webhook → Respond 200 (reference only)
+//   handBuilt  the design note's pattern: Webhook → Code (evt:<id> / sha256:<raw body>) → Postgres
+//              INSERT … ON CONFLICT DO NOTHING RETURNING key → IF "Row Returned?" → business step →
+//              Respond 200 / Respond 200 duplicate (keys in processed_events_hand)
+//   package    the template workflows/idempotent-webhook.json (Idempotency Reserve, processed_events)
+// The first three are bench/workflows/*.json. Two traffic shapes: distinct (every request a new
+// event id) and repeated (every id sent twice, so half are duplicates), each at every concurrency.
+// Reported: requests/s and p50/p99 latency (medians across rounds), CPU per request of n8n's main
+// process, its task runner and PostgreSQL (from /proc), the share of the machine other processes
+// used meanwhile, and the ratios package/floor and package/handBuilt, round by round (req/s, and
+// CPU per request, which moves less when the machine is shared). Afterwards every answer, every
+// business row, every key row and every execution n8n recorded is checked: a lost or doubled row, a
+// non-200 answer, an answer from the wrong branch or a missing execution fails the run (exit 1).
+//
+//   node bench/webhook-level.mjs [--rounds 5] [--requests 120] [--concurrency 1,16]
+//        [--shapes distinct,repeated] [--variants floor,bare,handBuilt,package] [--warmup 60]
+//        [--env NAME=VALUE ...] [--profile]
+//   node bench/webhook-level.mjs --summarise bench-results/webhook-level-….json [--shapes distinct]
+//
+// Defaults: 5 rounds × 120 requests per variant, shape and concurrency (9,600 measured requests,
+// ~12 min on an idle 2-core machine, ~18 min when other sessions keep it half busy). Many short
+// interleaved rounds rather than few long ones, because this machine's speed drifts by ±15% over
+// minutes (the same workflow's CPU per request moves that much with nothing else running).
+// n8n runs with EXECUTIONS_DATA_PRUNE=false (the checks count every execution) and
+// NODE_FUNCTION_ALLOW_BUILTIN=crypto (the hand-built Code node); --env adds or overrides, e.g.
+// --env N8N_EXPRESSION_ENGINE=legacy.
+//
+// --profile starts n8n's main process with NODE_OPTIONS=--cpu-prof and attributes its CPU samples
+// to the load windows of each variant (V8's profile clock and process.hrtime are both
+// CLOCK_MONOTONIC): CPU per request by module (this package, n8n-core, typeorm, pg, …) and the
+// top functions. The profiler slows n8n down: use its numbers for where the time goes, not for
+// throughput.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+import { startStack, WEBHOOK_WORKFLOW_ID } from '../scripts/harness/index.mjs';
+
+const require = createRequire(import.meta.url);
+const { machine, median, saveResults } = require('./support.js');
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const REPO_DIR = path.resolve(BENCH_DIR, '..');
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+function parseArgs(argv) {
+	const options = { env: [] };
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i];
+		if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+		let [name, value] = arg.slice(2).split(/=(.*)/s, 2);
+		if (name === 'profile' || name === 'help') {
+			options[name] = true;
+			continue;
+		}
+		if (value === undefined) {
+			value = argv[++i];
+			if (value === undefined) throw new Error(`--${name} needs a value`);
+		}
+		if (name === 'env') options.env.push(value);
+		else options[name] = value;
+	}
+	return options;
+}
+
+const args = parseArgs(process.argv.slice(2));
+if (args.help) {
+	process.stdout.write(
+		'node bench/webhook-level.mjs [--rounds 5] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
+			'                             [--variants floor,bare,handBuilt,package] [--warmup 60] [--env NAME=VALUE] [--profile]\n',
+	);
+	process.exit(0);
+}
+const ALL_VARIANTS = ['floor', 'bare', 'handBuilt', 'package'];
+const ALL_SHAPES = ['distinct', 'repeated'];
+const list = (value) => String(value).split(',').map((s) => s.trim()).filter(Boolean);
+const positiveInt = (name, value) => {
+	const n = Number(value);
+	if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new Error(`--${name} must be an integer from 1 to 100000, not ${value}`);
+	return n;
+};
+const config = {
+	rounds: positiveInt('rounds', args.rounds ?? 5),
+	requests: positiveInt('requests', args.requests ?? 120),
+	concurrency: list(args.concurrency ?? '1,16').map((c) => positiveInt('concurrency', c)),
+	shapes: list(args.shapes ?? ALL_SHAPES.join(',')),
+	variants: list(args.variants ?? ALL_VARIANTS.join(',')),
+	warmup: Number(args.warmup ?? 60),
+	profile: Boolean(args.profile),
+	env: Object.fromEntries(
+		args.env.map((pair) => {
+			const at = pair.indexOf('=');
+			if (at < 1) throw new Error(`--env wants NAME=VALUE, not ${pair}`);
+			return [pair.slice(0, at), pair.slice(at + 1)];
+		}),
+	),
+};
+for (const shape of config.shapes) if (!ALL_SHAPES.includes(shape)) throw new Error(`unknown shape ${shape} (${ALL_SHAPES.join(', ')})`);
+for (const variant of config.variants) if (!ALL_VARIANTS.includes(variant)) throw new Error(`unknown variant ${variant} (${ALL_VARIANTS.join(', ')})`);
+if (config.concurrency.some((c) => c > 256)) throw new Error('--concurrency: at most 256');
+
+// ---------------------------------------------------------------------------------------------
+// Variants: which workflow, what its answer and its business row look like.
+
+const VARIANTS = {
+	floor: { file: 'bench/workflows/floor.json', tag: 'flr', dedupe: false, businessKey: (id) => `floor:${id}` },
+	bare: { file: 'bench/workflows/bare.json', tag: 'bar', dedupe: false, businessKey: undefined },
+	handBuilt: { file: 'bench/workflows/hand-built.json', tag: 'hnd', dedupe: true, keyTable: 'processed_events_hand', businessKey: (id) => `evt:${id}` },
+	package: { file: 'workflows/idempotent-webhook.json', tag: 'pkg', dedupe: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
+};
+for (const [name, variant] of Object.entries(VARIANTS)) {
+	if (name === 'package') {
+		variant.workflowId = WEBHOOK_WORKFLOW_ID;
+		continue;
+	}
+	const json = JSON.parse(readFileSync(path.join(REPO_DIR, variant.file), 'utf8'));
+	variant.workflowId = json.id;
+	variant.webhookPath = json.nodes.find((node) => node.type === 'n8n-nodes-base.webhook').parameters.path;
+}
+
+const HAND_TABLE_SQL = `CREATE TABLE IF NOT EXISTS processed_events_hand (
+  key text PRIMARY KEY,
+  first_seen timestamptz NOT NULL DEFAULT now()
+)`;
+
+// ---------------------------------------------------------------------------------------------
+// Traffic
+
+const runTag = Date.now().toString(36);
+
+/** A Stripe-like event of ~0.8 KB, the same for every variant except its id. */
+function eventBody(id, seq) {
+	return Buffer.from(
+		JSON.stringify({
+			id,
+			object: 'event',
+			api_version: '2024-06-20',
+			created: 1_700_000_000 + seq,
+			type: 'invoice.paid',
+			livemode: false,
+			pending_webhooks: 1,
+			request: { id: null, idempotency_key: null },
+			data: {
+				object: {
+					id: `in_${String(seq).padStart(8, '0')}`,
+					object: 'invoice',
+					amount_due: 4200,
+					amount_paid: 4200,
+					currency: 'eur',
+					customer: 'cus_BenchCustomer0001',
+					customer_email: 'bench@example.com',
+					status: 'paid',
+					billing_reason: 'subscription_cycle',
+					lines: {
+						object: 'list',
+						data: [{ id: 'il_0001', amount: 4200, description: '1 × Plan (at €42.00 / month)', quantity: 1 }],
+					},
+					metadata: { order: `ord_${seq}`, source: 'n8n-nodes-idempotency webhook-level bench' },
+				},
+			},
+		}),
+	);
+}
+
+/**
+ * The ids of one load. distinct: n new ids. repeated: blocks of up to 32 new ids followed by the
+ * same 32 again (each id twice, half the requests duplicates; at concurrency 16 the second copy
+ * mostly arrives after the first one finished, like a provider's retry, sometimes alongside it).
+ */
+function loadIds(prefix, shape, n) {
+	if (shape === 'distinct') return Array.from({ length: n }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
+	const ids = [];
+	let next = 0;
+	while (ids.length < n) {
+		const m = Math.min(32, Math.floor((n - ids.length) / 2));
+		if (m === 0) {
+			ids.push(`${prefix}.${String(next++).padStart(5, '0')}`);
+			continue;
+		}
+		const block = Array.from({ length: m }, () => `${prefix}.${String(next++).padStart(5, '0')}`);
+		ids.push(...block, ...block);
+	}
+	return ids;
+}
+
+function post(url, bytes, agent, timeoutMs = 60_000) {
+	return new Promise((resolve) => {
+		const started = performance.now();
+		const request = http.request(
+			url,
+			{ method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': bytes.length }, timeout: timeoutMs },
+			(response) => {
+				const chunks = [];
+				response.on('data', (chunk) => chunks.push(chunk));
+				response.on('end', () =>
+					resolve({ status: response.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
+				);
+				response.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
+			},
+		);
+		request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+		request.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
+		request.end(bytes);
+	});
+}
+
+/** Closed loop: `concurrency` senders, each sending the next request as soon as its last one was answered. */
+async function runLoad(url, ids, concurrency, seqBase) {
+	const bodies = ids.map((id, i) => eventBody(id, seqBase + i));
+	const answers = new Array(ids.length);
+	const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+	let next = 0;
+	const startedMono = process.hrtime.bigint();
+	const started = performance.now();
+	await Promise.all(
+		Array.from({ length: Math.min(concurrency, ids.length) }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= ids.length) return;
+				answers[i] = await post(url, bodies[i], agent);
+			}
+		}),
+	);
+	const wallMs = performance.now() - started;
+	const endedMono = process.hrtime.bigint();
+	agent.destroy();
+	return { answers, wallMs, window: [Number(startedMono / 1000n), Number(endedMono / 1000n)] };
+}
+
+function percentile(values, p) {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bookkeeping for the checks: every answer, every business row, every execution.
+
+const ledger = {
+	/** variant → Map(businessKey → number of requests that carried it) */
+	sent: Object.fromEntries(ALL_VARIANTS.map((v) => [v, new Map()])),
+	/** variant → Map(businessKey → number of "processed" answers) */
+	processed: Object.fromEntries(ALL_VARIANTS.map((v) => [v, new Map()])),
+	/** variant → requests sent (every one must become one successful execution) */
+	requests: Object.fromEntries(ALL_VARIANTS.map((v) => [v, 0])),
+	failures: [],
+};
+
+function fail(message) {
+	if (ledger.failures.length < 200) ledger.failures.push(message);
+	else if (ledger.failures.length === 200) ledger.failures.push('… (more failures left out)');
+}
+
+/** Checks one answer against what the variant must say, and records it. */
+function record(variantName, id, answer) {
+	const variant = VARIANTS[variantName];
+	ledger.requests[variantName] += 1;
+	const key = variant.businessKey?.(id) ?? `bare:${id}`;
+	ledger.sent[variantName].set(key, (ledger.sent[variantName].get(key) ?? 0) + 1);
+	if (answer.status !== 200) {
+		fail(`${variantName} ${id}: HTTP ${answer.status} ${answer.text.slice(0, 200)}`);
+		return;
+	}
+	let json;
+	try {
+		json = JSON.parse(answer.text);
+	} catch {
+		fail(`${variantName} ${id}: 200 without a JSON body (${JSON.stringify(answer.text.slice(0, 100))}): no Respond node ran?`);
+		return;
+	}
+	if (variantName === 'bare') {
+		if (json.status !== 'ok' || json.id !== id) fail(`bare ${id}: answered ${answer.text.slice(0, 200)}`);
+		return;
+	}
+	if (json.key !== key || !['processed', 'duplicate'].includes(json.status) || (!variant.dedupe && json.status !== 'processed')) {
+		fail(`${variantName} ${id}: answered ${answer.text.slice(0, 200)}, expected key ${key}`);
+		return;
+	}
+	if (json.status === 'processed') ledger.processed[variantName].set(key, (ledger.processed[variantName].get(key) ?? 0) + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU of n8n's main process, its task runner and PostgreSQL, from /proc (Linux; zero elsewhere).
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+function processTable() {
+	const table = [];
+	let entries = [];
+	try {
+		entries = readdirSync('/proc');
+	} catch {
+		return table;
+	}
+	for (const entry of entries) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+			const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			// fields[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15
+			table.push({
+				pid: Number(entry),
+				ppid: Number(fields[1]),
+				pgrp: Number(fields[2]),
+				cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS,
+				// cutime + cstime: children that exited and were waited for (PostgreSQL backends that ended)
+				reapedChildrenCpuMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS,
+			});
+		} catch {
+			// gone meanwhile
+		}
+	}
+	return table;
+}
+
+function cpuSnapshot(stack, postmasterPid) {
+	const table = processTable();
+	const n8nPid = stack.n8n.pid;
+	let main = 0;
+	let runner = 0;
+	let postgres = 0;
+	for (const p of table) {
+		if (p.pid === n8nPid) main += p.cpuMs;
+		else if (p.pgrp === n8nPid) runner += p.cpuMs;
+		// PostgreSQL's backends make themselves group leaders: they are found as the postmaster's children.
+		else if (postmasterPid && p.pid === postmasterPid) postgres += p.cpuMs + p.reapedChildrenCpuMs;
+		else if (postmasterPid && p.ppid === postmasterPid) postgres += p.cpuMs;
+	}
+	return { main, runner, postgres, machine: machineBusyMs(), client: clientCpuMs(), at: performance.now() };
+}
+
+/** Busy CPU of the whole machine (all cores), ms, from /proc/stat. */
+function machineBusyMs() {
+	try {
+		const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+		// user nice system idle iowait irq softirq steal …: busy = all but idle and iowait
+		const busy = fields.slice(0, 8).reduce((sum, v) => sum + v, 0) - fields[3] - fields[4];
+		return (busy * 1000) / CLOCK_TICKS;
+	} catch {
+		return 0;
+	}
+}
+
+function clientCpuMs() {
+	const { user, system } = process.cpuUsage();
+	return (user + system) / 1000;
+}
+
+function postmasterPidOf(stack) {
+	const file = path.join(stack.workDir, 'postgres', 'data', 'postmaster.pid');
+	if (stack.server.kind !== 'embedded' || !existsSync(file)) return undefined;
+	return Number(readFileSync(file, 'utf8').split('\n')[0]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// n8n's own records
+
+const FINISHED = ['success', 'error', 'crashed', 'canceled'];
+const savesSuccess = () => (config.env.EXECUTIONS_DATA_SAVE_ON_SUCCESS ?? 'all') !== 'none';
+
+async function executionCounts(stack) {
+	const { rows } = await stack.n8nDb.query(
+		`SELECT "workflowId" AS workflow, status, count(*)::int AS n FROM execution_entity GROUP BY 1, 2`,
+	);
+	return rows;
+}
+
+/** Waits (bounded) until n8n finished and saved every execution sent so far: each load starts on an idle n8n. */
+async function waitForIdle(stack, { timeoutMs = 180_000 } = {}) {
+	const deadline = Date.now() + timeoutMs;
+	let state = '';
+	while (Date.now() < deadline) {
+		const rows = await executionCounts(stack);
+		const open = rows.filter((r) => !FINISHED.includes(r.status)).reduce((sum, r) => sum + r.n, 0);
+		const lagging = savesSuccess()
+			? config.variants.filter((v) => {
+					const done = rows.filter((r) => r.workflow === VARIANTS[v].workflowId && FINISHED.includes(r.status)).reduce((s, r) => s + r.n, 0);
+					return done < ledger.requests[v];
+				})
+			: [];
+		if (open === 0 && lagging.length === 0) return;
+		state = `${open} executions open, waiting for ${lagging.join(', ') || 'nothing'}`;
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+	fail(`n8n did not finish the executions sent so far within ${timeoutMs} ms (${state})`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU profile (--profile)
+
+// The installed package (…/.n8n/nodes/node_modules/n8n-nodes-idempotency/dist/…). Not just
+// "/n8n-nodes-idempotency/": n8n itself is cached under ~/.cache/n8n-nodes-idempotency/.
+const PACKAGE_URL = /\/node_modules\/n8n-nodes-idempotency\//;
+
+function moduleOf(url, functionName) {
+	if (!url) return functionName.startsWith('(') ? functionName : '(native / builtin)';
+	if (PACKAGE_URL.test(url)) return 'n8n-nodes-idempotency (this package)';
+	if (url.startsWith('node:')) return 'node (internals)';
+	const at = url.lastIndexOf('/node_modules/');
+	if (at === -1) return 'other';
+	const rest = url.slice(at + '/node_modules/'.length).split('/');
+	return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+}
+
+function analyseProfile(file, windows) {
+	const profile = JSON.parse(readFileSync(file, 'utf8'));
+	const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+	const parent = new Map();
+	for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+	const insidePackage = new Map();
+	const isPackage = (id) => {
+		if (insidePackage.has(id)) return insidePackage.get(id);
+		const node = byId.get(id);
+		const own = PACKAGE_URL.test(node.callFrame.url);
+		const result = own || (parent.has(id) ? isPackage(parent.get(id)) : false);
+		insidePackage.set(id, result);
+		return result;
+	};
+	const keyOf = (node) => {
+		const { functionName, url, lineNumber } = node.callFrame;
+		return `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*\/node_modules\//, '')}:${lineNumber + 1}` : ''}`.trim();
+	};
+	// Every distinct function on a node's stack (itself and its callers), for inclusive time.
+	const stackKeys = new Map();
+	const keysOnStack = (id) => {
+		let keys = stackKeys.get(id);
+		if (keys) return keys;
+		const own = keyOf(byId.get(id));
+		const above = parent.has(id) ? keysOnStack(parent.get(id)) : [];
+		keys = above.includes(own) ? above : [...above, own];
+		stackKeys.set(id, keys);
+		return keys;
+	};
+	const stats = windows.map(() => ({ activeMs: 0, packageMs: 0, gcMs: 0, modules: new Map(), functions: new Map(), inclusive: new Map() }));
+	let t = profile.startTime;
+	for (let i = 0; i < profile.samples.length; i++) {
+		t += profile.timeDeltas[i];
+		// A sample's time is the gap to the next sample.
+		const dt = (profile.timeDeltas[i + 1] ?? 0) / 1000;
+		const w = windows.findIndex((win) => t >= win.window[0] && t < win.window[1]);
+		if (w === -1) continue;
+		const node = byId.get(profile.samples[i]);
+		const { functionName, url } = node.callFrame;
+		if (functionName === '(idle)') continue;
+		const s = stats[w];
+		s.activeMs += dt;
+		if (functionName === '(garbage collector)') s.gcMs += dt;
+		if (isPackage(node.id)) s.packageMs += dt;
+		const module = moduleOf(url, functionName);
+		s.modules.set(module, (s.modules.get(module) ?? 0) + dt);
+		const fn = keyOf(node);
+		s.functions.set(fn, (s.functions.get(fn) ?? 0) + dt);
+		for (const key of keysOnStack(node.id)) s.inclusive.set(key, (s.inclusive.get(key) ?? 0) + dt);
+	}
+	return { startTime: profile.startTime, endTime: profile.endTime, stats };
+}
+
+function mergeProfileStats(entries) {
+	const merged = { requests: 0, activeMs: 0, packageMs: 0, gcMs: 0, modules: new Map(), functions: new Map(), inclusive: new Map() };
+	for (const { stats, requests } of entries) {
+		merged.requests += requests;
+		merged.activeMs += stats.activeMs;
+		merged.packageMs += stats.packageMs;
+		merged.gcMs += stats.gcMs;
+		for (const [k, v] of stats.modules) merged.modules.set(k, (merged.modules.get(k) ?? 0) + v);
+		for (const [k, v] of stats.functions) merged.functions.set(k, (merged.functions.get(k) ?? 0) + v);
+		for (const [k, v] of stats.inclusive) merged.inclusive.set(k, (merged.inclusive.get(k) ?? 0) + v);
+	}
+	return merged;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+const fmt = (n, digits = 1) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(digits));
+
+async function main() {
+	const started = Date.now();
+	const profileDir = config.profile
+		? path.join(REPO_DIR, 'bench-results', `webhook-level-profile-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+		: undefined;
+	if (profileDir) mkdirSync(profileDir, { recursive: true });
+	const env = {
+		NODE_FUNCTION_ALLOW_BUILTIN: 'crypto',
+		// n8n prunes beyond 10,000 executions by default; the checks count every execution.
+		EXECUTIONS_DATA_PRUNE: 'false',
+		...config.env,
+		...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+	};
+	const extraWorkflows = config.variants.filter((v) => v !== 'package').map((v) => VARIANTS[v].file);
+	const beforeStack = Number(process.hrtime.bigint() / 1000n);
+	const stack = await startStack({ label: 'bench', extraWorkflows, env });
+	const urls = {};
+	const samples = [];
+	const windows = [];
+	let serverPid;
+	let failed = false;
+	try {
+		for (const v of config.variants) {
+			urls[v] = v === 'package' ? stack.webhookUrl : stack.extraWorkflows.find((w) => w.id === VARIANTS[v].workflowId)?.webhookUrl;
+			if (!urls[v]) throw new Error(`no webhook URL for ${v}`);
+		}
+		serverPid = stack.n8n.pid;
+		await stack.keysDb.query(HAND_TABLE_SQL);
+		const postmasterPid = postmasterPidOf(stack);
+		process.stderr.write(
+			`\nwebhook level: ${config.rounds} rounds × ${config.shapes.join('/')} × concurrency ${config.concurrency.join('/')} × ` +
+				`${config.variants.join(', ')}; ${config.requests} requests each; n8n ${stack.n8n.baseUrl} (pid ${serverPid})\n`,
+		);
+
+		// Smoke: a body without id, twice, to each deduplicating variant: the key is sha256 of the raw bytes.
+		for (const v of config.variants.filter((name) => VARIANTS[name].dedupe)) {
+			const bytes = Buffer.from(JSON.stringify({ type: 'no.id', note: `${runTag} ${v}` }));
+			const key = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+			const agent = new http.Agent({ keepAlive: false });
+			const statuses = [];
+			for (let i = 0; i < 2; i++) {
+				const answer = await post(urls[v], bytes, agent);
+				ledger.requests[v] += 1;
+				ledger.sent[v].set(key, (ledger.sent[v].get(key) ?? 0) + 1);
+				let json;
+				try {
+					json = JSON.parse(answer.text);
+				} catch {
+					json = {};
+				}
+				statuses.push(`${answer.status} ${json.status}`);
+				if (answer.status !== 200 || json.key !== key) fail(`${v} body without id: answered ${answer.status} ${answer.text.slice(0, 200)}, expected key ${key}`);
+				if (json.status === 'processed') ledger.processed[v].set(key, (ledger.processed[v].get(key) ?? 0) + 1);
+			}
+			if (statuses.join(',') !== '200 processed,200 duplicate') fail(`${v} body without id, sent twice: ${statuses.join(', ')}`);
+			agent.destroy();
+		}
+
+		// Warm-up (not measured): JIT, pools, the task runner.
+		let seq = 0;
+		for (const v of config.variants) {
+			for (const c of config.concurrency) {
+				const ids = loadIds(`${runTag}.${VARIANTS[v].tag}.warm.c${c}`, 'distinct', Math.ceil(config.warmup / config.concurrency.length));
+				const { answers } = await runLoad(urls[v], ids, c, seq);
+				seq += ids.length;
+				ids.forEach((id, i) => record(v, id, answers[i]));
+			}
+		}
+		await waitForIdle(stack);
+		if (ledger.failures.length) throw new Error(`the warm-up failed:\n${ledger.failures.slice(0, 20).join('\n')}`);
+
+		for (let round = 1; round <= config.rounds; round++) {
+			for (const shape of config.shapes) {
+				for (const c of config.concurrency) {
+					for (const v of config.variants) {
+						const ids = loadIds(`${runTag}.${VARIANTS[v].tag}.r${round}.${shape}.c${c}`, shape, config.requests);
+						const cpuBefore = cpuSnapshot(stack, postmasterPid);
+						const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq);
+						seq += ids.length;
+						ids.forEach((id, i) => record(v, id, answers[i]));
+						await waitForIdle(stack);
+						const cpuAfter = cpuSnapshot(stack, postmasterPid);
+						const latencies = answers.map((a) => a.ms);
+						const sample = {
+							round,
+							shape,
+							concurrency: c,
+							variant: v,
+							requests: ids.length,
+							rps: ids.length / (wallMs / 1000),
+							p50: percentile(latencies, 50),
+							p99: percentile(latencies, 99),
+							cpuMsPerRequest: {
+								main: (cpuAfter.main - cpuBefore.main) / ids.length,
+								runner: (cpuAfter.runner - cpuBefore.runner) / ids.length,
+								postgres: (cpuAfter.postgres - cpuBefore.postgres) / ids.length,
+								client: (cpuAfter.client - cpuBefore.client) / ids.length,
+							},
+							// CPU used on this machine by anything but this stack and this process, as a share of
+							// all cores over the load: other sessions' work, which slows the load down.
+							otherCpuShare:
+								(cpuAfter.machine -
+									cpuBefore.machine -
+									['main', 'runner', 'postgres', 'client'].reduce((sum, k) => sum + (cpuAfter[k] - cpuBefore[k]), 0)) /
+								((cpuAfter.at - cpuBefore.at) * os.cpus().length),
+						};
+						samples.push(sample);
+						windows.push({ variant: v, shape, concurrency: c, round, requests: ids.length, window });
+						process.stderr.write(
+							`round ${round} ${shape.padEnd(8)} c=${String(c).padEnd(3)} ${v.padEnd(9)} ${fmt(sample.rps).padStart(6)} req/s  ` +
+								`p50 ${fmt(sample.p50).padStart(6)} ms  p99 ${fmt(sample.p99).padStart(7)} ms  ` +
+								`CPU/req main ${fmt(sample.cpuMsPerRequest.main)} runner ${fmt(sample.cpuMsPerRequest.runner)} pg ${fmt(sample.cpuMsPerRequest.postgres)} ms, ` +
+								`others' CPU ${fmt(sample.otherCpuShare * 100, 0)}%\n`,
+						);
+					}
+				}
+			}
+		}
+
+		await checkRecords(stack);
+	} catch (error) {
+		failed = true;
+		fail(`benchmark aborted: ${error.stack ?? error}`);
+		process.stderr.write(`\n--- last lines of n8n's log ---\n${stack.n8n.logTail(30)}\n---\n`);
+	} finally {
+		await stack.stop();
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// Summary
+	const { table, ratios, out } = summarise(samples, stack.server.kind);
+
+	if (Object.keys(executionDataBytes).length) {
+		out.push(
+			`\nexecution data n8n saved per execution (average bytes): ${Object.entries(executionDataBytes)
+				.map(([v, bytes]) => `${v} ${bytes}`)
+				.join(', ')}`,
+		);
+	}
+
+	let profileSummary;
+	if (profileDir && serverPid) {
+		profileSummary = summariseProfile(profileDir, serverPid, windows, beforeStack, out);
+	}
+
+	const runSeconds = (Date.now() - started) / 1000;
+	out.push(`\nchecks: ${ledger.failures.length ? `FAILED (${ledger.failures.length})` : 'passed'}; run time ${fmt(runSeconds / 60)} min`);
+	process.stdout.write(`${out.join('\n')}\n`);
+	const file = saveResults('webhook-level', {
+		command: `node bench/webhook-level.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+		config,
+		n8n: '2.41.1',
+		postgres: stack.server.kind,
+		runSeconds,
+		table,
+		ratios,
+		samples,
+		windows,
+		profile: profileSummary,
+		executionDataBytes,
+		checks: { passed: ledger.failures.length === 0, failures: ledger.failures, requests: ledger.requests },
+	});
+	process.stdout.write(`results: ${file}\n`);
+	if (ledger.failures.length || failed) {
+		process.stderr.write(`\nFAILED:\n${ledger.failures.slice(0, 50).join('\n')}\n`);
+		process.exitCode = 1;
+	}
+}
+
+/** The tables: medians per variant, shape and concurrency, and the ratios. Also used by --summarise. */
+function summarise(samples, serverKind, machineInfo = machine()) {
+	const table = [];
+	const ratios = [];
+	for (const shape of config.shapes) {
+		for (const c of config.concurrency) {
+			for (const v of config.variants) {
+				const runs = samples.filter((s) => s.shape === shape && s.concurrency === c && s.variant === v);
+				if (!runs.length) continue;
+				table.push({
+					shape,
+					concurrency: c,
+					variant: v,
+					rps: median(runs.map((r) => r.rps)),
+					p50: median(runs.map((r) => r.p50)),
+					p99: median(runs.map((r) => r.p99)),
+					cpuMain: median(runs.map((r) => r.cpuMsPerRequest.main)),
+					cpuRunner: median(runs.map((r) => r.cpuMsPerRequest.runner)),
+					cpuPostgres: median(runs.map((r) => r.cpuMsPerRequest.postgres)),
+					otherCpuShare: median(runs.map((r) => r.otherCpuShare)),
+					rounds: runs.length,
+				});
+			}
+			for (const against of ['floor', 'handBuilt']) {
+				const ratio = ratioRow(samples, [shape], c, against);
+				if (ratio) ratios.push(ratio);
+			}
+		}
+	}
+	// Both shapes together: twice the rounds behind each median.
+	if (config.shapes.length > 1) {
+		for (const c of config.concurrency) {
+			for (const against of ['floor', 'handBuilt']) {
+				const ratio = ratioRow(samples, config.shapes, c, against);
+				if (ratio) ratios.push(ratio);
+			}
+		}
+	}
+
+	const out = [];
+	out.push(
+		`\n## Webhook level: n8n 2.41.1, one server, ${config.rounds} interleaved rounds of ${config.requests} requests per variant, shape and concurrency\n`,
+	);
+	out.push(`machine: ${JSON.stringify(machineInfo)}, PostgreSQL: ${serverKind}${config.profile ? ', CPU PROFILER ON (throughput not comparable)' : ''}`);
+	if (Object.keys(config.env).length) out.push(`extra n8n environment: ${JSON.stringify(config.env)}`);
+	out.push('');
+	out.push('| shape | conc. | variant | req/s | p50 ms | p99 ms | CPU ms/req n8n main | task runner | PostgreSQL | others\' CPU |');
+	out.push('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+	for (const r of table) {
+		out.push(
+			`| ${r.shape} | ${r.concurrency} | ${r.variant} | ${fmt(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuMain)} | ${fmt(r.cpuRunner)} | ${fmt(r.cpuPostgres)} | ${fmt(r.otherCpuShare * 100, 0)}% |`,
+		);
+	}
+	out.push(
+		`\nMedians across rounds. CPU ms/req: from /proc, over the load and the wait until n8n saved its last execution. ` +
+			`others' CPU: share of the machine's ${os.cpus().length} cores used by processes outside this benchmark during the load (noise).\n`,
+	);
+	out.push('| shape | conc. | ratio | req/s ratio: median of rounds | per round | spread (max−min)/median | CPU-based: median | spread |');
+	out.push('| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |');
+	for (const r of ratios) {
+		out.push(
+			`| ${r.shape} | ${r.concurrency} | ${r.ratio} | **${fmt(r.median, 3)}** | ${r.perRound.map((x) => fmt(x, 2)).join(', ')} | ${fmt(r.spread * 100)}% | ` +
+				`${fmt(r.cpuMedian, 3)} | ${fmt(r.cpuSpread * 100)}% |`,
+		);
+	}
+	out.push(
+		'\nreq/s ratio: package req/s ÷ the other variant\'s, within each round (the two loads ran a minute or two apart), median over rounds. ' +
+			"CPU-based: the other variant's CPU per request (n8n main + task runner + PostgreSQL) ÷ the package's: the throughput ratio " +
+			'to expect when CPU is the bottleneck (n8n uses most of both cores here); it moves less than req/s with other load.',
+	);
+	const target = ratios.filter((r) => r.ratio === 'package/floor' && r.shape === config.shapes.join('+'));
+	if (target.length) {
+		const verdict = (r) => {
+			const low = Math.min(...r.perRound);
+			const high = Math.max(...r.perRound);
+			const state = r.median >= 0.95 ? 'met' : 'MISSED';
+			const sure = low >= 0.95 || high < 0.95 ? '' : ` (uncertain: rounds range ${fmt(low, 2)}–${fmt(high, 2)})`;
+			return `c=${r.concurrency} ${state} (${fmt(r.median, 3)}; CPU-based ${fmt(r.cpuMedian, 3)})${sure}`;
+		};
+		out.push(`\ntarget package ≥ 0.95 × floor req/s, both shapes: ${target.map(verdict).join('; ')}`);
+	}
+
+	return { table, ratios, out };
+}
+
+/** package against `against` in the given shapes at concurrency c: per-round ratios and their medians. */
+function ratioRow(samples, shapes, c, against) {
+	if (!config.variants.includes('package') || !config.variants.includes(against)) return undefined;
+	const perRound = [];
+	const cpuPerRound = [];
+	for (const shape of shapes) {
+		for (let round = 1; round <= config.rounds; round++) {
+			const pick = (v) => samples.find((s) => s.shape === shape && s.concurrency === c && s.variant === v && s.round === round);
+			const pkg = pick('package');
+			const other = pick(against);
+			if (!pkg || !other) continue;
+			perRound.push(pkg.rps / other.rps);
+			const stackCpu = (sample) => sample.cpuMsPerRequest.main + sample.cpuMsPerRequest.runner + sample.cpuMsPerRequest.postgres;
+			cpuPerRound.push(stackCpu(other) / stackCpu(pkg));
+		}
+	}
+	if (!perRound.length) return undefined;
+	const mid = median(perRound);
+	const cpuMid = median(cpuPerRound);
+	return {
+		shape: shapes.join('+'),
+		concurrency: c,
+		ratio: `package/${against}`,
+		median: mid,
+		perRound,
+		spread: (Math.max(...perRound) - Math.min(...perRound)) / mid,
+		cpuMedian: cpuMid,
+		cpuPerRound,
+		cpuSpread: (Math.max(...cpuPerRound) - Math.min(...cpuPerRound)) / cpuMid,
+	};
+}
+
+/** variant → average size of the execution data n8n saved per execution (bytes) */
+const executionDataBytes = {};
+
+/** After all loads: business rows, key rows and executions against what was sent and answered. */
+async function checkRecords(stack) {
+	const { rows } = await stack.keysDb.query(`SELECT event_key, count(*)::int AS n FROM business_log GROUP BY event_key`);
+	const business = new Map(rows.map((r) => [r.event_key, r.n]));
+	const claimed = new Set();
+	for (const v of config.variants) {
+		const variant = VARIANTS[v];
+		if (!variant.businessKey) continue;
+		let problems = 0;
+		for (const [key, sentCount] of ledger.sent[v]) {
+			claimed.add(key);
+			const expected = variant.dedupe ? 1 : sentCount;
+			const got = business.get(key) ?? 0;
+			if (got !== expected) {
+				problems += 1;
+				fail(`${v}: ${got} business rows for ${key}, expected ${expected} (${sentCount} requests)`);
+			}
+			if (variant.dedupe) {
+				const processed = ledger.processed[v].get(key) ?? 0;
+				if (processed !== 1) fail(`${v}: ${key} was answered "processed" ${processed} times, expected once`);
+			}
+		}
+		const expectedRows = [...ledger.sent[v]].reduce((sum, [, n]) => sum + (variant.dedupe ? 1 : n), 0);
+		process.stderr.write(`check ${v}: ${ledger.requests[v]} requests, ${ledger.sent[v].size} distinct events, ${expectedRows} business rows expected, ${problems} keys wrong\n`);
+		if (variant.keyTable) {
+			const { rows: keyRows } = await stack.keysDb.query(`SELECT count(*)::int AS n FROM ${variant.keyTable}`);
+			if (keyRows[0].n !== ledger.sent[v].size) fail(`${v}: ${keyRows[0].n} rows in ${variant.keyTable}, expected ${ledger.sent[v].size}`);
+		}
+	}
+	for (const [key, n] of business) if (!claimed.has(key)) fail(`business_log has ${n} rows for ${key}, which no request carried`);
+
+	// What n8n saved per execution (execution_data.data, flatted JSON): each node's output is in it.
+	const { rows: sizes } = await stack.n8nDb.query(
+		`SELECT e."workflowId" AS workflow, avg(octet_length(d.data))::int AS bytes, count(*)::int AS n
+		 FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id GROUP BY 1`,
+	);
+	for (const v of config.variants) {
+		const row = sizes.find((r) => r.workflow === VARIANTS[v].workflowId);
+		if (row) executionDataBytes[v] = row.bytes;
+	}
+
+	const counts = await executionCounts(stack);
+	for (const v of config.variants) {
+		const mine = counts.filter((r) => r.workflow === VARIANTS[v].workflowId);
+		const bad = mine.filter((r) => r.status !== 'success');
+		for (const r of bad) fail(`${v}: ${r.n} executions with status ${r.status}`);
+		const total = mine.reduce((sum, r) => sum + r.n, 0);
+		if (savesSuccess() && total !== ledger.requests[v]) fail(`${v}: n8n recorded ${total} executions for ${ledger.requests[v]} requests`);
+	}
+}
+
+function summariseProfile(profileDir, serverPid, windows, beforeStack, out) {
+	const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(serverPid)));
+	if (!file) {
+		out.push(`\nprofile: no .cpuprofile of pid ${serverPid} in ${profileDir} (n8n did not exit cleanly?)`);
+		return undefined;
+	}
+	const analysed = analyseProfile(path.join(profileDir, file), windows);
+	// Both clocks are CLOCK_MONOTONIC: the profile must start after this process started the stack.
+	const aligned = analysed.startTime >= beforeStack && analysed.startTime <= windows[0]?.window[0];
+	out.push(`\n## CPU profile of n8n's main process (${path.relative(REPO_DIR, path.join(profileDir, file))})`);
+	if (!aligned) out.push(`WARNING: the profile's clock does not line up with the load windows (start ${analysed.startTime} µs, stack started at ${beforeStack} µs)`);
+	const perVariant = {};
+	for (const v of config.variants) {
+		const entries = windows.map((w, i) => ({ ...w, stats: analysed.stats[i] })).filter((w) => w.variant === v);
+		perVariant[v] = mergeProfileStats(entries);
+	}
+	const modules = new Set();
+	for (const v of config.variants) for (const [m] of perVariant[v].modules) modules.add(m);
+	const perReq = (v, ms) => ms / perVariant[v].requests;
+	out.push('\nSampled CPU of n8n\'s main process per request, by module (self time), all load windows of each variant:\n');
+	out.push(`| module | ${config.variants.join(' | ')} |${config.variants.includes('package') && config.variants.includes('floor') ? ' package − floor |' : ''}`);
+	out.push(`| --- |${config.variants.map(() => ' ---: |').join('')}${config.variants.includes('package') && config.variants.includes('floor') ? ' ---: |' : ''}`);
+	const rowsOut = [...modules]
+		.map((m) => ({ m, values: config.variants.map((v) => perReq(v, perVariant[v].modules.get(m) ?? 0)) }))
+		.sort((a, b) => Math.max(...b.values) - Math.max(...a.values))
+		.filter((r) => Math.max(...r.values) >= 0.05);
+	const diff = (r) => {
+		const p = config.variants.indexOf('package');
+		const f = config.variants.indexOf('floor');
+		return p === -1 || f === -1 ? '' : ` ${fmt(r.values[p] - r.values[f], 2)} |`;
+	};
+	out.push(
+		`| **total (non-idle)** | ${config.variants.map((v) => fmt(perReq(v, perVariant[v].activeMs), 2)).join(' | ')} |${diff({ values: config.variants.map((v) => perReq(v, perVariant[v].activeMs)) })}`,
+	);
+	out.push(
+		`| of which inside this package's code (inclusive) | ${config.variants.map((v) => fmt(perReq(v, perVariant[v].packageMs), 2)).join(' | ')} |${diff({ values: config.variants.map((v) => perReq(v, perVariant[v].packageMs)) })}`,
+	);
+	for (const r of rowsOut) out.push(`| ${r.m} | ${r.values.map((x) => fmt(x, 2)).join(' | ')} |${diff(r)}`);
+	const summary = { file: path.join(profileDir, file), aligned, variants: {} };
+	for (const v of config.variants) {
+		const top = [...perVariant[v].functions].sort((a, b) => b[1] - a[1]).slice(0, 15);
+		summary.variants[v] = {
+			requests: perVariant[v].requests,
+			cpuMsPerRequest: perReq(v, perVariant[v].activeMs),
+			packageMsPerRequest: perReq(v, perVariant[v].packageMs),
+			gcMsPerRequest: perReq(v, perVariant[v].gcMs),
+			modulesMsPerRequest: Object.fromEntries([...perVariant[v].modules].map(([m, ms]) => [m, perReq(v, ms)]).sort((a, b) => b[1] - a[1])),
+			topFunctionsMsPerRequest: top.map(([fn, ms]) => [fn, perReq(v, ms)]),
+		};
+	}
+	for (const v of config.variants.filter((name) => name === 'package' || name === 'floor')) {
+		out.push(`\nTop functions (self ms/request), ${v}:`);
+		for (const [fn, ms] of summary.variants[v].topFunctionsMsPerRequest.slice(0, 12)) out.push(`  ${fmt(ms, 2).padStart(6)}  ${fn}`);
+	}
+	if (perVariant.package && perVariant.floor) {
+		// Where package and floor differ: functions by inclusive time (itself and what it calls, on
+		// the synchronous stack), largest difference first.
+		const keys = new Set([...perVariant.package.inclusive.keys(), ...perVariant.floor.inclusive.keys()]);
+		const rows = [...keys]
+			.map((key) => {
+				const pkg = perReq('package', perVariant.package.inclusive.get(key) ?? 0);
+				const floor = perReq('floor', perVariant.floor.inclusive.get(key) ?? 0);
+				return { key, pkg, floor, diff: pkg - floor };
+			})
+			.filter((r) => !/^\((root|program|garbage collector)\)/.test(r.key))
+			.sort((a, b) => Math.abs(b.diff) - Math.abs(a.diff))
+			.slice(0, 30);
+		summary.inclusiveDiffPackageMinusFloor = rows;
+		out.push('\nLargest differences package − floor, inclusive ms/request (function with everything it calls synchronously):');
+		out.push('| function | floor | package | package − floor |');
+		out.push('| --- | ---: | ---: | ---: |');
+		for (const r of rows) out.push(`| ${r.key.replace(/\|/g, '\\|')} | ${fmt(r.floor, 2)} | ${fmt(r.pkg, 2)} | ${fmt(r.diff, 2)} |`);
+	}
+	return summary;
+}
+
+if (args.summarise) {
+	// Prints the tables of an earlier run again: node bench/webhook-level.mjs --summarise bench-results/webhook-level-….json
+	// (--shapes distinct: only those loads; the profile is analysed again when its file is still there)
+	const saved = JSON.parse(readFileSync(args.summarise, 'utf8'));
+	Object.assign(config, saved.config);
+	if (args.shapes) config.shapes = list(args.shapes);
+	const inShapes = (entry) => config.shapes.includes(entry.shape);
+	const { out } = summarise(saved.samples.filter(inShapes), saved.postgres, saved.machine);
+	if (saved.profile?.file && existsSync(saved.profile.file) && saved.windows) {
+		const pid = path.basename(saved.profile.file).split('.')[3];
+		summariseProfile(path.dirname(saved.profile.file), Number(pid), saved.windows.filter(inShapes), 0, out);
+	}
+	out.push(`\nchecks: ${saved.checks.passed ? 'passed' : `FAILED (${saved.checks.failures.length})`}; run time ${fmt(saved.runSeconds / 60)} min`);
+	process.stdout.write(`${out.join('\n')}\n`);
+} else {
+	main().catch((error) => {
+		process.stderr.write(`${error.stack ?? error}\n`);
+		process.exitCode = 1;
+	});
+}
