@@ -56,16 +56,29 @@ test('a table created by hand with only key and first_seen works', async () => {
 	expect(Date.now() - Date.parse(duplicate.json.idempotency.firstSeenAt)).toBeGreaterThan(47 * 3600 * 1000);
 });
 
-test('a user with only SELECT, INSERT, DELETE on a hand-made table without index works with Create Table on', async () => {
-	const db = await freshDatabase();
-	const role = `idem_limited_${db.name.slice(-8)}`;
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+/**
+ * Runs `work` as a fresh login role of a fresh database where only that role's grants apply (CREATE on
+ * public revoked), then drops the role (roles are cluster-wide).
+ */
+async function asLimitedRole(db, label, grants, work) {
+	const role = `idem_${label}_${db.name.slice(-8)}`;
 	await db.query(`CREATE ROLE ${role} LOGIN PASSWORD 'limited'`);
 	try {
 		await db.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
 		await db.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
-		await db.query(`GRANT SELECT, INSERT, DELETE ON processed_events TO ${role}`);
-		const credentials = db.credential({ user: role, password: 'limited' });
+		for (const grant of grants) await db.query(`${grant} TO ${role}`);
+		await work(db.credential({ user: role, password: 'limited' }));
+	} finally {
+		await closeAllPools();
+		await db.query(`DROP OWNED BY ${role}`);
+		await db.query(`DROP ROLE ${role}`);
+	}
+}
+
+test('a user with only SELECT, INSERT, DELETE on a hand-made table without index works with Create Table on', async () => {
+	const db = await freshDatabase();
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await asLimitedRole(db, 'limited', ['GRANT SELECT, INSERT, DELETE ON processed_events'], async (credentials) => {
 		const first = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], { credentials });
 		expect(first.error).toBeUndefined();
 		expect(first.output('Idempotency Reserve', 0)).toHaveLength(1);
@@ -73,32 +86,18 @@ test('a user with only SELECT, INSERT, DELETE on a hand-made table without index
 		expect(again.output('Idempotency Reserve', 1)).toHaveLength(1);
 		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'processed_events'`);
 		expect(rows[0].n).toBe(1); // only the primary key: the index could not be added, and that is fine
-	} finally {
-		await closeAllPools();
-		await db.query(`DROP OWNED BY ${role}`);
-		await db.query(`DROP ROLE ${role}`);
-	}
+	});
 });
 
 test('a user who may not create the missing table gets a clear error, never a route', async () => {
 	const db = await freshDatabase();
-	const role = `idem_nocreate_${db.name.slice(-8)}`;
-	await db.query(`CREATE ROLE ${role} LOGIN PASSWORD 'limited'`);
-	try {
-		await db.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
-		await db.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
-		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_nocreate' } })], {
-			credentials: db.credential({ user: role, password: 'limited' }),
-		});
+	await asLimitedRole(db, 'nocreate', [], async (credentials) => {
+		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_nocreate' } })], { credentials });
 		expect(run.status).toBe('error');
 		expect(run.error.name).toBe('NodeApiError');
 		expect(run.error.message).toMatch(/permission denied for schema public/);
 		expect(run.output('Idempotency Reserve', 1)).toHaveLength(0);
-	} finally {
-		await closeAllPools();
-		await db.query(`DROP OWNED BY ${role}`);
-		await db.query(`DROP ROLE ${role}`);
-	}
+	});
 });
 
 test('a custom schema and table are created and used', async () => {
