@@ -65,8 +65,9 @@ RETURNING key`;
  * The same reservation, also returning `first_seen` of each key that already existed. The outer
  * SELECT reads the snapshot from before the insert, so it finds only rows that existed before; a key
  * reserved a moment ago by a concurrent execution is in neither list (a duplicate, first_seen not
- * known). LATERAL ... LIMIT 1 keeps the lookup an index probe per key whatever the table's size,
- * where a join could turn into a scan of the whole table for a large batch.
+ * known). Only keys the insert did not take are looked up (NOT EXISTS becomes an anti join that can
+ * spill to disk, where NOT IN could degrade to a rescan per key), and LATERAL ... LIMIT 1 keeps each
+ * lookup an index probe whatever the table's size, where a join could scan the whole table.
  */
 export function reserveWithFirstSeenSql(ref: TableRef): string {
 	return `WITH inserted AS (
@@ -79,7 +80,8 @@ SELECT key, NULL::timestamptz AS first_seen FROM inserted
 UNION ALL
 SELECT u.key, existing.first_seen
 FROM unnest($1::text[]) AS u(key)
-CROSS JOIN LATERAL (SELECT t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1) existing`;
+CROSS JOIN LATERAL (SELECT t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1) existing
+WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
 }
 
 export function releaseSql(ref: TableRef): string {
