@@ -4,6 +4,7 @@
 // variant: node (Idempotency Reserve through n8n-core's WorkflowExecute), nodeWithoutFirstSeen, raw (the same
 // reservation as one SQL statement with pg), perItem (one INSERT per item).
 // Half of the keys exist before the run. Prints one JSON line.
+// BENCH_CPU_PROFILE=<folder> writes a CPU profile of the timed run only (open it in Chrome DevTools).
 process.env.N8N_LOG_LEVEL ??= 'silent';
 const { mkdtempSync } = require('node:fs');
 const os = require('node:os');
@@ -98,13 +99,35 @@ async function measured(variant, client) {
 	}
 }
 
+/** Profiles only what runs until the returned function is called; a no-op without a folder. */
+async function startProfile(folder) {
+	if (!folder) return async () => {};
+	const inspector = require('node:inspector');
+	const { writeFileSync, mkdirSync } = require('node:fs');
+	const session = new inspector.Session();
+	session.connect();
+	const post = (method, params) =>
+		new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+	await post('Profiler.enable');
+	await post('Profiler.setSamplingInterval', { interval: 100 });
+	await post('Profiler.start');
+	return async () => {
+		const { profile } = await post('Profiler.stop');
+		mkdirSync(folder, { recursive: true });
+		writeFileSync(path.join(folder, `${variant}-${count}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+		session.disconnect();
+	};
+}
+
 (async () => {
 	const client = new Client({ connectionString: databaseUrl });
 	await client.connect();
 	runId = `warm_${runId}`;
 	await measured(variant, client);
 	runId = runId.slice('warm_'.length);
+	const stopProfile = await startProfile(process.env.BENCH_CPU_PROFILE);
 	const result = await measured(variant, client);
+	await stopProfile();
 	await client.end();
 	const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');
 	await closeAllPools();
