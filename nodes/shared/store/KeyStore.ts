@@ -11,10 +11,21 @@ import {
 	reserveWithFirstSeenSql,
 } from './sql';
 
-export interface Reservation {
-	isNew: boolean;
-	/** When the key was first reserved, for a key that already existed before this statement. */
-	firstSeenAt?: Date;
+/** What one reserve statement did. */
+export interface ReserveOutcome {
+	/** The keys this statement inserted: new, for the caller to process. Every other key was already reserved. */
+	inserted: Set<string>;
+	/** When each key that already existed was first reserved, where that was looked up and known. */
+	firstSeen: Map<string, Date>;
+}
+
+/** Sorted, each key once: every execution then locks keys in the same order, so overlapping batches cannot deadlock. */
+function sortedDistinct(keys: readonly string[]): string[] {
+	const sorted = [...keys].sort();
+	let kept = 0;
+	for (const key of sorted) if (kept === 0 || sorted[kept - 1] !== key) sorted[kept++] = key;
+	sorted.length = kept;
+	return sorted;
 }
 
 export interface PurgeOptions {
@@ -64,28 +75,25 @@ export class KeyStore {
 	}
 
 	/**
-	 * Reserves all keys in one statement and one round trip; returns one entry per distinct key. The
-	 * statement is atomic, so on error nothing was reserved by it. `firstSeen` also reads when each
-	 * key that already existed was first reserved (an index lookup per duplicate).
+	 * Reserves all keys in one statement and one round trip. The statement is atomic, so on error
+	 * nothing was reserved by it. `firstSeen` also reads when each key that already existed was first
+	 * reserved (an index lookup per such key).
 	 */
-	async reserve(keys: readonly string[], { firstSeen }: { firstSeen: boolean }): Promise<Map<string, Reservation>> {
-		const reservations = new Map<string, Reservation>();
-		if (keys.length === 0) return reservations;
-		const sorted = [...new Set(keys)].sort();
-		const result = await this.entry.pool.query<{ key: string; first_seen?: Date | null }>(
-			firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
-			[sorted],
-		);
-		const existing = new Map<string, Date>();
-		const inserted = new Set<string>();
-		for (const row of result.rows) {
-			if (row.first_seen) existing.set(row.key, row.first_seen);
-			else inserted.add(row.key);
+	async reserve(keys: readonly string[], { firstSeen }: { firstSeen: boolean }): Promise<ReserveOutcome> {
+		const outcome: ReserveOutcome = { inserted: new Set(), firstSeen: new Map() };
+		if (keys.length === 0) return outcome;
+		const result = await this.entry.pool.query<[string, (Date | null)?]>({
+			text: firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
+			values: [sortedDistinct(keys)],
+			// Rows as arrays: no object per row for a batch of thousands.
+			rowMode: 'array',
+		});
+		for (const [key, firstSeenAt] of result.rows) {
+			// Inserted rows come without first_seen; rows that existed always have one (NOT NULL).
+			if (firstSeenAt) outcome.firstSeen.set(key, firstSeenAt);
+			else outcome.inserted.add(key);
 		}
-		for (const key of sorted) {
-			reservations.set(key, inserted.has(key) ? { isNew: true } : { isNew: false, firstSeenAt: existing.get(key) });
-		}
-		return reservations;
+		return outcome;
 	}
 
 	/** Deletes the keys in one statement; returns the keys that existed. */
