@@ -24,8 +24,10 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 			// Taking the key out of `inserted` makes only the first item of a key new within the
 			// execution; later items with the same key are its duplicates.
 			if (outcome.inserted.delete(key)) return { output: NEW_OUTPUT, idempotency: { key, isNew: true } };
-			const firstSeenAt = outcome.firstSeen.get(key)?.toISOString();
-			return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false, ...(firstSeenAt ? { firstSeenAt } : {}) } };
+			const firstSeenMs = outcome.firstSeenMs.get(key);
+			if (firstSeenMs === undefined) return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false } };
+			const firstSeenAt = new Date(firstSeenMs).toISOString();
+			return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false, firstSeenAt } };
 		},
 	});
 }

@@ -18,17 +18,14 @@ export interface KeyedBatch<Result> {
 	action: string;
 	/** The key of one item; throws (KeyError) for a bad item. */
 	keyOf: (item: INodeExecutionData, itemIndex: number) => string | Promise<string>;
-	/** One statement for all distinct keys of the execution. */
+	/** One statement for the keys of all items that have one (a key may repeat; the store handles that). */
 	apply: (store: KeyStore, keys: string[]) => Promise<Result>;
 	/** Called in item order, so a route can tell the first item of a key from its repeats. */
 	route: (result: Result, key: string, itemIndex: number) => ItemRoute;
 }
 
-/** One entry per key, whichever items share it. */
-function distinctKeys(keys: Array<string | undefined>): string[] {
-	const unique = new Set<string>();
-	for (const key of keys) if (key !== undefined) unique.add(key);
-	return [...unique];
+function presentKeys(keys: Array<string | undefined>): string[] {
+	return keys.filter((key): key is string => key !== undefined);
 }
 
 /**
@@ -58,7 +55,7 @@ export async function runKeyedBatch<Result>(
 	let result: Result;
 	try {
 		if (context.getNodeParameter('createTable', 0, true) as boolean) await store.ensureTable();
-		result = await batch.apply(store, distinctKeys(keys));
+		result = await batch.apply(store, presentKeys(keys));
 	} catch (error) {
 		return failWhole(context, databaseError(node, error, credential, batch.action), batch.outputCount, failed);
 	}

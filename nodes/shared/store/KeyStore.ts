@@ -15,8 +15,8 @@ import {
 export interface ReserveOutcome {
 	/** The keys this statement inserted: new, for the caller to process. Every other key was already reserved. */
 	inserted: Set<string>;
-	/** When each key that already existed was first reserved, where that was looked up and known. */
-	firstSeen: Map<string, Date>;
+	/** When each key that already existed was first reserved (ms since 1970), where that was looked up and known. */
+	firstSeenMs: Map<string, number>;
 }
 
 /** Sorted, each key once: every execution then locks keys in the same order, so overlapping batches cannot deadlock. */
@@ -80,18 +80,18 @@ export class KeyStore {
 	 * reserved (an index lookup per such key).
 	 */
 	async reserve(keys: readonly string[], { firstSeen }: { firstSeen: boolean }): Promise<ReserveOutcome> {
-		const outcome: ReserveOutcome = { inserted: new Set(), firstSeen: new Map() };
+		const outcome: ReserveOutcome = { inserted: new Set(), firstSeenMs: new Map() };
 		if (keys.length === 0) return outcome;
-		const result = await this.entry.pool.query<[string, (Date | null)?]>({
+		const result = await this.entry.pool.query<[string, (number | null)?]>({
 			text: firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
 			values: [sortedDistinct(keys)],
 			// Rows as arrays: no object per row for a batch of thousands.
 			rowMode: 'array',
 		});
-		for (const [key, firstSeenAt] of result.rows) {
+		for (const [key, firstSeenEpoch] of result.rows) {
 			// Inserted rows come without first_seen; rows that existed always have one (NOT NULL).
-			if (firstSeenAt) outcome.firstSeen.set(key, firstSeenAt);
-			else outcome.inserted.add(key);
+			if (firstSeenEpoch === null || firstSeenEpoch === undefined) outcome.inserted.add(key);
+			else outcome.firstSeenMs.set(key, Math.round(firstSeenEpoch * 1000));
 		}
 		return outcome;
 	}
