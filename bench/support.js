@@ -28,6 +28,29 @@ function median(values) {
 	return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/**
+ * A distribution-free confidence interval for the median: the k-th smallest and k-th largest values,
+ * with k as large as keeps the coverage (binomial, p = ½) at `confidence` or above. With few values
+ * that is min…max and the coverage reached is returned (5 values: 93.75 %).
+ */
+function medianInterval(values, confidence = 0.95) {
+	const sorted = [...values].sort((a, b) => a - b);
+	const n = sorted.length;
+	if (n === 0) return undefined;
+	const coverageOf = (k) => {
+		let tail = 0;
+		let choose = 1; // C(n, i)
+		for (let i = 0; i < k; i++) {
+			tail += choose;
+			choose = (choose * (n - i)) / (i + 1);
+		}
+		return 1 - (2 * tail) / 2 ** n;
+	};
+	let k = 1;
+	while (k + 1 <= Math.ceil(n / 2) && coverageOf(k + 1) >= confidence) k += 1;
+	return { low: sorted[k - 1], high: sorted[n - k], coverage: coverageOf(k) };
+}
+
 function machine() {
 	return {
 		cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
@@ -51,4 +74,4 @@ function option(name, fallback) {
 	return index === -1 ? fallback : process.argv[index + 1];
 }
 
-module.exports = { benchDatabase, machine, median, option, saveResults };
+module.exports = { benchDatabase, machine, median, medianInterval, option, saveResults };
