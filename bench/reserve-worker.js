@@ -1,10 +1,12 @@
-// One measurement in a fresh process, so memory belongs to one variant:
-//   node --expose-gc bench/reserve-worker.js <variant> <items> <databaseUrl>
-// It runs the variant once to warm up (JIT, pool, table check), then once timed while sampling RSS.
-// variant: node (Idempotency Reserve through n8n-core's WorkflowExecute), nodeWithoutFirstSeen, raw (the same
-// reservation as one SQL statement with pg), perItem (one INSERT per item).
-// Half of the keys exist before the run. Prints one JSON line.
-// BENCH_CPU_PROFILE=<folder> writes a CPU profile of the timed run only (open it in Chrome DevTools).
+// One variant measured in a fresh process, so memory belongs to one variant:
+//   node --expose-gc bench/reserve-worker.js <variant> <items> <databaseUrl> [timed runs, default 5]
+// It runs the variant twice to warm up (JIT, pool, table check), then the timed runs, each with
+// fresh keys, sampling RSS; it prints one JSON line with the median time and every run.
+// variant: node (Idempotency Reserve through n8n-core's WorkflowExecute), nodeWithoutFirstSeen,
+// passThrough (the least any node can do with the items in the same engine: route them to two outputs
+// unchanged; what n8n itself costs around a node), raw (the same reservation as one SQL statement with
+// pg), perItem (one INSERT per item). Half of the keys exist before each run.
+// BENCH_CPU_PROFILE=<folder> writes a CPU profile of the first timed run (open it in Chrome DevTools).
 process.env.N8N_LOG_LEVEL ??= 'silent';
 const { mkdtempSync } = require('node:fs');
 const os = require('node:os');
@@ -13,10 +15,14 @@ process.env.N8N_USER_FOLDER ??= mkdtempSync(path.join(os.tmpdir(), 'idem-bench-'
 
 const { Client } = require('pg');
 const { credentialFromUrl } = require('../test/support/database');
+const { median } = require('./support');
 
-const [variant, countText, databaseUrl] = process.argv.slice(2);
+const [variant, countText, databaseUrl, timedRunsText = '5'] = process.argv.slice(2);
 const count = Number(countText);
-let runId = `${Date.now().toString(36)}_${process.pid}`;
+const timedRuns = Number(timedRunsText);
+const WARM_UP_RUNS = 2;
+const processTag = `${Date.now().toString(36)}_${process.pid}`;
+let runId = processTag;
 
 function makeItems() {
 	return Array.from({ length: count }, (_, i) => ({
@@ -37,16 +43,51 @@ async function prepare(client) {
 	);
 }
 
+/** Two outputs, every item passed on unchanged with its pairedItem: no node can do less with N items. */
+class PassThrough {
+	description = {
+		displayName: 'Pass Through',
+		name: 'passThrough',
+		group: ['transform'],
+		version: 1,
+		description: 'Benchmark floor',
+		defaults: { name: 'Pass Through' },
+		inputs: ['main'],
+		outputs: ['main', 'main'],
+		properties: [],
+	};
+	async execute() {
+		const outputs = [[], []];
+		this.getInputData().forEach((item, itemIndex) => outputs[itemIndex % 2].push({ json: item.json, pairedItem: { item: itemIndex } }));
+		return outputs;
+	}
+}
+
+const PASS_THROUGH_WORKFLOW = {
+	name: 'Pass through (benchmark floor)',
+	nodes: [{ id: 'b0000000-0000-4000-8000-000000000001', name: 'Pass Through', type: 'bench.passThrough', typeVersion: 1, position: [0, 0], parameters: {} }],
+	connections: {},
+	settings: { executionOrder: 'v1' },
+};
+
+async function timedWorkflow(workflow, nodeName, items, options) {
+	const { runWorkflow } = require('../test/support/engine');
+	const started = process.hrtime.bigint();
+	const run = await runWorkflow(workflow, items, options);
+	const ms = Number(process.hrtime.bigint() - started) / 1e6;
+	if (run.error) throw run.error;
+	return { ms, newCount: run.output(nodeName, 0).length, duplicateCount: run.output(nodeName, 1).length };
+}
+
 const variants = {
 	async node(items, _client, parameters = {}) {
-		const { runWorkflow } = require('../test/support/engine');
 		const workflow = require('../test/fixtures/reserve.workflow.json');
-		const credentials = credentialFromUrl(databaseUrl);
-		const options = { credentials, nodeOverrides: { 'Idempotency Reserve': { parameters } } };
-		const started = process.hrtime.bigint();
-		const run = await runWorkflow(workflow, items, options);
-		const ms = Number(process.hrtime.bigint() - started) / 1e6;
-		return { ms, newCount: run.output('Idempotency Reserve', 0).length, duplicateCount: run.output('Idempotency Reserve', 1).length };
+		const options = { credentials: credentialFromUrl(databaseUrl), nodeOverrides: { 'Idempotency Reserve': { parameters } } };
+		return await timedWorkflow(workflow, 'Idempotency Reserve', items, options);
+	},
+	async passThrough(items) {
+		require('../test/support/engine').registerNodeType('bench.passThrough', new PassThrough());
+		return await timedWorkflow(PASS_THROUGH_WORKFLOW, 'Pass Through', items, {});
 	},
 	/** The node without the first_seen lookup for duplicates (Options → Look Up First Seen Time off). */
 	async nodeWithoutFirstSeen(items, client) {
@@ -81,7 +122,7 @@ const variants = {
 	},
 };
 
-async function measured(variant, client) {
+async function measured(variant, client, profileFolder) {
 	await prepare(client);
 	const items = makeItems();
 	global.gc?.();
@@ -90,8 +131,10 @@ async function measured(variant, client) {
 	const sampler = setInterval(() => {
 		peakRss = Math.max(peakRss, process.memoryUsage().rss);
 	}, 2);
+	const stopProfile = await startProfile(profileFolder);
 	try {
 		const result = await variants[variant](items, client);
+		await stopProfile();
 		peakRss = Math.max(peakRss, process.memoryUsage().rss);
 		return { ...result, rssBefore, peakRss };
 	} finally {
@@ -122,16 +165,21 @@ async function startProfile(folder) {
 (async () => {
 	const client = new Client({ connectionString: databaseUrl });
 	await client.connect();
-	runId = `warm_${runId}`;
-	await measured(variant, client);
-	runId = runId.slice('warm_'.length);
-	const stopProfile = await startProfile(process.env.BENCH_CPU_PROFILE);
-	const result = await measured(variant, client);
-	await stopProfile();
+	for (let run = 1; run <= WARM_UP_RUNS; run++) {
+		runId = `warm${run}_${processTag}`;
+		await measured(variant, client);
+	}
+	const runs = [];
+	for (let run = 1; run <= timedRuns; run++) {
+		runId = `run${run}_${processTag}`;
+		runs.push(await measured(variant, client, run === 1 ? process.env.BENCH_CPU_PROFILE : undefined));
+	}
 	await client.end();
 	const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');
 	await closeAllPools();
-	process.stdout.write(`${JSON.stringify({ variant, count, ...result })}\n`);
+	const ms = median(runs.map((run) => run.ms));
+	const rssGrowth = median(runs.map((run) => run.peakRss - run.rssBefore));
+	process.stdout.write(`${JSON.stringify({ variant, count, ms, rssGrowth, newCount: runs[0].newCount, duplicateCount: runs[0].duplicateCount, runs })}\n`);
 })().catch((error) => {
 	process.stderr.write(`${error.stack}\n`);
 	process.exit(1);

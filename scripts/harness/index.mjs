@@ -1,5 +1,5 @@
 // The real-n8n harness of n8n-nodes-idempotency: see stack.mjs for what startStack() sets up.
-export { ensureN8n, cachePaths, cacheDir, N8N_VERSION } from './install.mjs';
+export { ensureN8n, ensureNode, cachePaths, cacheDir, N8N_VERSION } from './install.mjs';
 export { startPostgres } from './postgres.mjs';
 export { buildAndPack, installIntoUserFolder } from './package.mjs';
 export { n8nEnv, runN8nCli, runN8nCliBesideServer, startN8nServer, waitForWebhook } from './n8n.mjs';

@@ -145,14 +145,10 @@ function moveIntoPlace(stagingDir, finalDir) {
 	renameSync(stagingDir, finalDir);
 }
 
-/**
- * Makes sure Node.js 24 and n8n 2.41.1 are in the cache; installs what is missing.
- * @returns {Promise<ReturnType<typeof cachePaths>>}
- */
-export async function ensureN8n({ paths = cachePaths() } = {}) {
+/** The Node.js n8n 2.x runs on, from the cache or installed from the npm registry; returns the cache paths. */
+export async function ensureNode({ paths = cachePaths() } = {}) {
 	mkdirSync(paths.dir, { recursive: true });
 	removeStaleStaging(paths.dir);
-
 	if (nodeBinaryWorks(paths.nodeBin)) {
 		progress(`Node.js ${NODE_MAJOR}: reusing ${paths.nodeBin}`);
 	} else {
@@ -166,7 +162,15 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
 		moveIntoPlace(staging, paths.nodeDir);
 		if (!nodeBinaryWorks(paths.nodeBin)) throw new Error(`The installed Node.js binary does not run: ${paths.nodeBin}`);
 	}
+	return paths;
+}
 
+/**
+ * Makes sure Node.js 24 and n8n 2.41.1 are in the cache; installs what is missing.
+ * @returns {Promise<ReturnType<typeof cachePaths>>}
+ */
+export async function ensureN8n({ paths = cachePaths() } = {}) {
+	await ensureNode({ paths });
 	if (n8nInstalled(paths)) {
 		progress(`n8n ${N8N_VERSION}: reusing ${paths.n8nRoot}`);
 	} else {

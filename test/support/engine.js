@@ -18,6 +18,7 @@ function loadNodeTypes() {
 		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
 	};
 	return {
+		types,
 		getByName: (name) => types[name],
 		getByNameAndVersion: (name) => types[name],
 		getKnownTypes: () => ({}),
@@ -25,6 +26,11 @@ function loadNodeTypes() {
 }
 
 const nodeTypes = loadNodeTypes();
+
+/** Makes another node class runnable here (the benchmarks' pass-through node). */
+function registerNodeType(typeName, node) {
+	nodeTypes.types[typeName] = node;
+}
 
 /** Hands every node the credential data given to the run, by credential type. */
 class TestCredentialsHelper extends ICredentialsHelper {
@@ -147,4 +153,4 @@ function describeRun(run) {
 	};
 }
 
-module.exports = { runWorkflow, PACKAGE };
+module.exports = { registerNodeType, runWorkflow, PACKAGE };
