@@ -8,12 +8,13 @@
 //              INSERT … ON CONFLICT DO NOTHING RETURNING key → IF "Row Returned?" → business step →
 //              Respond 200 / Respond 200 duplicate (keys in processed_events_hand)
 //   package    the template workflows/idempotent-webhook.json (Idempotency Reserve, processed_events)
-// The first three are bench/workflows/*.json. Two traffic shapes: distinct (every request a new
+// The others are bench/workflows/*.json. Two traffic shapes: distinct (every request a new
 // event id) and repeated (every id sent twice, so half are duplicates), each at every concurrency.
 // Reported: requests/s and p50/p99 latency (medians across rounds), CPU per request of n8n's main
 // process, its task runner and PostgreSQL (from /proc), the share of the machine other processes
-// used meanwhile, and the ratios package/floor and package/handBuilt, round by round (req/s, and
-// CPU per request, which moves less when the machine is shared). Afterwards every answer, every
+// used meanwhile, and the ratios package/floor, package/handBuilt, package/floorNoOp and
+// floorNoOp/floor, round by round (req/s, and CPU per request, which moves less when the machine
+// is shared). Afterwards every answer, every
 // business row, every key row and every execution n8n recorded is checked: a lost or doubled row, a
 // non-200 answer, an answer from the wrong branch or a missing execution fails the run (exit 1).
 //
