@@ -62,13 +62,13 @@ RETURNING key`;
 }
 
 /**
- * The same reservation, also returning `first_seen` (as seconds since 1970, which the driver reads
- * far faster than a timestamptz) of each key that already existed. The outer
- * SELECT reads the snapshot from before the insert, so it finds only rows that existed before; a key
- * reserved a moment ago by a concurrent execution is in neither list (a duplicate, first_seen not
- * known). Only keys the insert did not take are looked up (NOT EXISTS becomes an anti join that can
- * spill to disk, where NOT IN could degrade to a rescan per key), and LATERAL ... LIMIT 1 keeps each
- * lookup an index probe whatever the table's size, where a join could scan the whole table.
+ * The same reservation, also returning `first_seen` of each key that already existed, as seconds
+ * since 1970 (the driver reads a float8 far faster than a timestamptz). The outer SELECT reads the
+ * snapshot from before the insert, so it finds only rows that existed before; a key reserved a moment
+ * ago by a concurrent execution is in neither list (a duplicate, first_seen not known). Only keys the
+ * insert did not take are looked up (NOT EXISTS becomes an anti join that can spill to disk, where
+ * NOT IN could degrade to a rescan per key), and LATERAL ... LIMIT 1 keeps each lookup an index probe
+ * whatever the table's size, where a join could scan the whole table.
  */
 export function reserveWithFirstSeenSql(ref: TableRef): string {
 	return `WITH inserted AS (
