@@ -79,7 +79,7 @@ export function reserveWithFirstSeenSql(ref: TableRef): string {
 )
 SELECT key, NULL::float8 AS first_seen_epoch FROM inserted
 UNION ALL
-SELECT u.key, date_part('epoch', existing.first_seen)
+SELECT u.key, extract(epoch FROM existing.first_seen)::float8
 FROM unnest($1::text[]) AS u(key)
 CROSS JOIN LATERAL (SELECT t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1) existing
 WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
