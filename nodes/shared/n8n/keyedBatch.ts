@@ -21,7 +21,7 @@ export interface KeyedBatch<Result> {
 	/** One statement for the keys of all items that have one (a key may repeat; the store handles that). */
 	apply: (store: KeyStore, keys: string[]) => Promise<Result>;
 	/** Called in item order, so a route can tell the first item of a key from its repeats. */
-	route: (result: Result, key: string, itemIndex: number) => ItemRoute;
+	route: (result: Result, key: string) => ItemRoute;
 }
 
 function presentKeys(keys: Array<string | undefined>): string[] {
@@ -70,7 +70,7 @@ export async function runKeyedBatch<Result>(
 		}
 		if (key === undefined) continue;
 		const item = items[itemIndex];
-		const { output, idempotency } = batch.route(result, key, itemIndex);
+		const { output, idempotency } = batch.route(result, key);
 		const routed: INodeExecutionData = { json: { ...item.json, idempotency }, pairedItem: { item: itemIndex } };
 		if (item.binary !== undefined) routed.binary = item.binary;
 		outputs[output].push(routed);
