@@ -9,7 +9,7 @@
 //   node bench/node-level.js [--rounds 5] [--sizes 1000,10000,100000] [--per-item-max 10000] [--timed-runs 5] [--node current]
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
-const { benchDatabase, machine, median, medianInterval, option, saveResults } = require('./support');
+const { benchDatabase, formatInterval, machine, median, medianInterval, option, saveResults } = require('./support');
 
 const rounds = Number(option('rounds', 5));
 const sizes = option('sizes', '1000,10000,100000').split(',').map(Number);
@@ -78,7 +78,12 @@ function measure(variant, size, url) {
 			});
 		}
 		// Round by round (the two processes ran seconds apart), with an interval for the median.
-		for (const [variant, against] of [['node', 'raw'], ['nodeWithoutFirstSeen', 'raw'], ['perItem', 'node']]) {
+		for (const [variant, against] of [
+			['node', 'raw'],
+			['nodeWithoutFirstSeen', 'raw'],
+			['perItem', 'node'],
+			['perItem', 'nodeWithoutFirstSeen'],
+		]) {
 			const a = samples[`${size}:${variant}`];
 			const b = samples[`${size}:${against}`];
 			if (!a || !b) continue;
@@ -95,8 +100,7 @@ function measure(variant, size, url) {
 	console.log('\n| items | ratio | median of rounds | interval of the median | per round |');
 	console.log('| ---: | --- | ---: | --- | --- |');
 	for (const r of ratios) {
-		const interval = `${r.interval.low.toFixed(2)}–${r.interval.high.toFixed(2)} (${(r.interval.coverage * 100).toFixed(0)}%)`;
-		console.log(`| ${r.size} | ${r.ratio} | ${r.median.toFixed(2)} | ${interval} | ${r.perRound.map((x) => x.toFixed(2)).join(', ')} |`);
+		console.log(`| ${r.size} | ${r.ratio} | ${r.median.toFixed(2)} | ${formatInterval(r.interval)} | ${r.perRound.map((x) => x.toFixed(2)).join(', ')} |`);
 	}
 	console.log(`\nresults: ${saveResults('node-level', { node: nodeVersion, rounds, timedRuns, rows, ratios, samples })}`);
 })().catch((error) => {

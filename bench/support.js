@@ -51,6 +51,11 @@ function medianInterval(values, confidence = 0.95) {
 	return { low: sorted[k - 1], high: sorted[n - k], coverage: coverageOf(k) };
 }
 
+/** `low–high (coverage %)` of a medianInterval, with `digits` decimals. */
+function formatInterval(interval, digits = 2) {
+	return `${interval.low.toFixed(digits)}–${interval.high.toFixed(digits)} (${(interval.coverage * 100).toFixed(0)}%)`;
+}
+
 function machine() {
 	return {
 		cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
@@ -74,4 +79,4 @@ function option(name, fallback) {
 	return index === -1 ? fallback : process.argv[index + 1];
 }
 
-module.exports = { benchDatabase, machine, median, medianInterval, option, saveResults };
+module.exports = { benchDatabase, formatInterval, machine, median, medianInterval, option, saveResults };

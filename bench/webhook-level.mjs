@@ -52,7 +52,7 @@ import { fileURLToPath } from 'node:url';
 import { startStack, WEBHOOK_WORKFLOW_ID } from '../scripts/harness/index.mjs';
 
 const require = createRequire(import.meta.url);
-const { machine, median, medianInterval, saveResults } = require('./support.js');
+const { formatInterval, machine, median, medianInterval, saveResults } = require('./support.js');
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const REPO_DIR = path.resolve(BENCH_DIR, '..');
@@ -719,7 +719,7 @@ function summarise(samples, serverKind, machineInfo = machine()) {
 		`\nMedians across rounds. CPU ms/req: from /proc, over the load and the wait until n8n saved its last execution. ` +
 			`others' CPU: share of the machine's ${os.cpus().length} cores used by processes outside this benchmark during the load (noise).\n`,
 	);
-	const interval = (i) => `${fmt(i.low, 3)}–${fmt(i.high, 3)} (${fmt(i.coverage * 100, 0)}%)`;
+	const interval = (i) => formatInterval(i, 3);
 	out.push('| shape | conc. | ratio | req/s ratio: median of rounds | interval of the median | per round | CPU-based: median | interval |');
 	out.push('| --- | ---: | --- | ---: | --- | --- | ---: | --- |');
 	for (const r of ratios) {
