@@ -5,6 +5,7 @@ import { bodyBytesWithoutRawBody, composeKey } from '../shared/keys/composeKey';
 import { KeyError } from '../shared/keys/KeyError';
 import { normalizeId, resolveKeyIdentity, type KeySource, type WebhookItemJson } from '../shared/keys/keySources';
 import { itemParameterReader } from '../shared/n8n/itemParameter';
+import { RAW_BODY_HINT, readRawBody } from '../shared/webhook/rawBody';
 
 export interface KeySettings {
 	source: KeySource;
@@ -15,21 +16,20 @@ function sha256Hex(bytes: Uint8Array): string {
 	return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** The exact bytes the sender posted (the Webhook node's raw body), else the body as text or JSON. */
+/** The exact bytes the sender posted, else the body as text or JSON (what the hand-built pattern hashed). */
 async function bodyBytes(
 	context: IExecuteFunctions,
 	item: INodeExecutionData,
 	itemIndex: number,
 	rawBodyProperty: string,
 ): Promise<Uint8Array> {
-	if (item.binary?.[rawBodyProperty] !== undefined) {
-		return await context.helpers.getBinaryDataBuffer(itemIndex, rawBodyProperty);
-	}
+	const raw = await readRawBody(context, item, itemIndex, rawBodyProperty);
+	if (raw !== undefined) return raw;
 	const bytes = bodyBytesWithoutRawBody((item.json as WebhookItemJson).body);
 	if (bytes === undefined) {
 		throw new KeyError(
 			`The item has no event id, no binary property "${rawBodyProperty}" and no body to hash`,
-			'Turn on "Raw Body" in the Webhook node options, or check the Raw Body Property name.',
+			RAW_BODY_HINT,
 		);
 	}
 	return bytes;
