@@ -1,12 +1,18 @@
 import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
+import { LeaseColumnsMissingError } from './LeaseColumnsMissingError';
 import {
+	addLeaseColumnsIfPermittedSql,
+	completeSql,
 	createIndexIfPermittedSql,
 	createTableSql,
 	inspectTableSql,
+	LEASE_COLUMNS,
 	purgeBatchSql,
 	purgeCutoffSql,
+	releaseOwnedSql,
 	releaseSql,
+	reserveLeaseSql,
 	reserveSql,
 	reserveWithFirstSeenSql,
 } from './sql';
@@ -17,6 +23,55 @@ export interface ReserveOutcome {
 	inserted: Set<string>;
 	/** When each key that already existed was first reserved (ms since 1970), where that was looked up and known. */
 	firstSeenMs: Map<string, number>;
+}
+
+/** A reserved key and the token of the reservation that holds it (none: whoever holds it). */
+export interface OwnedKey {
+	key: string;
+	token?: string;
+}
+
+/** What one lease-mode reserve statement did. */
+export interface LeaseOutcome {
+	/** Keys this statement reserved (new) or took over (lease ended): run the business step. */
+	reserved: Map<string, { attempt: number; leaseUntilMs: number }>;
+	/** Every other key: completed (or written in simple mode), or in progress in another execution. */
+	held: Map<string, HeldKey>;
+}
+
+export interface HeldKey {
+	status: 'completed' | 'in_progress';
+	firstSeenMs?: number;
+	/** In progress only: seconds until its lease ends and a retry may take it over. */
+	retryAfterSeconds?: number;
+}
+
+/** What happened to one owned key in Complete or Release. */
+export interface OwnedKeyResult {
+	done: boolean;
+	/** Was there a row for the key at all (false: released or purged)? */
+	rowExists: boolean;
+	/** The attempt of the reservation that holds the key now, where another one does. */
+	attempt?: number;
+}
+
+/** The result of an owned-key statement, by key and token. */
+export type OwnedKeyResults = Map<string, OwnedKeyResult>;
+
+export function ownedKeyId({ key, token }: OwnedKey): string {
+	// Keys and tokens never hold NUL (refused before storage), so the pair is unambiguous.
+	return `${key}\u0000${token ?? ''}`;
+}
+
+function sortedDistinctOwned(targets: readonly OwnedKey[]): OwnedKey[] {
+	const byId = new Map(targets.map((target) => [ownedKeyId(target), target]));
+	return [...byId.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+export interface PrepareOptions {
+	/** May the table, its index and the lease columns be created? Without, only what lease mode needs is checked. */
+	create: boolean;
+	lease: boolean;
 }
 
 /** Sorted, each key once: every execution then locks keys in the same order, so overlapping batches cannot deadlock. */
@@ -49,29 +104,49 @@ export class KeyStore {
 		readonly ref: TableRef,
 	) {}
 
-	/** Creates the table and its first_seen index when missing, once per pool and table. */
-	async ensureTable(): Promise<void> {
+	/**
+	 * Creates the table and its first_seen index when missing, and in lease mode the lease columns
+	 * (or says exactly which ALTER TABLE to run); settled once per pool, table and options.
+	 */
+	async prepare(options: PrepareOptions): Promise<void> {
+		if (!options.create && !options.lease) return;
 		const { preparedTables } = this.entry;
-		let prepared = preparedTables.get(this.ref.qualified);
+		const mark = `${this.ref.qualified}|${options.lease ? 'lease' : 'simple'}|${options.create ? 'create' : 'check'}`;
+		let prepared = preparedTables.get(mark);
 		if (prepared === undefined) {
-			prepared = this.createTableIfMissing();
-			preparedTables.set(this.ref.qualified, prepared);
+			prepared = this.prepareTable(options);
+			preparedTables.set(mark, prepared);
 			// A failed attempt (database down, no privilege) must be retried by the next execution.
-			prepared.catch(() => preparedTables.delete(this.ref.qualified));
+			prepared.catch(() => preparedTables.delete(mark));
 		}
 		await prepared;
 	}
 
-	private async createTableIfMissing(): Promise<void> {
+	private async prepareTable({ create, lease }: PrepareOptions): Promise<void> {
 		const { pool } = this.entry;
-		const inspected = await pool.query<{ table_exists: boolean; has_first_seen_index: boolean }>(
-			inspectTableSql(),
-			[this.ref.qualified],
-		);
-		const state = inspected.rows[0];
-		if (!state?.table_exists) await pool.query(createTableSql(this.ref));
-		else if (!state.has_first_seen_index) await pool.query(createIndexIfPermittedSql(this.ref));
-		// A complete table needs no DDL, so a user with only SELECT, INSERT, DELETE on it is enough.
+		let state = await this.inspect();
+		if (!state?.table_exists) {
+			// Without Create Table If Missing, the statement itself reports the missing table.
+			if (create) await pool.query(createTableSql(this.ref, { lease }));
+			return;
+		}
+		if (create && !state.has_first_seen_index) await pool.query(createIndexIfPermittedSql(this.ref));
+		// A complete table needs no DDL, so a user with only SELECT, INSERT, UPDATE, DELETE on it is enough.
+		if (!lease || state.lease_column_count === LEASE_COLUMNS.length) return;
+		if (create) {
+			await pool.query(addLeaseColumnsIfPermittedSql(this.ref));
+			state = await this.inspect();
+		}
+		if (state?.lease_column_count !== LEASE_COLUMNS.length) throw new LeaseColumnsMissingError(this.ref);
+	}
+
+	private async inspect() {
+		const inspected = await this.entry.pool.query<{
+			table_exists: boolean;
+			has_first_seen_index: boolean;
+			lease_column_count: number;
+		}>(inspectTableSql(), [this.ref.qualified, LEASE_COLUMNS.map(([name]) => name)]);
+		return inspected.rows[0];
 	}
 
 	/**
@@ -96,11 +171,84 @@ export class KeyStore {
 		return outcome;
 	}
 
-	/** Deletes the keys in one statement; returns the keys that existed. */
-	async release(keys: readonly string[]): Promise<Set<string>> {
-		if (keys.length === 0) return new Set();
-		const result = await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]);
-		return new Set(result.rows.map((row) => row.key));
+	/**
+	 * Lease mode: reserves new keys and takes over keys whose lease ended, in one statement, for
+	 * `leaseSeconds` of database time, owned by `token`. Every other key comes back with its state.
+	 */
+	async reserveWithLease(
+		keys: readonly string[],
+		{ token, leaseSeconds }: { token: string; leaseSeconds: number },
+	): Promise<LeaseOutcome> {
+		const outcome: LeaseOutcome = { reserved: new Map(), held: new Map() };
+		if (keys.length === 0) return outcome;
+		const result = await this.entry.pool.query<
+			[string, string | null, number | null, number | null, number | null, number | null]
+		>({ text: reserveLeaseSql(this.ref), values: [sortedDistinct(keys), token, leaseSeconds], rowMode: 'array' });
+		for (const [key, state, attempts, leaseUntilEpoch, firstSeenEpoch, retryAfter] of result.rows) {
+			if (state === 'reserved') {
+				outcome.reserved.set(key, { attempt: attempts ?? 1, leaseUntilMs: Math.round((leaseUntilEpoch ?? 0) * 1000) });
+				continue;
+			}
+			const firstSeenMs = firstSeenEpoch === null ? undefined : Math.round(firstSeenEpoch * 1000);
+			// Anything but in_progress (completed, empty from simple mode or the hand-built pattern) is done.
+			outcome.held.set(
+				key,
+				state === 'in_progress'
+					? { status: 'in_progress', firstSeenMs, retryAfterSeconds: retryAfter ?? Math.ceil(leaseSeconds) }
+					: { status: 'completed', firstSeenMs },
+			);
+		}
+		// Reserved by a concurrent execution after this statement's snapshot: in progress there.
+		for (const key of keys) {
+			if (!outcome.reserved.has(key) && !outcome.held.has(key)) {
+				outcome.held.set(key, { status: 'in_progress', retryAfterSeconds: Math.ceil(leaseSeconds) });
+			}
+		}
+		return outcome;
+	}
+
+	/** Marks keys completed where their token still owns them, in one statement. */
+	async complete(targets: readonly OwnedKey[]): Promise<OwnedKeyResults> {
+		return await this.ownedKeyStatement(completeSql(this.ref), targets, 'completed');
+	}
+
+	/**
+	 * Deletes keys in one statement: keys with a token only while that token owns them, keys without
+	 * one whoever holds them. Without any token it runs the simple DELETE, which a two-column table takes.
+	 */
+	async release(targets: readonly OwnedKey[]): Promise<OwnedKeyResults> {
+		if (targets.some((target) => target.token !== undefined)) {
+			return await this.ownedKeyStatement(releaseOwnedSql(this.ref), targets, 'released');
+		}
+		const results: OwnedKeyResults = new Map();
+		if (targets.length === 0) return results;
+		const keys = [...new Set(targets.map((target) => target.key))].sort();
+		const deleted = await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]);
+		const released = new Set(deleted.rows.map((row) => row.key));
+		for (const target of targets) {
+			results.set(ownedKeyId(target), { done: released.has(target.key), rowExists: released.has(target.key) });
+		}
+		return results;
+	}
+
+	private async ownedKeyStatement(sql: string, targets: readonly OwnedKey[], doneColumn: string): Promise<OwnedKeyResults> {
+		const results: OwnedKeyResults = new Map();
+		if (targets.length === 0) return results;
+		// Sorted by key, so executions with overlapping batches lock rows in one order.
+		const sorted = sortedDistinctOwned(targets);
+		const result = await this.entry.pool.query<Record<string, unknown>>(sql, [
+			sorted.map((target) => target.key),
+			sorted.map((target) => target.token ?? null),
+		]);
+		for (const row of result.rows) {
+			const target = { key: row.key as string, token: (row.owner_token as string | null) ?? undefined };
+			results.set(ownedKeyId(target), {
+				done: row[doneColumn] === true,
+				rowExists: row.row_exists === true,
+				attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
+			});
+		}
+		return results;
 	}
 
 	/** Deletes keys older than the retention in batches, each its own short statement. */

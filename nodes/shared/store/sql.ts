@@ -5,14 +5,31 @@ import { firstSeenIndexName, quoteIdentifier, type TableRef } from './identifier
  * value is a bind parameter.
  */
 
-/** Is the table there, and does it already have an index leading with first_seen? No DDL when both hold. */
+/**
+ * The columns lease mode adds to the hand-built two-column table. A row without a status (written in
+ * simple mode or by the hand-built pattern) counts as completed.
+ */
+export const LEASE_COLUMNS = [
+	['status', 'text'],
+	['owner_token', 'text'],
+	['lease_until', 'timestamptz'],
+	['completed_at', 'timestamptz'],
+	['attempts', 'integer NOT NULL DEFAULT 1'],
+] as const;
+
+/**
+ * Is the table there, does it already have an index leading with first_seen, and how many of the
+ * lease columns ($2) does it have? No DDL when all hold.
+ */
 export function inspectTableSql(): string {
 	return `SELECT c.oid IS NOT NULL AS table_exists,
   EXISTS (
     SELECT 1 FROM pg_index i
     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
     WHERE i.indrelid = c.oid AND a.attname = 'first_seen'
-  ) AS has_first_seen_index
+  ) AS has_first_seen_index,
+  (SELECT count(*)::int FROM pg_attribute a
+   WHERE a.attrelid = c.oid AND a.attname = ANY($2::text[]) AND NOT a.attisdropped) AS lease_column_count
 FROM (SELECT to_regclass($1) AS oid) c`;
 }
 
@@ -27,13 +44,33 @@ function createIndexSql(ref: TableRef): string {
  * The table and its first_seen index, as one multi-statement query that PostgreSQL runs as one
  * implicit transaction. Sent without parameters (simple protocol); names come from a TableRef.
  */
-export function createTableSql(ref: TableRef): string {
+export function createTableSql(ref: TableRef, { lease }: { lease: boolean }): string {
+	const leaseColumns = lease ? LEASE_COLUMNS.map(([name, type]) => `,\n  ${name} ${type}`).join('') : '';
 	return `${DDL_LOCK}
 CREATE TABLE IF NOT EXISTS ${ref.qualified} (
   key text PRIMARY KEY,
-  first_seen timestamptz NOT NULL DEFAULT now()
+  first_seen timestamptz NOT NULL DEFAULT now()${leaseColumns}
 );
 ${createIndexSql(ref)};`;
+}
+
+/**
+ * The lease columns for a table made in simple mode or by hand. Adding a column with a constant
+ * default rewrites nothing (PostgreSQL 11+), so this is quick on a big table. Only the table's owner
+ * may run it; the node shows this exact text to whoever must.
+ */
+export function addLeaseColumnsSql(ref: TableRef): string {
+	return `ALTER TABLE ${ref.qualified}\n${LEASE_COLUMNS.map(([name, type]) => `  ADD COLUMN IF NOT EXISTS ${name} ${type}`).join(',\n')};`;
+}
+
+/** The same, by whoever may; a user who may not (not the owner) gets a NOTICE, and the caller checks again. */
+export function addLeaseColumnsIfPermittedSql(ref: TableRef): string {
+	return `${DDL_LOCK}
+DO $$ BEGIN
+  ${addLeaseColumnsSql(ref).replace(/\n/g, '\n  ')}
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'n8n-nodes-idempotency: no privilege to add the lease columns to %', '${ref.qualified.replace(/'/g, "''")}';
+END $$;`;
 }
 
 /**
@@ -106,4 +143,85 @@ WHERE key IN (
   LIMIT $3
   FOR UPDATE SKIP LOCKED
 )`;
+}
+
+/**
+ * Lease mode's reservation, one statement for all keys ($1, distinct and sorted; $2 the owner token
+ * of this reservation; $3 the lease in seconds). All times are the database's.
+ * - a new key is inserted `in_progress`, owned by $2 until now() + $3;
+ * - an `in_progress` key whose lease has ended (its execution died) is taken over: new owner, new
+ *   lease, attempts + 1. ON CONFLICT DO UPDATE locks the row and re-checks the WHERE on its newest
+ *   version, so of any number of executions racing for one expired key exactly one takes it;
+ * - every other key is returned with its state as this statement's snapshot saw it, and the
+ *   seconds until its lease ends (the whole lease when it ended but another execution just took it).
+ * A key in neither list was reserved by a concurrent execution after this statement's snapshot was
+ * taken: it is in progress. Rows as [key, state, attempts, lease_until, first_seen, retry_after].
+ */
+export function reserveLeaseSql(ref: TableRef): string {
+	return `WITH reserved AS (
+  INSERT INTO ${ref.qualified} AS t (key, status, owner_token, lease_until)
+  SELECT unnest($1::text[]), 'in_progress', $2::text, now() + make_interval(secs => $3::float8)
+  ON CONFLICT (key) DO UPDATE
+    SET owner_token = excluded.owner_token, lease_until = excluded.lease_until, attempts = t.attempts + 1
+    WHERE t.status = 'in_progress' AND t.lease_until <= now()
+  RETURNING t.key, t.attempts, t.lease_until
+)
+SELECT key, 'reserved' AS state, attempts, extract(epoch FROM lease_until)::float8, NULL::float8, NULL::int
+FROM reserved
+UNION ALL
+SELECT u.key, existing.status, existing.attempts, NULL::float8, extract(epoch FROM existing.first_seen)::float8,
+  CASE WHEN existing.lease_until > now() THEN ceil(extract(epoch FROM existing.lease_until - now()))::int
+       ELSE ceil($3::float8)::int END
+FROM unnest($1::text[]) AS u(key)
+CROSS JOIN LATERAL (
+  SELECT t.status, t.attempts, t.lease_until, t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1
+) existing
+WHERE NOT EXISTS (SELECT 1 FROM reserved r WHERE r.key = u.key)`;
+}
+
+/**
+ * Marks keys completed where the item's token ($2, aligned with $1 and sorted by key) still owns
+ * them; completing twice with the same token is a no-op success. For every key, says whether it was
+ * completed, and, where not, what the snapshot held: no row (released or purged) or another owner
+ * (the lease ended and another execution took the key over), with that row's attempt.
+ */
+export function completeSql(ref: TableRef): string {
+	return `WITH target AS (
+  SELECT * FROM unnest($1::text[], $2::text[]) AS c(key, owner_token)
+), completed AS (
+  UPDATE ${ref.qualified} AS t
+  SET status = 'completed', completed_at = coalesce(t.completed_at, now()), lease_until = NULL
+  FROM target
+  WHERE t.key = target.key AND t.owner_token = target.owner_token
+  RETURNING t.key, t.owner_token
+)
+SELECT target.key, target.owner_token,
+  EXISTS (SELECT 1 FROM completed d WHERE d.key = target.key AND d.owner_token = target.owner_token) AS completed,
+  existing.key IS NOT NULL AS row_exists,
+  existing.attempts
+FROM target
+LEFT JOIN LATERAL (
+  SELECT t.key, t.attempts FROM ${ref.qualified} t WHERE t.key = target.key LIMIT 1
+) existing ON true`;
+}
+
+/**
+ * Deletes keys; a key that comes with its owner token ($2, aligned with $1, sorted by key) only
+ * while that token still owns it, so a late failing execution cannot free a key that a retry has
+ * taken over. A key without a token (null) is deleted whoever holds it. Says for each key whether
+ * it was released and whether a row was there.
+ */
+export function releaseOwnedSql(ref: TableRef): string {
+	return `WITH target AS (
+  SELECT * FROM unnest($1::text[], $2::text[]) AS c(key, owner_token)
+), released AS (
+  DELETE FROM ${ref.qualified} AS t
+  USING target
+  WHERE t.key = target.key AND (target.owner_token IS NULL OR t.owner_token = target.owner_token)
+  RETURNING t.key
+)
+SELECT target.key, target.owner_token,
+  EXISTS (SELECT 1 FROM released r WHERE r.key = target.key) AS released,
+  EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key) AS row_exists
+FROM target`;
 }
