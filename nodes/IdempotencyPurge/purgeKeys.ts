@@ -49,7 +49,7 @@ export async function purgeKeys(this: IExecuteFunctions): Promise<INodeExecution
 	}
 	const { store, credential } = opened;
 	try {
-		if (this.getNodeParameter('createTable', 0, true) as boolean) await store.ensureTable();
+		await store.prepare({ create: this.getNodeParameter('createTable', 0, true) as boolean, lease: false });
 		const result = await store.purge(settings);
 		return [
 			[

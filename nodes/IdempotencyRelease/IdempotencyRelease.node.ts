@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
+import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
 import { createTableProperty, schemaProperty, tableProperty } from '../shared/n8n/properties';
 import { releaseItems } from './releaseItems';
 
@@ -25,14 +26,7 @@ export class IdempotencyRelease implements INodeType {
 		usableAsTool: true,
 		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
 		properties: [
-			{
-				displayName: 'Key',
-				name: 'key',
-				type: 'string',
-				default: '={{ $json.idempotency.key }}',
-				required: true,
-				description: 'The reserved key to delete, as Idempotency Reserve output it (namespace included)',
-			},
+			...ownedKeyProperties({ tokenRequired: false }),
 			schemaProperty,
 			tableProperty,
 			createTableProperty,

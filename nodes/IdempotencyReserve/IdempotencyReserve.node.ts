@@ -9,6 +9,7 @@ import {
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { namespaceProperty, schemaProperty, tableProperty, createTableProperty } from '../shared/n8n/properties';
 import { keyProperties } from './keyProperties';
+import { modeProperties } from './modeProperties';
 import { reserveItems } from './reserveItems';
 
 export class IdempotencyReserve implements INodeType {
@@ -27,7 +28,7 @@ export class IdempotencyReserve implements INodeType {
 		outputNames: ['true', 'false'],
 		usableAsTool: true,
 		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
-		properties: [...keyProperties, namespaceProperty, schemaProperty, tableProperty, createTableProperty],
+		properties: [...modeProperties, ...keyProperties, namespaceProperty, schemaProperty, tableProperty, createTableProperty],
 	};
 
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };

@@ -13,27 +13,27 @@ export function errorItem(error: NodeOperationError | NodeApiError, itemIndex: n
 	};
 }
 
-export interface ItemKeys {
-	/** The key of each item, undefined where the item failed. */
-	keys: Array<string | undefined>;
+export interface ItemKeys<Target = string> {
+	/** The key (or key and token) of each item, undefined where the item failed. */
+	keys: Array<Target | undefined>;
 	/** Failed items by index, only filled when the node continues on error (otherwise the first failure throws). */
 	failed: Map<number, NodeOperationError>;
 }
 
 /** Computes one key per item; a bad item throws or, when the node continues on error, is set aside. */
-export async function collectItemKeys(
+export async function collectItemKeys<Target>(
 	context: IExecuteFunctions,
 	itemCount: number,
-	keyOf: (itemIndex: number) => Promise<string> | string,
-): Promise<ItemKeys> {
+	keyOf: (itemIndex: number) => Promise<Target> | Target,
+): Promise<ItemKeys<Target>> {
 	const continueOnFail = context.continueOnFail();
-	const keys: Array<string | undefined> = new Array(itemCount);
+	const keys: Array<Target | undefined> = new Array(itemCount);
 	const failed = new Map<number, NodeOperationError>();
 	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
 		try {
 			const key = keyOf(itemIndex);
 			// Awaiting only real promises keeps 10,000 synchronous keys from costing 10,000 microtasks.
-			keys[itemIndex] = typeof key === 'string' ? key : await key;
+			keys[itemIndex] = key instanceof Promise ? await key : key;
 		} catch (error) {
 			const nodeError = inputError(context.getNode(), error as Error, itemIndex);
 			if (!continueOnFail) throw nodeError;

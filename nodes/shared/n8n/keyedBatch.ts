@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { KeyStore } from '../store/KeyStore';
+import type { KeyStore, PrepareOptions } from '../store/KeyStore';
 import { failWhole } from './failWhole';
 import { collectItemKeys, errorItem } from './itemErrors';
-import { databaseError, setupError } from './nodeErrors';
+import { databaseError, inputError, setupError } from './nodeErrors';
 import { openKeyStore } from './openKeyStore';
 
 /** Where one item goes and what it carries as `idempotency`. */
@@ -12,20 +12,25 @@ export interface ItemRoute {
 	idempotency: IDataObject;
 }
 
-export interface KeyedBatch<Result> {
+export interface KeyedBatch<Target, Result> {
 	outputCount: number;
 	/** Completes "PostgreSQL could not …" in error messages. */
 	action: string;
-	/** The key of one item; throws (KeyError) for a bad item. */
-	keyOf: (item: INodeExecutionData, itemIndex: number) => string | Promise<string>;
+	/** What the table needs before the statement: created if missing, lease columns. */
+	prepare: PrepareOptions;
+	/** The key (or key and token) of one item; throws (KeyError) for a bad item. */
+	keyOf: (item: INodeExecutionData, itemIndex: number) => Target | Promise<Target>;
 	/** One statement for the keys of all items that have one (a key may repeat; the store handles that). */
-	apply: (store: KeyStore, keys: string[]) => Promise<Result>;
-	/** Called in item order, so a route can tell the first item of a key from its repeats. */
-	route: (result: Result, key: string) => ItemRoute;
+	apply: (store: KeyStore, keys: Target[]) => Promise<Result>;
+	/**
+	 * Called in item order, so a route can tell the first item of a key from its repeats. An Error
+	 * (a KeyError with a hint) fails that item the way a bad key does.
+	 */
+	route: (result: Result, key: Target) => ItemRoute | Error;
 }
 
-function presentKeys(keys: Array<string | undefined>): string[] {
-	return keys.filter((key): key is string => key !== undefined);
+function presentKeys<Target>(keys: Array<Target | undefined>): Target[] {
+	return keys.filter((key): key is Target => key !== undefined);
 }
 
 /**
@@ -33,9 +38,9 @@ function presentKeys(keys: Array<string | undefined>): string[] {
  * item routed with `idempotency` added and everything else (binary included) passed on. Failed
  * items become error items on the first output; they never reach another output.
  */
-export async function runKeyedBatch<Result>(
+export async function runKeyedBatch<Target, Result>(
 	context: IExecuteFunctions,
-	batch: KeyedBatch<Result>,
+	batch: KeyedBatch<Target, Result>,
 ): Promise<INodeExecutionData[][]> {
 	const items = context.getInputData();
 	const node = context.getNode();
@@ -54,7 +59,7 @@ export async function runKeyedBatch<Result>(
 
 	let result: Result;
 	try {
-		if (context.getNodeParameter('createTable', 0, true) as boolean) await store.ensureTable();
+		await store.prepare(batch.prepare);
 		result = await batch.apply(store, presentKeys(keys));
 	} catch (error) {
 		return failWhole(context, databaseError(node, error, credential, batch.action), batch.outputCount, failed);
@@ -70,7 +75,15 @@ export async function runKeyedBatch<Result>(
 		}
 		if (key === undefined) continue;
 		const item = items[itemIndex];
-		const { output, idempotency } = batch.route(result, key);
+		const route = batch.route(result, key);
+		if (route instanceof Error) {
+			// The statement ran for every item; this one's outcome is a failure (e.g. a lost lease).
+			const routeError = inputError(node, route, itemIndex);
+			if (!context.continueOnFail()) throw routeError;
+			outputs[0].push(errorItem(routeError, itemIndex));
+			continue;
+		}
+		const { output, idempotency } = route;
 		const routed: INodeExecutionData = { json: { ...item.json, idempotency }, pairedItem: { item: itemIndex } };
 		if (item.binary !== undefined) routed.binary = item.binary;
 		outputs[output].push(routed);
