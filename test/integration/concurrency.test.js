@@ -58,23 +58,24 @@ test('10,000 items with repeats: correct split in one statement', async () => {
 	expect(rows[0].n).toBe(9000);
 });
 
+/** A different, reproducible order of `ids` per seed (Fisher-Yates with a small LCG). */
+function shuffled(ids, seed) {
+	const order = [...ids];
+	let state = seed + 1;
+	for (let i = order.length - 1; i > 0; i--) {
+		state = (state * 1103515245 + 12345) % 2147483648;
+		const j = state % (i + 1);
+		[order[i], order[j]] = [order[j], order[i]];
+	}
+	return order;
+}
+
 test('executions with overlapping batches in different orders never deadlock, each key is new once', async () => {
 	const credentials = db.credential({ maxConnections: 16 });
 	const ids = Array.from({ length: 300 }, (_, i) => `overlap_${i}`);
-	// A different, reproducible order per execution (Fisher-Yates with a small LCG).
-	const shuffled = (seed) => {
-		const order = [...ids];
-		let state = seed + 1;
-		for (let i = order.length - 1; i > 0; i--) {
-			state = (state * 1103515245 + 12345) % 2147483648;
-			const j = state % (i + 1);
-			[order[i], order[j]] = [order[j], order[i]];
-		}
-		return order;
-	};
 	const runs = await Promise.all(
 		Array.from({ length: 16 }, async (_, seed) =>
-			await runWorkflow(reserveWorkflow, shuffled(seed).map((id) => webhookItem({ body: { id }, withRawBody: false })), {
+			await runWorkflow(reserveWorkflow, shuffled(ids, seed).map((id) => webhookItem({ body: { id }, withRawBody: false })), {
 				credentials,
 			}),
 		),
@@ -86,3 +87,31 @@ test('executions with overlapping batches in different orders never deadlock, ea
 	const duplicates = runs.reduce((sum, run) => sum + run.output('Idempotency Reserve', 1).length, 0);
 	expect(duplicates).toBe(15 * ids.length);
 });
+
+test('lease mode locks every existing row it meets: overlapping batches in different orders still never deadlock', async () => {
+	// Rows that exist and whose lease ended: ON CONFLICT DO UPDATE locks each one it meets, so two
+	// executions taking them in different orders would deadlock (PostgreSQL 40P01) unless the keys
+	// are sent sorted. Without the sort in KeyStore this test fails with "deadlock detected".
+	const credentials = db.credential({ maxConnections: 16 });
+	const ids = Array.from({ length: 2000 }, (_, i) => `expired_${i}`);
+	const lease = { nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } } };
+	// The first execution creates the table (with the lease columns), so this test also runs alone.
+	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'expired_warmup' } })], { credentials, ...lease });
+	await db.query(
+		`INSERT INTO processed_events (key, status, owner_token, lease_until)
+		 SELECT 'evt:expired_' || g, 'in_progress', 'dead-execution', now() - interval '1 minute' FROM generate_series(0, 1999) g`,
+	);
+	const runs = await Promise.all(
+		Array.from({ length: 12 }, async (_, seed) =>
+			await runWorkflow(reserveWorkflow, shuffled(ids, seed).map((id) => webhookItem({ body: { id }, withRawBody: false })), {
+				credentials,
+				...lease,
+			}),
+		),
+	);
+	expect(runs.map((run) => run.error?.message)).toEqual(Array(12).fill(undefined));
+	const takenOver = runs.flatMap((run) => run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency));
+	expect(takenOver).toHaveLength(ids.length);
+	expect(new Set(takenOver.map((reserved) => reserved.key)).size).toBe(ids.length);
+	expect(takenOver.every((reserved) => reserved.attempt === 2)).toBe(true);
+}, 120_000);

@@ -30,7 +30,7 @@ test('release of a key that is not reserved says released: false', async () => {
 	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:never_reserved' } } }], {
 		credentials: credentials(),
 	});
-	expect(result.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:never_reserved', released: false });
+	expect(result.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:never_reserved', released: false, reason: 'not_found' });
 });
 
 test('release of many keys, repeats included', async () => {

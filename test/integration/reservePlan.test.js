@@ -6,7 +6,7 @@ const { useTestDatabase } = require('../support/database');
 
 const ref = tableRef('public', 'processed_events');
 const db = useTestDatabase(async (database) => {
-	await database.query(sql.createTableSql(ref));
+	await database.query(sql.createTableSql(ref, { lease: false }));
 	await database.query(`INSERT INTO processed_events (key) SELECT 'evt:existing_' || g FROM generate_series(1, 200000) g`);
 	await database.query('ANALYZE processed_events');
 });

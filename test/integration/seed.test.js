@@ -7,7 +7,9 @@ const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const db = useTestDatabase();
 const credentials = () => db.credential();
 
-const reserve = async (item) => await runWorkflow(reserveWorkflow, [item], { credentials: credentials() });
+// The hand-built pattern's sequence, in simple mode (what it did); lease mode has its own tests.
+const simpleMode = { nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'simple' } } } };
+const reserve = async (item) => await runWorkflow(reserveWorkflow, [item], { credentials: credentials(), ...simpleMode });
 
 test('A, A again with another signature, then B: two new, one duplicate', async () => {
 	const eventA = { id: 'evt_seed_A', type: 'payment_intent.succeeded' };

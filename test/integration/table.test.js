@@ -40,7 +40,7 @@ test('8 executions at once on an empty database create the table and index witho
 	expect(count.rows[0].n).toBe(8);
 });
 
-test('a table created by hand with only key and first_seen works', async () => {
+test('simple mode: a table created by hand with only key and first_seen works', async () => {
 	const db = await freshDatabase();
 	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
 	await db.query(`INSERT INTO processed_events (key, first_seen) VALUES ('evt:handmade_old', '2026-01-02T03:04:05.678Z')`);
@@ -48,7 +48,7 @@ test('a table created by hand with only key and first_seen works', async () => {
 	const run = await runWorkflow(
 		reserveWorkflow,
 		[webhookItem({ body: { id: 'handmade_old' } }), webhookItem({ body: { id: 'handmade_new' } })],
-		{ credentials, ...withTable({ createTable: false }) },
+		{ credentials, ...withTable({ createTable: false, mode: 'simple' }) },
 	);
 	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual(['evt:handmade_new']);
 	const [duplicate] = run.output('Idempotency Reserve', 1);
@@ -75,14 +75,15 @@ async function asLimitedRole(db, label, grants, work) {
 	}
 }
 
-test('a user with only SELECT, INSERT, DELETE on a hand-made table without index works with Create Table on', async () => {
+test('simple mode: a user with only SELECT, INSERT, DELETE on a hand-made table without index works with Create Table on', async () => {
 	const db = await freshDatabase();
 	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
 	await asLimitedRole(db, 'limited', ['GRANT SELECT, INSERT, DELETE ON processed_events'], async (credentials) => {
-		const first = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], { credentials });
+		const simple = { credentials, ...withTable({ mode: 'simple' }) };
+		const first = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], simple);
 		expect(first.error).toBeUndefined();
 		expect(first.output('Idempotency Reserve', 0)).toHaveLength(1);
-		const again = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], { credentials });
+		const again = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], simple);
 		expect(again.output('Idempotency Reserve', 1)).toHaveLength(1);
 		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'processed_events'`);
 		expect(rows[0].n).toBe(1); // only the primary key: the index could not be added, and that is fine
@@ -140,5 +141,50 @@ describe.each([
 		expect(statements).toBe(0);
 		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`);
 		expect(rows[0].n).toBe(0);
+	});
+});
+
+test('lease mode adds its columns to a two-column table in place; old rows count as completed', async () => {
+	const db = await freshDatabase();
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:before_upgrade')`);
+	const items = [webhookItem({ body: { id: 'before_upgrade' } }), webhookItem({ body: { id: 'after_upgrade' } })];
+	const run = await runWorkflow(reserveWorkflow, items, { credentials: db.credential(), ...withTable({ mode: 'lease' }) });
+	expect(run.error).toBeUndefined();
+	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual(['evt:after_upgrade']);
+	expect(run.output('Idempotency Reserve', 1)[0].json.idempotency.status).toBe('completed');
+	const { rows } = await db.query(
+		`SELECT column_name FROM information_schema.columns WHERE table_name = 'processed_events' ORDER BY ordinal_position`,
+	);
+	expect(rows.map((row) => row.column_name)).toEqual(['key', 'first_seen', 'status', 'owner_token', 'lease_until', 'completed_at', 'attempts']);
+});
+
+test('lease mode without the right to add its columns: the exact ALTER TABLE to run, nothing routed; then it works', async () => {
+	const db = await freshDatabase();
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(`CREATE INDEX ON processed_events (first_seen)`);
+	const grants = ['GRANT SELECT, INSERT, UPDATE, DELETE ON processed_events'];
+	await asLimitedRole(db, 'noalter', grants, async (credentials) => {
+		const item = () => [webhookItem({ body: { id: 'evt_noalter' } })];
+		const refused = await runWorkflow(reserveWorkflow, item(), { credentials, ...withTable({ mode: 'lease' }) });
+		expect(refused.status).toBe('error');
+		expect(refused.error.name).toBe('NodeApiError');
+		expect(refused.error.message).toMatch(/lacks the lease columns, and this database user may not add them/);
+		expect(refused.error.description).toContain('ALTER TABLE "public"."processed_events"\n  ADD COLUMN IF NOT EXISTS status text,');
+		expect(refused.error.description).toMatch(/or set Mode to Simple/);
+		expect(refused.output('Idempotency Reserve', 0)).toHaveLength(0);
+		expect(refused.output('Idempotency Reserve', 1)).toHaveLength(0);
+
+		const simple = await runWorkflow(reserveWorkflow, item(), { credentials, ...withTable({ mode: 'simple' }) });
+		expect(simple.output('Idempotency Reserve', 0)).toHaveLength(1);
+
+		// The owner runs the statement the error gave; the next execution works in lease mode.
+		await db.query(refused.error.description.split('\n').slice(1, 7).join('\n'));
+		const leased = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_after_alter' } })], {
+			credentials,
+			...withTable({ mode: 'lease' }),
+		});
+		expect(leased.error).toBeUndefined();
+		expect(leased.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({ isNew: true, attempt: 1 });
 	});
 });

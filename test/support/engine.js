@@ -11,10 +11,12 @@ const PACKAGE = 'n8n-nodes-idempotency';
 function loadNodeTypes() {
 	const { IdempotencyReserve } = require(path.join(dist, 'nodes/IdempotencyReserve/IdempotencyReserve.node.js'));
 	const { IdempotencyRelease } = require(path.join(dist, 'nodes/IdempotencyRelease/IdempotencyRelease.node.js'));
+	const { IdempotencyComplete } = require(path.join(dist, 'nodes/IdempotencyComplete/IdempotencyComplete.node.js'));
 	const { IdempotencyPurge } = require(path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'));
 	const types = {
 		[`${PACKAGE}.idempotencyReserve`]: new IdempotencyReserve(),
 		[`${PACKAGE}.idempotencyRelease`]: new IdempotencyRelease(),
+		[`${PACKAGE}.idempotencyComplete`]: new IdempotencyComplete(),
 		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
 	};
 	return {
