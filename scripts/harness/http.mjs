@@ -7,7 +7,7 @@ import { REQUEST_ID_HEADER } from './records.mjs';
 /**
  * @param {string} url
  * @param {Buffer|string|object} body  an object is sent as JSON.stringify(body)
- * @returns {Promise<{ requestId: string, status: number, text: string, json: any, bytes: Buffer, ms: number }>}
+ * @returns {Promise<{ requestId: string, status: number, headers: Record<string, string>, text: string, json: any, bytes: Buffer, ms: number }>}
  */
 export async function sendEvent(url, body, { headers = {}, contentType = 'application/json', requestId = randomUUID(), timeoutMs = 60_000 } = {}) {
 	const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
@@ -29,7 +29,8 @@ export async function sendEvent(url, body, { headers = {}, contentType = 'applic
 	} catch {
 		json = undefined;
 	}
-	return { requestId, status: response.status, text, json, bytes, ms: Date.now() - started };
+	const responseHeaders = Object.fromEntries(response.headers);
+	return { requestId, status: response.status, headers: responseHeaders, text, json, bytes, ms: Date.now() - started };
 }
 
 /** A Stripe-like signature header value. The template does not verify it; only the header changing matters. */

@@ -154,6 +154,7 @@ export function executionReader(n8nDb, paths) {
 export function branchOf(execution) {
 	const ran = new Set(execution.nodesRun);
 	if (ran.has('Respond 200 duplicate')) return ran.has('Business Step (insert business_log)') ? 'both?!' : 'duplicate';
+	if (ran.has('Respond 409 in flight')) return ran.has('Business Step (insert business_log)') ? 'both?!' : 'in flight';
 	if (ran.has('Release Key') || ran.has('Respond 500')) return 'failed, key released';
 	if (ran.has('Business Step (insert business_log)')) return 'processed';
 	return `other (${execution.nodesRun.join(' → ')})`;

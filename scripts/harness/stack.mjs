@@ -63,6 +63,15 @@ function purgeCopyEvery(seconds, id) {
 	return workflow;
 }
 
+function withParameters(workflow, parametersByNode) {
+	for (const [name, parameters] of Object.entries(parametersByNode)) {
+		const node = workflow.nodes.find((candidate) => candidate.name === name);
+		if (!node) throw new Error(`templateParameters: the webhook template has no node "${name}"`);
+		node.parameters = { ...node.parameters, ...parameters };
+	}
+	return workflow;
+}
+
 function webhookPathOf(workflow) {
 	const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
 	if (!webhook) throw new Error('The webhook template has no Webhook node');
@@ -104,8 +113,11 @@ function extraWorkflowCopy(entry) {
  *   embedded PostgreSQL that stack.keyServer.stopServer() / startServer() restart while n8n's own
  *   database stays up (keystore.mjs). role: both credentials log in as this non-superuser role,
  *   which owns the keys database (so a test can REVOKE from it); needs separate.
+ * @param {Record<string, Record<string, unknown>>} [options.templateParameters]
+ *   parameters to change in the published copy of the webhook template, by node name (e.g. a short
+ *   lease for a crash test: { 'Idempotency Reserve': { leaseSeconds: 60 } }); the file is unchanged.
  */
-export async function startStack({ label = 'e2e', purgeEverySeconds, port, extraWorkflows = [], env, queue, keyStore } = {}) {
+export async function startStack({ label = 'e2e', purgeEverySeconds, port, extraWorkflows = [], env, queue, keyStore, templateParameters = {} } = {}) {
 	const startedAt = Date.now();
 	const undo = [];
 	let stopped = false;
@@ -232,7 +244,7 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 
 		const workflowsDir = path.join(workDir, 'workflows');
 		mkdirSync(workflowsDir);
-		const webhookWorkflow = importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID);
+		const webhookWorkflow = withParameters(importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID), templateParameters);
 		const purgeWorkflow = purgeEverySeconds
 			? purgeCopyEvery(purgeEverySeconds, PURGE_WORKFLOW_ID)
 			: importableCopy(PURGE_TEMPLATE, PURGE_WORKFLOW_ID);
@@ -301,6 +313,27 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			extraWorkflows: extraPublished,
 			executions,
 			stop,
+			/**
+			 * kill -9 the main n8n process, as a crash or an OOM kill would (no shutdown, in-flight
+			 * executions left as they were), then start it again on the same port and database and
+			 * wait until the published webhooks answer. stack.n8n is the new server afterwards.
+			 */
+			async crashAndRestartN8n() {
+				const crashed = stack.n8n;
+				progress(`n8n: kill -9 the server (pid ${crashed.pid})`);
+				try {
+					process.kill(-crashed.pid, 'SIGKILL');
+				} catch {
+					// already gone
+				}
+				await crashed.process.exited;
+				const restarted = await startN8nServer(ctx);
+				undo.push(() => restarted.stop());
+				stack.n8n = restarted;
+				await waitForPublishedTriggers(n8nDb, publishedIds, restarted);
+				await waitForWebhook(restarted, webhookPathOf(webhookWorkflow));
+				return restarted;
+			},
 			/** POSTs one delivery to the template's webhook. */
 			send: (body, options) => sendEvent(webhookUrl, body, options),
 			/** POSTs and waits until n8n recorded the execution; returns { response, execution, branch }. */

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { BUSINESS_STEP, runSeedSequence, startStack, waitFor } from '../../scripts/harness/index.mjs';
 
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
+const RESPOND_IN_FLIGHT = 'Respond 409 in flight';
 const PURGE_EVERY_SECONDS = 5;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
@@ -82,10 +83,12 @@ test('seed sequence: A, A again with another stripe-signature, B → 3 execution
 		const reserved = repeat.execution.items('Idempotency Reserve', 1)[0];
 		assert.equal(reserved.idempotency.key, 'evt:evt_A');
 		assert.equal(reserved.idempotency.isNew, false);
+		// Complete Key ran after A's business step, so its repeat is a completed event.
+		assert.equal(reserved.idempotency.status, 'completed');
 		assert.ok(!Number.isNaN(Date.parse(reserved.idempotency.firstSeenAt)), 'a sequential duplicate knows when the key was first seen');
 
 		for (const step of [first, other]) {
-			assert.deepEqual(step.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Respond 200']);
+			assert.deepEqual(step.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Complete Key', 'Respond 200']);
 		}
 
 		const rows = await stack.businessRows();
@@ -132,7 +135,7 @@ test('a body without id is keyed by the SHA-256 of the exact bytes sent; the sec
 	}),
 );
 
-test('64 simultaneous deliveries of one new event → 64 answers of 200, exactly one business row', { timeout: 300_000 }, () =>
+test('64 simultaneous deliveries of one new event → one processed, the rest 409 while in flight or 200 duplicate, exactly one business row', { timeout: 300_000 }, () =>
 	withN8nLog(async () => {
 		const event = { id: 'evt_burst_64', type: 'invoice.paid' };
 		const key = 'evt:evt_burst_64';
@@ -145,13 +148,17 @@ test('64 simultaneous deliveries of one new event → 64 answers of 200, exactly
 		const seconds = (Date.now() - started) / 1000;
 		process.stderr.write(`[e2e] 64 simultaneous deliveries answered in ${seconds.toFixed(1)} s\n`);
 
-		assert.deepEqual(
-			responses.map((r) => r.status),
-			Array(64).fill(200),
-		);
-		const answers = responses.map((r) => r.json?.status);
-		assert.equal(answers.filter((a) => a === 'processed').length, 1, `answers: ${JSON.stringify(answers)}`);
-		assert.equal(answers.filter((a) => a === 'duplicate').length, 63);
+		const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
+		assert.equal(answers.filter((a) => a === '200 processed').length, 1, `answers: ${JSON.stringify(answers)}`);
+		const inFlight = responses.filter((r) => r.status === 409);
+		const duplicates = responses.filter((r) => r.status === 200 && r.json?.status === 'duplicate');
+		assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
+		for (const r of inFlight) {
+			// In flight: the sender is told to come back once the lease could have ended.
+			assert.equal(r.json.status, 'in_progress');
+			assert.ok(r.json.retryAfterSeconds >= 1 && r.json.retryAfterSeconds <= 300, r.text);
+			assert.equal(r.headers['retry-after'], String(r.json.retryAfterSeconds));
+		}
 		assert.equal((await stack.businessRows(key)).length, 1);
 		assert.equal((await stack.keyRows(key)).length, 1);
 
@@ -165,8 +172,14 @@ test('64 simultaneous deliveries of one new event → 64 answers of 200, exactly
 			{ timeoutMs: 120_000, intervalMs: 500 },
 		);
 		assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
-		assert.equal(executions.filter((e) => ran(e, RESPOND_DUPLICATE)).length, 63);
+		assert.equal(executions.filter((e) => ran(e, RESPOND_DUPLICATE)).length, duplicates.length);
+		assert.equal(executions.filter((e) => ran(e, RESPOND_IN_FLIGHT)).length, inFlight.length);
 		assert.ok(executions.every((e) => e.status === 'success'));
+
+		// The senders that got 409 come back: the event is completed by now, so each is a 200 duplicate.
+		const retried = await stack.send(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('burst-retry') } });
+		assert.deepEqual([retried.status, retried.json?.status], [200, 'duplicate']);
+		assert.equal((await stack.businessRows(key)).length, 1);
 	}),
 );
 
