@@ -88,10 +88,11 @@ test('executions with overlapping batches in different orders never deadlock, ea
 	expect(duplicates).toBe(15 * ids.length);
 });
 
-test('lease mode locks every existing row it meets: overlapping batches in different orders still never deadlock', async () => {
-	// Rows that exist and whose lease ended: ON CONFLICT DO UPDATE locks each one it meets, so two
-	// executions taking them in different orders would deadlock (PostgreSQL 40P01) unless the keys
-	// are sent sorted. Without the sort in KeyStore this test fails with "deadlock detected".
+test('lease mode locks every expired row it takes over: overlapping batches in different orders still never deadlock', async () => {
+	// Rows that exist and whose lease ended: the takeover UPDATE locks each one in the order of the
+	// keys, so two executions taking them in different orders would deadlock (PostgreSQL 40P01)
+	// unless the keys are sent sorted. Without the sort in KeyStore this test fails with
+	// "deadlock detected".
 	const credentials = db.credential({ maxConnections: 16 });
 	const ids = Array.from({ length: 2000 }, (_, i) => `expired_${i}`);
 	const lease = { nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } } };

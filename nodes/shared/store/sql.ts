@@ -150,21 +150,32 @@ WHERE key IN (
  * of this reservation; $3 the lease in seconds). All times are the database's.
  * - a new key is inserted `in_progress`, owned by $2 until now() + $3;
  * - an `in_progress` key whose lease has ended (its execution died) is taken over: new owner, new
- *   lease, attempts + 1. ON CONFLICT DO UPDATE locks the row and re-checks the WHERE on its newest
- *   version, so of any number of executions racing for one expired key exactly one takes it;
+ *   lease, attempts + 1. UPDATE waits for a row another execution is taking over and re-checks the
+ *   lease end on its newest version, so of any number of executions racing for one expired key
+ *   exactly one takes it. Only these rows are locked: a duplicate (completed, or in flight) is read,
+ *   never locked, so a burst of retries does not queue behind one row;
  * - every other key is returned with its state as this statement's snapshot saw it, and the
  *   seconds until its lease ends (the whole lease when it ended but another execution just took it).
- * A key in neither list was reserved by a concurrent execution after this statement's snapshot was
+ * The INSERT and the UPDATE see the same snapshot, so no key is both inserted and taken over. A key in
+ * none of the lists was reserved by a concurrent execution after this statement's snapshot was
  * taken: it is in progress. Rows as [key, state, attempts, lease_until, first_seen, retry_after].
  */
 export function reserveLeaseSql(ref: TableRef): string {
-	return `WITH reserved AS (
-  INSERT INTO ${ref.qualified} AS t (key, status, owner_token, lease_until)
-  SELECT unnest($1::text[]), 'in_progress', $2::text, now() + make_interval(secs => $3::float8)
-  ON CONFLICT (key) DO UPDATE
-    SET owner_token = excluded.owner_token, lease_until = excluded.lease_until, attempts = t.attempts + 1
-    WHERE t.status = 'in_progress' AND t.lease_until <= now()
+	return `WITH input AS MATERIALIZED (
+  SELECT unnest($1::text[]) AS key
+), inserted AS (
+  INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until)
+  SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8) FROM input
+  ON CONFLICT (key) DO NOTHING
+  RETURNING key, attempts, lease_until
+), taken AS (
+  UPDATE ${ref.qualified} AS t
+  SET owner_token = $2::text, lease_until = now() + make_interval(secs => $3::float8), attempts = t.attempts + 1
+  FROM input
+  WHERE t.key = input.key AND t.status = 'in_progress' AND t.lease_until <= now()
   RETURNING t.key, t.attempts, t.lease_until
+), reserved AS (
+  SELECT * FROM inserted UNION ALL SELECT * FROM taken
 )
 SELECT key, 'reserved' AS state, attempts, extract(epoch FROM lease_until)::float8, NULL::float8, NULL::int
 FROM reserved
@@ -172,7 +183,7 @@ UNION ALL
 SELECT u.key, existing.status, existing.attempts, NULL::float8, extract(epoch FROM existing.first_seen)::float8,
   CASE WHEN existing.lease_until > now() THEN ceil(extract(epoch FROM existing.lease_until - now()))::int
        ELSE ceil($3::float8)::int END
-FROM unnest($1::text[]) AS u(key)
+FROM input u
 CROSS JOIN LATERAL (
   SELECT t.status, t.attempts, t.lease_until, t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1
 ) existing
