@@ -1,5 +1,7 @@
 import { KeyError } from './KeyError';
-import { BODY_HASH_PREFIX, EVENT_ID_PREFIX, type KeyIdentity } from './keySources';
+import type { KeyIdentity } from './keySources';
+import { assertNamespace } from './namespace';
+import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
 
 /** Longer keys are refused: a key is an id, and a btree entry must stay well under a page. */
 export const MAX_KEY_BYTES = 1000;
@@ -11,7 +13,8 @@ export function utf8ByteLength(text: string): number {
 }
 
 /**
- * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>` or `[namespace:]<custom>`.
+ * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>` or `[namespace:]<custom>`
+ * (`namespace` as namespaceText returns it: '' for none).
  * `bodySha256Hex` is only read for the body-hash identity; hashing is left to the caller so this
  * stays synchronous and runs unchanged in a browser.
  */
@@ -23,6 +26,8 @@ export function composeKey(identity: KeyIdentity, namespace: string, bodySha256H
 		if (bodySha256Hex === undefined) throw new KeyError('The body hash is missing', 'This is a bug: please report it.');
 		core = BODY_HASH_PREFIX + bodySha256Hex;
 	}
+	// Checked here too, so no caller can build a key whose namespace could be read two ways (namespace.ts).
+	assertNamespace(namespace);
 	const key = namespace === '' ? core : `${namespace}:${core}`;
 	assertStorableKey(key);
 	return key;
