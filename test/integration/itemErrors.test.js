@@ -16,6 +16,8 @@ const badItems = [
 	['a NUL byte', { id: 'evt_\u0000_nul' }, /NUL/],
 	['a key over 1,000 bytes', { id: 'x'.repeat(2000) }, /bytes long/],
 	['a boolean as id', { id: true }, /is a boolean/],
+	// PostgreSQL would store "\ud800" and "\udc00" both as U+FFFD: one key for two ids.
+	['half a surrogate pair', { id: 'evt_\ud800' }, /surrogate/],
 	// Without the raw body, n8n's rounded number is all there is: never a key (issue 15).
 	['a number beyond 2^53 without the raw body', { id: 98765432101234567891 }, /beyond 2\^53.*no raw body/, { withRawBody: false }],
 	['a fraction without the raw body', { id: 0.1 }, /fraction or exponent/, { withRawBody: false }],

@@ -165,6 +165,13 @@ describe('composeKey', () => {
 		expect(() => composeKey({ kind: 'eventId', id: 'a' }, 'n\u0000s')).toThrow(/NUL/);
 	});
 
+	test('half a surrogate pair is refused: PostgreSQL would store "\\ud800" and "\\udc00" both as U+FFFD', () => {
+		for (const id of ['\ud800', 'a\udc00', '\udbff\ud800', '\udc00\ud800']) {
+			expect(() => composeKey({ kind: 'eventId', id }, '')).toThrow(/surrogate/);
+		}
+		expect(composeKey({ kind: 'eventId', id: '🎉\ud83c\udf89' }, '')).toBe('evt:🎉🎉');
+	});
+
 	test('a namespace that could be read two ways is refused here too', () => {
 		expect(() => composeKey({ kind: 'custom', key: 'c' }, 'a:b')).toThrow(/contains ":"/);
 		expect(() => composeKey({ kind: 'eventId', id: 'x' }, 'evt')).toThrow(/reserved/);

@@ -33,9 +33,21 @@ export function composeKey(identity: KeyIdentity, namespace: string, bodySha256H
 	return key;
 }
 
+/**
+ * Half of a UTF-16 surrogate pair without its other half (JSON allows `"\ud800"`). PostgreSQL stores
+ * text as UTF-8, where such a half becomes U+FFFD: two different ids would be stored as one key.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export function assertStorableKey(key: string): void {
 	if (key.includes('\u0000')) {
 		throw new KeyError('The key contains a NUL character, which PostgreSQL text cannot store', 'Remove NUL characters from the id, namespace or custom key.');
+	}
+	if (LONE_SURROGATE.test(key)) {
+		throw new KeyError(
+			'The key contains half of a UTF-16 surrogate pair (such as "\\ud800" in JSON), which is not text: PostgreSQL would store it as U+FFFD and two different ids would share a key',
+			'Make the sender send valid Unicode, or use Body Hash Only for such events.',
+		);
 	}
 	// A UTF-16 code unit is at most 3 UTF-8 bytes: most keys are too short to need counting.
 	if (key.length * 3 <= MAX_KEY_BYTES) return;
