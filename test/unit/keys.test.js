@@ -139,6 +139,17 @@ describe('the key source table', () => {
 		expect(map.svix).toBe('Svix');
 	});
 
+	test('the README\'s Keys table lists every source with its stored value and where it reads the id', () => {
+		const readme = require('node:fs').readFileSync(require('node:path').join(__dirname, '../../README.md'), 'utf8');
+		const keys = readme.slice(readme.indexOf('## Keys'), readme.indexOf('### Numbers'));
+		for (const { name, value, location } of KEY_SOURCES) {
+			const row = keys.split('\n').find((line) => line.startsWith(`| ${name} (\`${value}\``));
+			expect({ value, row }).toEqual({ value, row: expect.any(String) });
+			if (location.kind === 'headers') for (const header of location.names) expect(row).toContain(`\`${header}\``);
+			if (location.kind === 'body') expect(row).toContain(`\`body.${location.path.join('.')}\``);
+		}
+	});
+
 	test('each preset names where it reads the id in its description', () => {
 		for (const { location, description } of KEY_SOURCES) {
 			if (location.kind === 'headers') for (const name of location.names) expect(description).toContain(name);
