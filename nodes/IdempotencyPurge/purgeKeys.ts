@@ -1,6 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { assertStorableKey } from '../shared/keys/composeKey';
+import { namespaceText } from '../shared/keys/namespace';
 import { failWhole } from '../shared/n8n/failWhole';
 import { databaseError, setupError } from '../shared/n8n/nodeErrors';
 import { openKeyStore, type OpenedStore } from '../shared/n8n/openKeyStore';
@@ -27,7 +28,8 @@ function purgeSettings(context: IExecuteFunctions) {
 	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
 		throw new NodeOperationError(node, `Batch Size must be a whole number from 1 to ${MAX_BATCH_SIZE}`);
 	}
-	const namespace = String(context.getNodeParameter('namespace', 0, '') ?? '');
+	// Reserve's own rule (shared/keys/namespace.ts), so "Only Namespace" matches exactly the keys Reserve made with it.
+	const namespace = namespaceText(context.getNodeParameter('namespace', 0, ''));
 	if (namespace !== '') assertStorableKey(namespace);
 	return {
 		retention: `${amount} ${unit}`,

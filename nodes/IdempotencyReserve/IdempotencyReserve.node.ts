@@ -8,7 +8,7 @@ import {
 
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { namespaceProperty, schemaProperty, tableProperty, createTableProperty } from '../shared/n8n/properties';
-import { keyProperties } from './keyProperties';
+import { keyProperties, keySourceSubtitle } from './keyProperties';
 import { modeProperties } from './modeProperties';
 import { reserveItems } from './reserveItems';
 
@@ -19,8 +19,7 @@ export class IdempotencyReserve implements INodeType {
 		icon: { light: 'file:idempotencyReserve.svg', dark: 'file:idempotencyReserve.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle:
-			'={{ {"eventIdOrBodyHash": "Event ID or body hash", "stripe": "Stripe", "github": "GitHub", "shopify": "Shopify", "standardWebhooks": "Standard Webhooks", "bodyHash": "Body hash", "custom": "Custom key"}[$parameter["keySource"]] + " → " + $parameter["table"] }}',
+		subtitle: keySourceSubtitle,
 		description: 'Reserve a webhook event key once in PostgreSQL: new events go to true, retries and duplicates to false',
 		defaults: { name: 'Idempotency Reserve' },
 		inputs: [NodeConnectionTypes.Main],

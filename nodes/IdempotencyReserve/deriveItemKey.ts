@@ -3,8 +3,15 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { bodyBytesWithoutRawBody, composeKey } from '../shared/keys/composeKey';
 import { KeyError } from '../shared/keys/KeyError';
-import { normalizeId, resolveKeyIdentity, type KeySource, type WebhookItemJson } from '../shared/keys/keySources';
-import { itemParameterReader } from '../shared/n8n/itemParameter';
+import {
+	resolveKeyIdentity,
+	settleNumericId,
+	type KeyIdentity,
+	type KeySource,
+	type WebhookItemJson,
+} from '../shared/keys/keySources';
+import { namespaceText } from '../shared/keys/namespace';
+import { bodyPathOfParameter, itemParameterReader } from '../shared/n8n/itemParameter';
 import { RAW_BODY_HINT, readRawBody } from '../shared/webhook/rawBody';
 
 export interface KeySettings {
@@ -38,22 +45,30 @@ async function bodyBytes(
 /** Synchronous unless the raw body must be read (binary data may live outside memory). */
 export type ItemKeyDeriver = (item: INodeExecutionData, itemIndex: number) => string | Promise<string>;
 
+/** The parameter a source reads per item: Event ID for the default source, Custom Key for Custom, none for presets. */
+function sourceParameterName(source: KeySource): string | undefined {
+	if (source === 'eventIdOrBodyHash') return 'eventId';
+	if (source === 'custom') return 'customKey';
+	return undefined;
+}
+
 /** Reads the node's settings once and returns the per-item key function. */
 export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings): ItemKeyDeriver {
-	const { source } = settings;
-	const readSourceParameter =
-		source === 'eventIdOrBodyHash'
-			? itemParameterReader(context, 'eventId')
-			: source === 'custom'
-				? itemParameterReader(context, 'customKey')
-				: () => undefined;
+	const { source, rawBodyProperty } = settings;
+	const parameterName = sourceParameterName(source);
+	const readSourceParameter = parameterName === undefined ? () => undefined : itemParameterReader(context, parameterName);
+	const parameterBodyPath = parameterName === undefined ? undefined : bodyPathOfParameter(context, parameterName);
 	const readNamespace = itemParameterReader(context, 'namespace');
 	return (item, itemIndex) => {
-		const identity = resolveKeyIdentity(source, item.json as WebhookItemJson, readSourceParameter(item, itemIndex));
-		const namespace = normalizeId(readNamespace(item, itemIndex), 'namespace') ?? '';
-		if (identity.kind !== 'bodyHash') return composeKey(identity, namespace);
-		return bodyBytes(context, item, itemIndex, settings.rawBodyProperty).then((bytes) =>
-			composeKey(identity, namespace, sha256Hex(bytes)),
-		);
+		const json = item.json as WebhookItemJson;
+		const resolution = resolveKeyIdentity(source, json, readSourceParameter(item, itemIndex), parameterBodyPath);
+		const namespace = namespaceText(readNamespace(item, itemIndex));
+		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) => composeKey(identity, namespace, bodySha256Hex);
+		if (resolution.kind === 'number') {
+			// A JSON number's exact text is in the raw body (see shared/keys/idText.ts).
+			return readRawBody(context, item, itemIndex, rawBodyProperty).then((raw) => keyOf(settleNumericId(resolution, raw)));
+		}
+		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
+		return bodyBytes(context, item, itemIndex, rawBodyProperty).then((bytes) => keyOf(resolution, sha256Hex(bytes)));
 	};
 }

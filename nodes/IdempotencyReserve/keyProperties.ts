@@ -1,4 +1,17 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { INodePropertyOptions, INodeProperties } from 'n8n-workflow';
+
+import { KEY_SOURCES } from '../shared/keys/keySourceTable';
+
+/** The Key Source list, made from the one table of sources; n8n lists options sorted by name. */
+function keySourceOptions(): INodePropertyOptions[] {
+	return KEY_SOURCES.map(({ name, value, description }) => ({ name, value, description })).sort((a, b) =>
+		a.name.localeCompare(b.name),
+	);
+}
+
+/** The node's subtitle: the source's subtitle from the table, then the table name ("Stripe → processed_events"). */
+const SUBTITLES = Object.fromEntries(KEY_SOURCES.map(({ value, subtitle }) => [value, subtitle]));
+export const keySourceSubtitle = `={{ ${JSON.stringify(SUBTITLES)}[$parameter["keySource"]] + " → " + $parameter["table"] }}`;
 
 export const keyProperties: INodeProperties[] = [
 	{
@@ -7,43 +20,7 @@ export const keyProperties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		default: 'eventIdOrBodyHash',
-		options: [
-			{
-				name: 'Body Hash Only',
-				value: 'bodyHash',
-				description: 'Key "sha256:" + SHA-256 of the raw request body',
-			},
-			{
-				name: 'Custom',
-				value: 'custom',
-				description: 'Key is the Custom Key expression, used as it is (no prefix)',
-			},
-			{
-				name: 'Event ID, Else Body Hash',
-				value: 'eventIdOrBodyHash',
-				description: 'Key "evt:" + the event ID; when it is empty, "sha256:" + SHA-256 of the raw body',
-			},
-			{
-				name: 'GitHub',
-				value: 'github',
-				description: 'Key "evt:" + the X-GitHub-Delivery header, else the body hash',
-			},
-			{
-				name: 'Shopify',
-				value: 'shopify',
-				description: 'Key "evt:" + the X-Shopify-Webhook-ID header, else the body hash',
-			},
-			{
-				name: 'Standard Webhooks / Svix',
-				value: 'standardWebhooks',
-				description: 'Key "evt:" + the Webhook-ID header, else the body hash',
-			},
-			{
-				name: 'Stripe',
-				value: 'stripe',
-				description: 'Key "evt:" + the event ID in the body (ID field), else the body hash',
-			},
-		],
+		options: keySourceOptions(),
 	},
 	{
 		displayName: 'Event ID',
@@ -69,8 +46,7 @@ export const keyProperties: INodeProperties[] = [
 		type: 'string',
 		default: 'data',
 		description:
-			'Binary property holding the exact request bytes (Webhook node option "Raw Body"). Without it, the body is hashed as text (a text body) or as its JSON serialisation.',
-		displayOptions: { hide: { keySource: ['custom'] } },
+			'Binary property holding the exact request bytes (Webhook node option "Raw Body"). It is hashed for the body hash, and a numeric ID is read from it digit for digit. Without it, the body is hashed as text (a text body) or as its JSON serialisation.',
 	},
 	{
 		displayName: 'Options',

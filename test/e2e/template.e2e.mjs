@@ -250,3 +250,25 @@ test('the purge template deletes only keys older than its 30-day retention', { t
 		assert.equal(deleted, old.length);
 	}),
 );
+
+// Issue 15: JSON.parse makes one number of these two ids; the key must still tell them apart.
+test('two ids beyond 2^53 that JSON.parse rounds to one number → two processed events, keys with the exact digits', { timeout: 120_000 }, () =>
+	withN8nLog(async () => {
+		const bodies = ['{"id": 98765432101234567891}', '{"id": 98765432101234567892}'];
+		const keys = ['evt:98765432101234567891', 'evt:98765432101234567892'];
+		assert.equal(JSON.parse(bodies[0]).id, JSON.parse(bodies[1]).id, 'one number to JavaScript');
+		const steps = [];
+		for (const body of bodies) {
+			steps.push(await stack.deliver(Buffer.from(body), { headers: { 'stripe-signature': stack.fakeStripeSignature(body) } }));
+		}
+		assert.deepEqual(
+			steps.map((step) => [step.response.status, step.response.json]),
+			keys.map((key) => [200, { status: 'processed', key }]),
+		);
+		for (const step of steps) assert.ok(ran(step.execution, BUSINESS_STEP), `ran ${step.execution.nodesRun.join(' → ')}`);
+		for (const key of keys) {
+			assert.equal((await stack.businessRows(key)).length, 1, `one business row for ${key}`);
+			assert.equal((await stack.keyRows(key)).length, 1, `one key row ${key}`);
+		}
+	}),
+);

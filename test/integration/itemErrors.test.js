@@ -16,12 +16,17 @@ const badItems = [
 	['a NUL byte', { id: 'evt_\u0000_nul' }, /NUL/],
 	['a key over 1,000 bytes', { id: 'x'.repeat(2000) }, /bytes long/],
 	['a boolean as id', { id: true }, /is a boolean/],
+	// PostgreSQL would store "\ud800" and "\udc00" both as U+FFFD: one key for two ids.
+	['half a surrogate pair', { id: 'evt_\ud800' }, /surrogate/],
+	// Without the raw body, n8n's rounded number is all there is: never a key (issue 15).
+	['a number beyond 2^53 without the raw body', { id: 98765432101234567891 }, /beyond 2\^53.*no raw body/, { withRawBody: false }],
+	['a fraction without the raw body', { id: 0.1 }, /fraction or exponent/, { withRawBody: false }],
 ];
 
-function mixedItems(bad) {
+function mixedItems(bad, spec = {}) {
 	return [
 		webhookItem({ body: { id: `fresh_${Math.random().toString(36).slice(2)}` } }),
-		webhookItem({ body: bad }),
+		webhookItem({ body: bad, ...spec }),
 		webhookItem({ body: { id: 'already_seen' } }),
 	];
 }
@@ -32,9 +37,9 @@ const run = async (items, onError) =>
 		nodeOverrides: onError ? { 'Idempotency Reserve': { onError } } : {},
 	});
 
-describe.each(badItems)('%s', (_label, body, message) => {
+describe.each(badItems)('%s', (_label, body, message, spec) => {
 	test('stops the workflow with the item index and reserves nothing', async () => {
-		const items = mixedItems(body);
+		const items = mixedItems(body, spec);
 		const result = await run(items);
 		expect(result.status).toBe('error');
 		expect(result.error.name).toBe('NodeOperationError');
@@ -46,7 +51,7 @@ describe.each(badItems)('%s', (_label, body, message) => {
 	});
 
 	test('continue: the error item goes on `true` as an error, never on `false`', async () => {
-		const result = await run(mixedItems(body), 'continueRegularOutput');
+		const result = await run(mixedItems(body, spec), 'continueRegularOutput');
 		expect(result.status).toBe('success');
 		const trueItems = result.output('Idempotency Reserve', 0);
 		const falseItems = result.output('Idempotency Reserve', 1);
@@ -59,7 +64,7 @@ describe.each(badItems)('%s', (_label, body, message) => {
 	});
 
 	test('continue using error output: the error item goes to the error output', async () => {
-		const result = await run(mixedItems(body), 'continueErrorOutput');
+		const result = await run(mixedItems(body, spec), 'continueErrorOutput');
 		expect(result.status).toBe('success');
 		expect(result.outputCount('Idempotency Reserve')).toBe(3);
 		expect(result.output('Idempotency Reserve', 0).map((item) => item.pairedItem.item)).toEqual([0]);

@@ -17,6 +17,22 @@ async function keysFor(parameters, items) {
 		.map((item) => item.json.idempotency.key);
 }
 
+/** Runs one Reserve and returns the run's error (the node must have failed). */
+async function errorFor(parameters, items) {
+	const run = await runWorkflow(reserveWorkflow, items, {
+		credentials: db.credential(),
+		nodeOverrides: { 'Idempotency Reserve': { parameters } },
+	});
+	expect(run.status).toBe('error');
+	expect(run.output('Idempotency Reserve', 1)).toEqual([]);
+	return run.error;
+}
+
+/** An item as n8n's Webhook node makes it from these exact bytes: JSON.parse'd body, raw bytes in binary. */
+function delivered(rawBody, headers = {}) {
+	return webhookItem({ body: JSON.parse(rawBody), rawBody, headers });
+}
+
 const raw = '{"type":"no.id.here"}';
 const rawHash = `sha256:${sha256Hex(Buffer.from(raw))}`;
 
@@ -37,11 +53,33 @@ test.each([
 	],
 	['github: no header, body hash', { keySource: 'github' }, { body: { id: 'x' }, rawBody: raw }, rawHash],
 	[
-		'shopify: X-Shopify-Webhook-Id in any case',
+		'shopify: X-Shopify-Event-Id first',
+		{ keySource: 'shopify' },
+		{
+			body: {},
+			headers: { 'x-shopify-event-id': '98f2ab30-9f2a-4c4e-8b1f-2d1f0a7c9e11', 'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' },
+		},
+		'evt:98f2ab30-9f2a-4c4e-8b1f-2d1f0a7c9e11',
+	],
+	[
+		'shopify: else X-Shopify-Webhook-Id, in any case',
 		{ keySource: 'shopify' },
 		{ body: {}, headers: { 'X-Shopify-Webhook-Id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' } },
 		'evt:b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
 	],
+	['shopify: neither header, body hash', { keySource: 'shopify' }, { body: JSON.parse(raw), rawBody: raw }, rawHash],
+	[
+		'svix: svix-id',
+		{ keySource: 'svix' },
+		{ body: {}, headers: { 'svix-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek' } },
+		'evt:msg_p5jXN8AQM9LWM0D4loKWxJek',
+	],
+	['standard webhooks does not read svix-id', { keySource: 'standardWebhooks' }, { body: JSON.parse(raw), rawBody: raw, headers: { 'svix-id': 'msg_1' } }, rawHash],
+	['slack: body.event_id', { keySource: 'slack' }, { body: { event_id: 'Ev08MFMKH6' } }, 'evt:Ev08MFMKH6'],
+	['slack: no event_id, body hash', { keySource: 'slack' }, { body: JSON.parse(raw), rawBody: raw }, rawHash],
+	['github: a header repeated with one id counts once', { keySource: 'github' }, { body: {}, headers: { 'x-github-delivery': 'd-1, d-1' } }, 'evt:d-1'],
+	['github: surrounding spaces are not part of the id', { keySource: 'github' }, { body: {}, headers: { 'x-github-delivery': ' d-2\t' } }, 'evt:d-2'],
+	['github: an empty header falls back to the body hash', { keySource: 'github' }, { body: JSON.parse(raw), rawBody: raw, headers: { 'x-github-delivery': ' ' } }, rawHash],
 	[
 		'standard webhooks: webhook-id',
 		{ keySource: 'standardWebhooks' },
@@ -99,4 +137,82 @@ test('a plain $json path (read directly) gives the same keys as n8n evaluating a
 	// A property of a string is n8n's to evaluate: `$json.body.length` of a text body is its length.
 	await db.query('TRUNCATE processed_events');
 	expect(await keysFor({ eventId: '={{ $json.body.length }}' }, [webhookItem({ body: 'four' })])).toEqual(['evt:4']);
+});
+
+describe('large numbers: the exact digits from the raw body, or an item error', () => {
+	test('the two deliveries of issue 15 get two keys with their exact digits', async () => {
+		const items = [delivered('{"id": 98765432101234567891}'), delivered('{"id": 98765432101234567892}')];
+		expect(items[0].json.body.id).toBe(items[1].json.body.id); // what JSON.parse made of them
+		expect(await keysFor({}, items)).toEqual(['evt:98765432101234567891', 'evt:98765432101234567892']);
+	});
+
+	test('1e21 and 1000000000000000000000 are two ids; fractions keep their text', async () => {
+		const items = [delivered('{"id":1e21}'), delivered('{"id":1000000000000000000000}'), delivered('{"id":0.10}'), delivered('{"id":1E+21}')];
+		expect(await keysFor({}, items)).toEqual(['evt:1e21', 'evt:1000000000000000000000', 'evt:0.10', 'evt:1E+21']);
+	});
+
+	test('safe integers keep the keys they had', async () => {
+		expect(await keysFor({}, [delivered('{"id":12345}'), delivered('{ "id" : -42 }')])).toEqual(['evt:12345', 'evt:-42']);
+		const withoutRaw = webhookItem({ body: { id: 12345 }, withRawBody: false });
+		expect(await keysFor({ namespace: 'n' }, [withoutRaw])).toEqual(['n:evt:12345']);
+	});
+
+	test('duplicate names, nesting, escapes and a BOM are read as n8n parsed them', async () => {
+		const bodies = [
+			'{"id": 1, "data": {"id": 2}, "id": 98765432101234567891}',
+			'\ufeff{"\\u0069d": 98765432101234567893}',
+			'{"data":{"object":{"id":98765432101234567894}}}',
+		];
+		const items = bodies.map((body) => webhookItem({ body: JSON.parse(body.replace(/^\ufeff/, '')), rawBody: body }));
+		expect(await keysFor({}, items.slice(0, 2))).toEqual(['evt:98765432101234567891', 'evt:98765432101234567893']);
+		expect(await keysFor({ eventId: '={{ $json.body.data.object.id }}' }, items.slice(2))).toEqual(['evt:98765432101234567894']);
+	});
+
+	test('presets and Custom read the exact digits of their own field', async () => {
+		expect(await keysFor({ keySource: 'stripe' }, [delivered('{"id":98765432101234567895}')])).toEqual(['evt:98765432101234567895']);
+		expect(await keysFor({ keySource: 'slack' }, [delivered('{"event_id":98765432101234567896}')])).toEqual(['evt:98765432101234567896']);
+		const custom = { keySource: 'custom', customKey: '={{ $json.body.order.n }}', namespace: 'orders' };
+		expect(await keysFor(custom, [delivered('{"order":{"n":98765432101234567897}}')])).toEqual(['orders:98765432101234567897']);
+	});
+
+	test('without the raw body: an item error with the index and the hint', async () => {
+		const items = [webhookItem({ body: { id: 'fine' } }), webhookItem({ body: JSON.parse('{"id":98765432101234567891}'), withRawBody: false })];
+		const error = await errorFor({}, items);
+		expect(error.name).toBe('NodeOperationError');
+		expect(error.context.itemIndex).toBe(1);
+		expect(error.message).toMatch(/98765432101234570000 .*no raw body/);
+		expect(error.description).toMatch(/Raw Body/);
+		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'evt:fine%'`);
+		expect(rows).toEqual([]);
+	});
+
+	test('an expression that is not a plain $json.body path cannot be looked up: an item error', async () => {
+		const error = await errorFor({ keySource: 'custom', customKey: '={{ $json.body.n + 0 }}' }, [delivered('{"n":98765432101234567891}')]);
+		expect(error.message).toMatch(/plain \{\{ \$json\.body/);
+		expect(error.description).toMatch(/plain path/);
+	});
+
+	test('a body changed after the Webhook node (raw body disagrees): an item error', async () => {
+		const item = webhookItem({ body: { id: 2 ** 60 }, rawBody: '{"id":"text"}' });
+		expect((await errorFor({}, [item])).message).toMatch(/no number at id/);
+	});
+});
+
+describe('headers and namespaces that could join two things into one key', () => {
+	test('a preset header with two different ids is an item error, not "evt:a, b"', async () => {
+		const item = webhookItem({ body: {}, headers: { 'x-github-delivery': 'd-1, d-2' } });
+		const error = await errorFor({ keySource: 'github' }, [item]);
+		expect(error.message).toMatch(/X-GitHub-Delivery header has 2 different values/);
+		expect(error.context.itemIndex).toBe(0);
+	});
+
+	test.each([
+		['a:b', /contains ":"/],
+		['evt', /reserved/],
+		['sha256', /reserved/],
+	])('namespace %j is refused with a clear error', async (namespace, message) => {
+		const error = await errorFor({ namespace }, [webhookItem({ body: { id: 'x' } })]);
+		expect(error.message).toMatch(message);
+		expect(error.description).toBeTruthy();
+	});
 });

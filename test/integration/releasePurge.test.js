@@ -92,6 +92,24 @@ describe('purge', () => {
 		expect(result.output('Purge Keys')[0].json).toMatchObject({ deleted: 55, batches: 8 });
 	});
 
+	// Reserve's namespace rule: "a" would otherwise purge "a:b:…" keys of a namespace "a:b" too, and an object would be "[object Object]".
+	test.each([
+		['a:b', /contains ":"/],
+		['evt', /reserved/],
+		['={{ { a: 1 } }}', /namespace is an object/],
+	])('namespace %j is refused, nothing deleted', async (namespace, message) => {
+		await db.query(`INSERT INTO processed_events (key, first_seen) VALUES ('a:b:evt:kept', now() - interval '1 day') ON CONFLICT DO NOTHING`);
+		const { rows: before } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
+		expect(before[0].n).toBeGreaterThan(0);
+		// A retention of 0 would delete every row, were the namespace accepted.
+		const result = await purge({ namespace, retentionAmount: 0 });
+		expect(result.status).toBe('error');
+		expect(result.error.name).toBe('NodeOperationError');
+		expect(result.error.message).toMatch(message);
+		const { rows: after } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
+		expect(after[0].n).toBe(before[0].n);
+	});
+
 	test('a negative retention is refused', async () => {
 		const result = await purge({ retentionAmount: -1 });
 		expect(result.status).toBe('error');

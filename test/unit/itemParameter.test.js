@@ -1,5 +1,5 @@
 // The fast path for plain `$json` path expressions must read exactly what n8n's evaluator reads.
-const { jsonPathOf, readJsonPath, NEEDS_EVALUATION } = require('../../dist/nodes/shared/n8n/itemParameter');
+const { bodyPathOfParameter, jsonPathOf, readJsonPath, NEEDS_EVALUATION } = require('../../dist/nodes/shared/n8n/itemParameter');
 
 test.each([
 	['={{ $json.body.id }}', ['body', 'id']],
@@ -28,4 +28,21 @@ test('reading follows own properties; undefined and null stop it; the rest is le
 	expect(readJsonPath(json, ['body', 'list', 'length'])).toBe(1);
 	expect(readJsonPath(json, ['body', 'text', 'length'])).toBe(NEEDS_EVALUATION);
 	expect(readJsonPath(json, ['body', 'toString'])).toBe(NEEDS_EVALUATION);
+});
+
+// Where a numeric id's exact text is looked up in the raw body: only a plain path into $json.body.
+test.each([
+	['={{ $json.body.id }}', ['id']],
+	['={{ $json.body.data.object.id }}', ['data', 'object', 'id']],
+	['={{ $json["body"]["event_id"] }}', ['event_id']],
+	['={{ $json.body.items[0].id }}', ['items', '0', 'id']],
+	['={{ $json.body }}', []],
+	['={{ $json.headers.id }}', undefined],
+	['={{ $json.body?.id }}', undefined],
+	['={{ $json.body.id + 0 }}', undefined],
+	['literal', undefined],
+	[undefined, undefined],
+])('the body path of %p is %p', (expression, path) => {
+	const context = { getNode: () => ({ parameters: { eventId: expression } }) };
+	expect(bodyPathOfParameter(context, 'eventId')).toEqual(path);
 });

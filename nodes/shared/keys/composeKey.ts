@@ -1,5 +1,7 @@
 import { KeyError } from './KeyError';
-import { BODY_HASH_PREFIX, EVENT_ID_PREFIX, type KeyIdentity } from './keySources';
+import type { KeyIdentity } from './keySources';
+import { assertNamespace } from './namespace';
+import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
 
 /** Longer keys are refused: a key is an id, and a btree entry must stay well under a page. */
 export const MAX_KEY_BYTES = 1000;
@@ -11,7 +13,8 @@ export function utf8ByteLength(text: string): number {
 }
 
 /**
- * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>` or `[namespace:]<custom>`.
+ * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>` or `[namespace:]<custom>`
+ * (`namespace` as namespaceText returns it: '' for none).
  * `bodySha256Hex` is only read for the body-hash identity; hashing is left to the caller so this
  * stays synchronous and runs unchanged in a browser.
  */
@@ -23,14 +26,28 @@ export function composeKey(identity: KeyIdentity, namespace: string, bodySha256H
 		if (bodySha256Hex === undefined) throw new KeyError('The body hash is missing', 'This is a bug: please report it.');
 		core = BODY_HASH_PREFIX + bodySha256Hex;
 	}
+	// Checked here too, so no caller can build a key whose namespace could be read two ways (namespace.ts).
+	assertNamespace(namespace);
 	const key = namespace === '' ? core : `${namespace}:${core}`;
 	assertStorableKey(key);
 	return key;
 }
 
+/**
+ * Half of a UTF-16 surrogate pair without its other half (JSON allows `"\ud800"`). PostgreSQL stores
+ * text as UTF-8, where such a half becomes U+FFFD: two different ids would be stored as one key.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export function assertStorableKey(key: string): void {
 	if (key.includes('\u0000')) {
 		throw new KeyError('The key contains a NUL character, which PostgreSQL text cannot store', 'Remove NUL characters from the id, namespace or custom key.');
+	}
+	if (LONE_SURROGATE.test(key)) {
+		throw new KeyError(
+			'The key contains half of a UTF-16 surrogate pair (such as "\\ud800" in JSON), which is not text: PostgreSQL would store it as U+FFFD and two different ids would share a key',
+			'Make the sender send valid Unicode, or use Body Hash Only for such events.',
+		);
 	}
 	// A UTF-16 code unit is at most 3 UTF-8 bytes: most keys are too short to need counting.
 	if (key.length * 3 <= MAX_KEY_BYTES) return;

@@ -1,17 +1,12 @@
+import { headerIdText, readHeader } from './headerValue';
+import { idValue, numberIdText, type IdValue } from './idText';
 import { KeyError } from './KeyError';
+import { keySourceDefinition, type KeySource } from './keySourceTable';
 
-/** Where the key of an event comes from. Values are stored in workflows: never rename them. */
-export type KeySource =
-	| 'eventIdOrBodyHash'
-	| 'stripe'
-	| 'github'
-	| 'shopify'
-	| 'standardWebhooks'
-	| 'bodyHash'
-	| 'custom';
-
-export const EVENT_ID_PREFIX = 'evt:';
-export const BODY_HASH_PREFIX = 'sha256:';
+export type { KeySource } from './keySourceTable';
+export { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
+export { readHeader } from './headerValue';
+export { normalizeId } from './idText';
 
 /** What a webhook item offers to key on: the Webhook node's `$json.headers` and `$json.body`. */
 export interface WebhookItemJson {
@@ -25,79 +20,97 @@ export type KeyIdentity =
 	| { kind: 'custom'; key: string }
 	| { kind: 'bodyHash' };
 
-/** Each preset names the header that carries the delivery's event id; Stripe keeps it in the body. */
-const PRESET_HEADERS: Partial<Record<KeySource, string>> = {
-	github: 'x-github-delivery',
-	shopify: 'x-shopify-webhook-id',
-	standardWebhooks: 'webhook-id',
-};
-
-export function readHeader(headers: unknown, name: string): unknown {
-	if (headers === null || typeof headers !== 'object') return undefined;
-	const record = headers as Record<string, unknown>;
-	if (name in record) return record[name];
-	// Express lower-cases header names, but items built by hand or by other triggers may not.
-	const match = Object.keys(record).find((key) => key.toLowerCase() === name);
-	return match === undefined ? undefined : record[match];
+/**
+ * An id that is a JSON number: its text is settled by settleNumericId, which may need the raw body
+ * (idText.ts says why), so the caller reads the raw body only for these.
+ */
+export interface NumericId {
+	kind: 'number';
+	value: number;
+	/** What the number becomes: an event id (`evt:` prefix) or the whole custom key. */
+	as: 'eventId' | 'custom';
+	/** For messages: "event id (body.id)". */
+	what: string;
+	/** Where the number sits in the JSON body, when it was read from a plain body path. */
+	bodyPath: readonly string[] | undefined;
 }
 
-function readBodyId(body: unknown): unknown {
-	if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
-	return (body as Record<string, unknown>).id;
+export type KeyResolution = KeyIdentity | NumericId;
+
+/** Follows own properties of objects, as `$json.body.a.b` does for a JSON body. */
+function readBodyPath(body: unknown, path: readonly string[]): unknown {
+	let value = body;
+	for (const name of path) {
+		if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+		if (!Object.prototype.hasOwnProperty.call(value, name)) return undefined;
+		value = (value as Record<string, unknown>)[name];
+	}
+	return value;
+}
+
+/** A number found where the raw body cannot help is settled at once, so only body paths wait for the raw body. */
+function numericResolution(numeric: NumericId): KeyResolution {
+	return numeric.bodyPath === undefined ? settleNumericId(numeric, undefined) : numeric;
+}
+
+function identityFromId(id: IdValue, what: string, bodyPath: readonly string[] | undefined): KeyResolution {
+	if (id === undefined) return { kind: 'bodyHash' };
+	if (typeof id === 'number') return numericResolution({ kind: 'number', value: id, as: 'eventId', what, bodyPath });
+	return { kind: 'eventId', id };
+}
+
+function customIdentity(value: unknown, bodyPath: readonly string[] | undefined): KeyResolution {
+	const key = idValue(value, 'custom key');
+	if (key === undefined) {
+		throw new KeyError('The custom key is empty', 'Make the Custom Key expression return a non-empty text or number for every item.');
+	}
+	if (typeof key === 'number') return numericResolution({ kind: 'number', value: key, as: 'custom', what: 'custom key', bodyPath });
+	return { kind: 'custom', key };
+}
+
+/** The first of a preset's headers that carries an id, else the body hash. */
+function identityFromHeaders(headers: unknown, names: readonly string[]): KeyResolution {
+	for (const name of names) {
+		const id = headerIdText(readHeader(headers, name.toLowerCase()), name);
+		if (id !== undefined) return { kind: 'eventId', id };
+	}
+	return { kind: 'bodyHash' };
 }
 
 /**
- * Turns an id value into the string that goes into the key, or undefined when it is absent
- * (the caller then falls back to the body hash). Anything that is not text or a number is
- * refused: stringifying an object would give every event the same key.
+ * Decides what the key is made of. `parameterValue` is the evaluated Event ID or Custom Key
+ * parameter (for those sources), and `parameterBodyPath` its path inside `$json.body` when the
+ * parameter is a plain path such as `{{ $json.body.id }}` (where a number's exact text can be found).
  */
-export function normalizeId(value: unknown, what: string): string | undefined {
-	if (value === undefined || value === null || value === '') return undefined;
-	if (typeof value === 'string') return value;
-	if (typeof value === 'number') {
-		if (!Number.isFinite(value)) {
-			throw new KeyError(`The ${what} is ${String(value)}, which cannot identify an event`, 'Use a finite number or a text id.');
-		}
-		return String(value);
-	}
-	if (typeof value === 'bigint') return value.toString();
-	const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-	throw new KeyError(
-		`The ${what} is ${kind}, not a text or number`,
-		'Point the key at a single text or number field, for example {{ $json.body.id }}.',
-	);
-}
-
-/** Decides what the key is made of, given the item and (for the default and custom sources) the evaluated parameter. */
 export function resolveKeyIdentity(
 	source: KeySource,
 	item: WebhookItemJson,
 	parameterValue?: unknown,
-): KeyIdentity {
-	switch (source) {
-		case 'bodyHash':
+	parameterBodyPath?: readonly string[],
+): KeyResolution {
+	const definition = keySourceDefinition(source);
+	if (definition === undefined) {
+		throw new KeyError(`Unknown key source "${String(source)}"`, 'Pick a key source from the list.');
+	}
+	const { location } = definition;
+	switch (location.kind) {
+		case 'none':
 			return { kind: 'bodyHash' };
-		case 'custom': {
-			const key = normalizeId(parameterValue, 'custom key');
-			if (key === undefined) {
-				throw new KeyError('The custom key is empty', 'Make the Custom Key expression return a non-empty text or number for every item.');
-			}
-			return { kind: 'custom', key };
+		case 'customKey':
+			return customIdentity(parameterValue, parameterBodyPath);
+		case 'eventIdParameter':
+			return identityFromId(idValue(parameterValue, 'event id'), 'event id', parameterBodyPath);
+		case 'body': {
+			const what = `event id (body.${location.path.join('.')})`;
+			return identityFromId(idValue(readBodyPath(item.body, location.path), what), what, location.path);
 		}
-		case 'eventIdOrBodyHash':
-			return identityFromId(normalizeId(parameterValue, 'event id'));
-		case 'stripe':
-			return identityFromId(normalizeId(readBodyId(item.body), 'event id (body.id)'));
-		default: {
-			const header = PRESET_HEADERS[source];
-			if (header === undefined) {
-				throw new KeyError(`Unknown key source "${String(source)}"`, 'Pick a key source from the list.');
-			}
-			return identityFromId(normalizeId(readHeader(item.headers, header), `${header} header`));
-		}
+		case 'headers':
+			return identityFromHeaders(item.headers, location.names);
 	}
 }
 
-function identityFromId(id: string | undefined): KeyIdentity {
-	return id === undefined ? { kind: 'bodyHash' } : { kind: 'eventId', id };
+/** Turns a numeric id into text (the raw body's exact text, else only a safe integer), or throws KeyError. */
+export function settleNumericId(numeric: NumericId, rawBody: Uint8Array | undefined): KeyIdentity {
+	const text = numberIdText(numeric.value, numeric.what, { bodyPath: numeric.bodyPath, rawBody });
+	return numeric.as === 'custom' ? { kind: 'custom', key: text } : { kind: 'eventId', id: text };
 }

@@ -12,6 +12,17 @@ export function jsonPathOf(expression: string): string[] | undefined {
 	return [...match[1].matchAll(PATH_SEGMENT)].map((segment) => segment[1] ?? segment[2] ?? segment[3] ?? segment[4]);
 }
 
+/**
+ * The path inside `$json.body` that a parameter reads when it is a plain path such as
+ * `={{ $json.body.data.id }}` (→ ["data", "id"]); undefined for a literal or any other expression.
+ * It tells where a numeric id's exact text is in the raw body.
+ */
+export function bodyPathOfParameter(context: IExecuteFunctions, name: string): string[] | undefined {
+	const raw = context.getNode().parameters[name];
+	const path = typeof raw === 'string' ? jsonPathOf(raw) : undefined;
+	return path?.[0] === 'body' ? path.slice(1) : undefined;
+}
+
 /** Returned where only n8n's evaluator knows the answer (a property of a string, an inherited one). */
 export const NEEDS_EVALUATION: unique symbol = Symbol('needs n8n evaluation');
 
