@@ -51,8 +51,8 @@ export async function purgeKeys(this: IExecuteFunctions): Promise<INodeExecution
 	}
 	const { store, credential } = opened;
 	try {
-		await store.prepare({ create: this.getNodeParameter('createTable', 0, true) as boolean, lease: false });
-		const result = await store.purge(settings);
+		const prepare = { create: this.getNodeParameter('createTable', 0, true) as boolean, lease: false };
+		const result = await store.withPreparedTable(prepare, async () => await store.purge(settings));
 		return [
 			[
 				{

@@ -188,3 +188,40 @@ test('lease mode without the right to add its columns: the exact ALTER TABLE to 
 		expect(leased.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({ isNew: true, attempt: 1 });
 	});
 });
+
+test('the key table dropped or recreated without its lease columns while n8n runs: the next execution prepares it again', async () => {
+	const db = await freshDatabase();
+	const credentials = db.credential();
+	const reserve = async (id) =>
+		await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials, ...withTable({ mode: 'lease' }) });
+	expect((await reserve('evt_before_drop')).output('Idempotency Reserve', 0)).toHaveLength(1);
+
+	// A DBA's cleanup: the pool still marks the table as prepared.
+	await db.query('DROP TABLE processed_events');
+	const afterDrop = await reserve('evt_after_drop');
+	expect(afterDrop.error).toBeUndefined();
+	expect(afterDrop.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({ key: 'evt:evt_after_drop', isNew: true });
+
+	// A restore of an old two-column copy: the lease columns are added again in the same execution.
+	await db.query('DROP TABLE processed_events');
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:evt_restored')`);
+	const afterRestore = await reserve('evt_restored');
+	expect(afterRestore.error).toBeUndefined();
+	expect(afterRestore.output('Idempotency Reserve', 1)[0].json.idempotency).toMatchObject({ isNew: false, status: 'completed' });
+	const { rows } = await db.query(`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'processed_events'`);
+	expect(rows[0].n).toBe(7);
+});
+
+test('with Create Table If Missing off, a dropped table is a clear error, never a route', async () => {
+	const db = await freshDatabase();
+	const credentials = db.credential();
+	const options = { credentials, ...withTable({ mode: 'simple', createTable: false }) };
+	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	expect((await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_x' } })], options)).error).toBeUndefined();
+	await db.query('DROP TABLE processed_events');
+	const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_y' } })], options);
+	expect(run.status).toBe('error');
+	expect(run.error.name).toBe('NodeApiError');
+	expect(run.error.message).toMatch(/relation "public.processed_events" does not exist/);
+});

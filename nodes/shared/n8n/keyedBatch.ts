@@ -59,8 +59,8 @@ export async function runKeyedBatch<Target, Result>(
 
 	let result: Result;
 	try {
-		await store.prepare(batch.prepare);
-		result = await batch.apply(store, presentKeys(keys));
+		const present = presentKeys(keys);
+		result = await store.withPreparedTable(batch.prepare, async () => await batch.apply(store, present));
 	} catch (error) {
 		return failWhole(context, databaseError(node, error, credential, batch.action), batch.outputCount, failed);
 	}

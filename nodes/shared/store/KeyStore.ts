@@ -68,6 +68,12 @@ function sortedDistinctOwned(targets: readonly OwnedKey[]): OwnedKey[] {
 	return [...byId.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
+/** undefined_table and undefined_column: what a statement meets when its table changed under it. */
+function tableOrColumnMissing(error: unknown): boolean {
+	const code = (error as { code?: string } | undefined)?.code;
+	return code === '42P01' || code === '42703';
+}
+
 export interface PrepareOptions {
 	/** May the table, its index and the lease columns be created? Without, only what lease mode needs is checked. */
 	create: boolean;
@@ -120,6 +126,33 @@ export class KeyStore {
 			prepared.catch(() => preparedTables.delete(mark));
 		}
 		await prepared;
+	}
+
+	/**
+	 * Prepares the table, then runs `work` (one statement). When the statement finds the table or
+	 * one of its columns gone (a DBA dropped, renamed or recreated it while n8n ran), the "prepared"
+	 * mark of this table is forgotten and, where the table may be created, it is prepared again and
+	 * the statement run once more. The failed statement changed nothing, so running it again is safe.
+	 */
+	async withPreparedTable<T>(options: PrepareOptions, work: () => Promise<T>): Promise<T> {
+		await this.prepare(options);
+		let failure: unknown;
+		try {
+			return await work();
+		} catch (error) {
+			failure = error;
+		}
+		if (!tableOrColumnMissing(failure)) throw failure;
+		this.forgetPrepared();
+		if (!options.create) throw failure;
+		await this.prepare(options);
+		return await work();
+	}
+
+	private forgetPrepared(): void {
+		for (const mark of this.entry.preparedTables.keys()) {
+			if (mark.startsWith(`${this.ref.qualified}|`)) this.entry.preparedTables.delete(mark);
+		}
 	}
 
 	private async prepareTable({ create, lease }: PrepareOptions): Promise<void> {
