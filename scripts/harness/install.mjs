@@ -1,5 +1,7 @@
-// Installs (once) and locates the Node.js 24 binary and n8n 2.41.1 that the e2e suite and the demo
-// run. Both live outside the repo, in ${N8N_IDEMPOTENCY_CACHE:-$HOME/.cache/n8n-nodes-idempotency}:
+// Installs (once) and locates the Node.js binary and the n8n that the e2e suite and the demo run:
+// n8n 2.41.1 on Node.js 24, or with N8N_LINE=1 the newest 1.x (1.123.81, on Node.js 22: its
+// expression engine needs isolated-vm, prebuilt for Node 22 and 24 only). Both live outside the
+// repo, in ${N8N_IDEMPOTENCY_CACHE:-$HOME/.cache/n8n-nodes-idempotency}:
 //   node24/        npm install --prefix node24 node-<platform>-<arch>@24
 //   n8n-2.41.1/    npm install --ignore-scripts n8n@2.41.1   (a tiny package.json of its own)
 // n8n needs Node >= 24; the repo's tools stay on Node 20. n8n is installed with scripts ignored
@@ -14,8 +16,25 @@ import path from 'node:path';
 import { elapsed, progress } from './log.mjs';
 import { runTracked, tailOf } from './processes.mjs';
 
-export const N8N_VERSION = '2.41.1';
-export const NODE_MAJOR = 24;
+/**
+ * The n8n lines the real-server suites run on: 2.x, and the newest 1.x, which many self-hosted
+ * servers still run. 1.x takes `xlsx` from a tarball URL outside the npm registry; the override
+ * points it at the same code published on the registry.
+ */
+export const N8N_LINES = {
+	2: { n8nVersion: '2.41.1', nodeMajor: 24, overrides: undefined },
+	1: { n8nVersion: '1.123.81', nodeMajor: 22, overrides: { xlsx: 'npm:@e965/xlsx@0.20.2' } },
+};
+
+/** N8N_LINE=1 runs a suite on n8n 1.x; 2.x otherwise. */
+export function selectedLine() {
+	const line = process.env.N8N_LINE ?? '2';
+	if (!(line in N8N_LINES)) throw new Error(`N8N_LINE must be one of ${Object.keys(N8N_LINES).join(', ')}, not ${line}`);
+	return { line: Number(line), ...N8N_LINES[line] };
+}
+
+export const N8N_VERSION = selectedLine().n8nVersion;
+const NODE_MAJOR = selectedLine().nodeMajor;
 
 export function cacheDir() {
 	return process.env.N8N_IDEMPOTENCY_CACHE || path.join(homedir(), '.cache', 'n8n-nodes-idempotency');
@@ -27,6 +46,7 @@ export function cachePaths(dir = cacheDir()) {
 	const n8nDir = path.join(dir, `n8n-${N8N_VERSION}`);
 	return {
 		dir,
+		line: selectedLine().line,
 		nodePackage,
 		nodeDir,
 		nodeBin: path.join(nodeDir, 'node_modules', nodePackage, 'bin', 'node'),
@@ -109,13 +129,11 @@ function removeStaleStaging(dir) {
 }
 
 /** Runs `npm install ...` in a staging folder, printing a progress line every 15 s. */
-async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs }) {
+async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs, overrides }) {
 	rmSync(stagingDir, { recursive: true, force: true });
 	mkdirSync(stagingDir, { recursive: true });
-	writeFileSync(
-		path.join(stagingDir, 'package.json'),
-		`${JSON.stringify({ name: `n8n-nodes-idempotency-cache-${label}`, private: true, description: 'Installed by scripts/harness/install.mjs of n8n-nodes-idempotency' }, null, 2)}\n`,
-	);
+	const manifest = { name: `n8n-nodes-idempotency-cache-${label}`, private: true, description: 'Installed by scripts/harness/install.mjs of n8n-nodes-idempotency', overrides };
+	writeFileSync(path.join(stagingDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 	writeFileSync(logFile, `npm ${args.join(' ')}\n`);
 	const started = Date.now();
 	const ticker = setInterval(() => {
@@ -166,7 +184,7 @@ export async function ensureNode({ paths = cachePaths() } = {}) {
 }
 
 /**
- * Makes sure Node.js 24 and n8n 2.41.1 are in the cache; installs what is missing.
+ * Makes sure the selected line's Node.js and n8n are in the cache; installs what is missing.
  * @returns {Promise<ReturnType<typeof cachePaths>>}
  */
 export async function ensureN8n({ paths = cachePaths() } = {}) {
@@ -179,7 +197,7 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
 		await npmInstallInto(
 			staging,
 			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=http', '--save-exact', `n8n@${N8N_VERSION}`],
-			{ label: `n8n-${N8N_VERSION}`, logFile: path.join(paths.dir, 'n8n.log'), timeoutMs: 40 * 60_000 },
+			{ label: `n8n-${N8N_VERSION}`, logFile: path.join(paths.dir, `n8n-${N8N_VERSION}.log`), timeoutMs: 40 * 60_000, overrides: selectedLine().overrides },
 		);
 		moveIntoPlace(staging, paths.n8nDir);
 		if (!n8nInstalled(paths)) throw new Error(`n8n ${N8N_VERSION} is not where it should be after installing: ${paths.n8nRoot}`);

@@ -54,7 +54,8 @@ export function n8nEnv(ctx, overrides = {}) {
 		N8N_RUNNERS_BROKER_PORT: String(ctx.brokerPort),
 		N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
 		// No outbound network.
-		N8N_DISABLED_MODULES: 'mcp-registry',
+		// 2.x fetches an MCP server registry at start-up (no network here); 1.x has no such module and refuses the name.
+		...(ctx.paths.line === 1 ? {} : { N8N_DISABLED_MODULES: 'mcp-registry' }),
 		N8N_DIAGNOSTICS_ENABLED: 'false',
 		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
 		N8N_PERSONALIZATION_ENABLED: 'false',

@@ -63,6 +63,12 @@ function purgeCopyEvery(seconds, id) {
 	return workflow;
 }
 
+/** 2.x publishes a workflow; 1.x, which has no publish:workflow, activates it. */
+async function publishWorkflow(ctx, id) {
+	const args = ctx.paths.line === 1 ? ['update:workflow', `--id=${id}`, '--active=true'] : ['publish:workflow', `--id=${id}`];
+	await runN8nCli(ctx, args, { label: `publish-${id}` });
+}
+
 function withParameters(workflow, parametersByNode) {
 	for (const [name, parameters] of Object.entries(parametersByNode)) {
 		const node = workflow.nodes.find((candidate) => candidate.name === name);
@@ -256,14 +262,14 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 		}
 		await runN8nCli(ctx, ['import:workflow', '--separate', `--input=${workflowsDir}`], { label: 'import-workflows' });
 		for (const { file, workflow } of extras) {
-			await runN8nCli(ctx, ['publish:workflow', `--id=${workflow.id}`], { label: `publish-${workflow.id}` });
+			await publishWorkflow(ctx, workflow.id);
 			progress(`n8n: extra workflow ${workflow.id} (${file}) published`);
 		}
-		await runN8nCli(ctx, ['publish:workflow', `--id=${WEBHOOK_WORKFLOW_ID}`], { label: 'publish-webhook' });
+		await publishWorkflow(ctx, WEBHOOK_WORKFLOW_ID);
 		const published = await publishedVersion(n8nDb, WEBHOOK_WORKFLOW_ID);
 		progress(`n8n: workflow ${WEBHOOK_WORKFLOW_ID} published as version ${published ?? '(unknown)'}`);
 		if (purgeEverySeconds) {
-			await runN8nCli(ctx, ['publish:workflow', `--id=${PURGE_WORKFLOW_ID}`], { label: 'publish-purge' });
+			await publishWorkflow(ctx, PURGE_WORKFLOW_ID);
 			progress(`n8n: purge workflow ${PURGE_WORKFLOW_ID} published, its Schedule Trigger set to every ${purgeEverySeconds} s`);
 		}
 
