@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { BUSINESS_STEP, runSeedSequence, startStack, waitFor } from '../../scripts/harness/index.mjs';
 
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
+const VERIFY = 'Verify Webhook Signature';
 const PURGE_EVERY_SECONDS = 5;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
@@ -50,7 +51,7 @@ after(
 	{ timeout: 120_000 },
 );
 
-test('seed sequence: A, A again with another stripe-signature, B → 3 executions, 2 business rows, the repeat answered as a duplicate', { timeout: 180_000 }, () =>
+test('seed sequence: A, A again re-signed with a later timestamp, B → 3 executions, 2 business rows, the repeat answered as a duplicate', { timeout: 180_000 }, () =>
 	withN8nLog(async () => {
 		const [first, repeat, other] = await runSeedSequence(stack);
 
@@ -85,7 +86,7 @@ test('seed sequence: A, A again with another stripe-signature, B → 3 execution
 		assert.ok(!Number.isNaN(Date.parse(reserved.idempotency.firstSeenAt)), 'a sequential duplicate knows when the key was first seen');
 
 		for (const step of [first, other]) {
-			assert.deepEqual(step.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Respond 200']);
+			assert.deepEqual(step.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Respond 200']);
 		}
 
 		const rows = await stack.businessRows();
@@ -139,7 +140,8 @@ test('64 simultaneous deliveries of one new event → 64 answers of 200, exactly
 		const started = Date.now();
 		const responses = await Promise.all(
 			Array.from({ length: 64 }, (_, i) =>
-				stack.send(event, { headers: { 'stripe-signature': stack.fakeStripeSignature(`burst-${i}`) }, timeoutMs: 180_000 }),
+				// Genuinely signed, each with its own timestamp, as a sender's retries would be.
+				stack.send(event, { signedAt: Math.floor(Date.now() / 1000) - (i % 60), timeoutMs: 180_000 }),
 			),
 		);
 		const seconds = (Date.now() - started) / 1000;
@@ -177,25 +179,25 @@ test('a failing business step → 500 to the sender, key released; the retry is 
 		await stack.keysDb.query(`ALTER TABLE business_log ADD CONSTRAINT e2e_fail_me CHECK (event_type <> 'fail.me')`);
 		let failed;
 		try {
-			failed = await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('F-1') } });
+			failed = await stack.deliver(event);
 		} finally {
 			await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_fail_me');
 		}
 		assert.equal(failed.response.status, 500);
 		assert.deepEqual(failed.response.json, { status: 'failed', released: true });
-		assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Release Key', 'Respond 500']);
+		assert.deepEqual(failed.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Release Key', 'Respond 500']);
 		assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, { key, released: true });
 		assert.deepEqual(await stack.keyRows(key), [], 'the key was released');
 		assert.deepEqual(await stack.businessRows(key), []);
 
-		const retry = await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('F-2') } });
+		const retry = await stack.deliver(event);
 		assert.equal(retry.response.status, 200);
 		assert.deepEqual(retry.response.json, { status: 'processed', key });
 		assert.equal(retry.branch, 'processed');
 		assert.equal((await stack.businessRows(key)).length, 1);
 		assert.equal((await stack.keyRows(key)).length, 1);
 
-		const again = await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('F-3') } });
+		const again = await stack.deliver(event);
 		assert.equal(again.response.status, 200);
 		assert.deepEqual(again.response.json, { status: 'duplicate', key });
 		assert.equal((await stack.businessRows(key)).length, 1);
