@@ -1,4 +1,4 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import {
 	hmacScheme,
@@ -9,6 +9,24 @@ import {
 	type SignatureScheme,
 } from '../shared/webhook/signatureSchemes';
 import { signingKey, SigningSecretError } from '../shared/webhook/verifySignature';
+
+function settingsError(context: IExecuteFunctions, message: string, hint: string): NodeOperationError {
+	return new NodeOperationError(context.getNode(), message, { description: hint });
+}
+
+/** The HMAC key of a credential field; a secret that does not decode is the credential's problem, said without its value. */
+function keyOf(context: IExecuteFunctions, secret: string, scheme: SignatureScheme, field: string): Buffer {
+	try {
+		return signingKey(secret, scheme.secretFormat, field);
+	} catch (error) {
+		// signingKey only throws SigningSecretError, whose message names the field, never the value.
+		const hint =
+			scheme.secretFormat === 'whsecBase64'
+				? `${scheme.label} secrets look like whsec_ followed by base64: copy it again from the sender's dashboard into the Webhook Signing Secret credential.`
+				: 'Copy the signing secret from the sender into the Webhook Signing Secret credential.';
+		throw settingsError(context, (error as SigningSecretError).message, hint);
+	}
+}
 
 export const CREDENTIAL_TYPE = 'webhookSigningSecretApi';
 
@@ -29,11 +47,11 @@ export interface SignatureSetup {
 function schemeOf(context: IExecuteFunctions, provider: Provider): SignatureScheme {
 	if (provider !== 'hmac') {
 		const scheme = SIGNATURE_SCHEMES[provider];
-		if (scheme === undefined) throw new SigningSecretError(`Unknown provider "${String(provider)}"`);
+		if (scheme === undefined) throw settingsError(context, `Unknown provider "${String(provider)}"`, 'Pick a provider from the list.');
 		return scheme;
 	}
 	const header = (context.getNodeParameter('signatureHeader', 0, '') as string).trim();
-	if (header === '') throw new SigningSecretError('Signature Header is empty');
+	if (header === '') throw settingsError(context, 'Signature Header is empty', 'Enter the name of the header that carries the signature.');
 	return hmacScheme({
 		header,
 		algorithm: context.getNodeParameter('algorithm', 0, 'sha256') as HmacAlgorithm,
@@ -51,11 +69,11 @@ export async function signatureSetup(context: IExecuteFunctions): Promise<Signat
 	const provider = context.getNodeParameter('provider', 0) as Provider;
 	const scheme = schemeOf(context, provider);
 	const credential = (await context.getCredentials(CREDENTIAL_TYPE)) as SigningSecretCredential;
-	const keys = [signingKey(credential.secret ?? '', scheme.secretFormat, 'secret')];
-	if (credential.previousSecret) keys.push(signingKey(credential.previousSecret, scheme.secretFormat, 'previous secret'));
+	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
+	if (credential.previousSecret) keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
 	const toleranceSeconds = scheme.hasTimestamp ? (context.getNodeParameter('toleranceSeconds', 0, 300) as number) : 0;
 	if (scheme.hasTimestamp && !(Number.isFinite(toleranceSeconds) && toleranceSeconds >= 1)) {
-		throw new SigningSecretError('Tolerance must be at least 1 second');
+		throw settingsError(context, 'Tolerance must be at least 1 second', 'Set Tolerance (Seconds) to 300, the providers\' default, or more.');
 	}
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
 	return { provider, scheme, keys, toleranceSeconds, rawBodyProperty };

@@ -39,10 +39,8 @@ export async function verifyItems(this: IExecuteFunctions): Promise<INodeExecuti
 	try {
 		setup = await signatureSetup(this);
 	} catch (error) {
-		// The message names the field (never the secret's value).
-		const nodeError = error instanceof NodeOperationError ? error : new NodeOperationError(node, (error as Error).message, {
-			description: 'Check the node settings and the Webhook Signing Secret credential.',
-		});
+		// Settings and secret problems arrive as NodeOperationError naming the field, never a secret's value.
+		const nodeError = error instanceof NodeOperationError ? error : new NodeOperationError(node, error as Error);
 		return failWhole(this, nodeError, OUTPUT_COUNT, new Map(), INVALID_OUTPUT);
 	}
 

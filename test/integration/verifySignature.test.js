@@ -156,6 +156,7 @@ describe('a secret that cannot be used (not whsec_ base64 for Standard Webhooks)
 		const result = await run();
 		expect(result.status).toBe('error');
 		expect(result.error.message).toMatch(/secret is not a Standard Webhooks secret/);
+		expect(result.error.description).toMatch(/Webhook Signing Secret credential/);
 		expect(JSON.stringify(result.run)).not.toContain('hunter2');
 	});
 
@@ -167,6 +168,14 @@ describe('a secret that cannot be used (not whsec_ base64 for Standard Webhooks)
 		expect(errors.map((item) => item.pairedItem.item)).toEqual([0]);
 		expect(JSON.stringify(result.run)).not.toContain('hunter2');
 	});
+});
+
+test('generic HMAC without a header name fails the node with a hint, before any item is judged', async () => {
+	const run = await verify([await signedItem({ id: 'evt_h' })], { parameters: { provider: 'hmac', signatureHeader: ' ' } });
+	expect(run.status).toBe('error');
+	expect(run.error.message).toBe('Signature Header is empty');
+	expect(run.error.description).toBeTruthy();
+	expect(run.output(NODE, VALID)).toEqual([]);
 });
 
 test('no secret in the output of any run', async () => {
