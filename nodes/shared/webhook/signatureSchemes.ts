@@ -121,7 +121,9 @@ function readSlack(header: HeaderLookup): ReadResult {
 	const [signature, timestampText] = values;
 	const timestamp = seconds(timestampText);
 	if (timestamp === undefined || !signature.startsWith('v0=')) return MALFORMED;
-	return { signatures: [signature.slice(3)], prefix: `v0:${timestamp}:`, timestamp };
+	// The header's text, as Slack's documented base string uses it (Stripe's and Standard Webhooks'
+	// libraries sign the parsed number instead; for digits without leading zeros they agree).
+	return { signatures: [signature.slice(3)], prefix: `v0:${timestampText}:`, timestamp };
 }
 
 export const SIGNATURE_SCHEMES: Readonly<Record<Exclude<Provider, 'hmac'>, SignatureScheme>> = {
@@ -210,7 +212,7 @@ export function hmacScheme(settings: HmacSettings): SignatureScheme {
 			if (!Array.isArray(values)) return values;
 			const timestamp = seconds(values[0]);
 			if (timestamp === undefined) return MALFORMED;
-			return { ...single, prefix: `${timestamp}.`, timestamp };
+			return { ...single, prefix: `${values[0]}.`, timestamp };
 		},
 	};
 }
