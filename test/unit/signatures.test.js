@@ -75,10 +75,10 @@ describe.each(Object.keys(PROVIDERS))('%s', (provider) => {
 		expect(ours(provider, BODY, twice, [kit.secret])).toEqual({ valid: false, reason: 'malformed' });
 	});
 
-	test('the same header sent twice and joined by the HTTP layer ("a, b") is invalid', async () => {
+	test('the same header sent twice and joined by the HTTP layer ("a, a") is malformed, even with two valid copies', async () => {
 		const headers = await kit.sign(BODY, { secret: kit.secret });
 		const joined = { ...headers, [kit.signatureHeader]: `${headers[kit.signatureHeader]}, ${headers[kit.signatureHeader]}` };
-		expect(ours(provider, BODY, joined, [kit.secret]).valid).toBe(false);
+		expect(ours(provider, BODY, joined, [kit.secret])).toEqual({ valid: false, reason: 'malformed' });
 	});
 
 	test('exact bytes: the same JSON re-serialised with other spacing does not verify', async () => {
