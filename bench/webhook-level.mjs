@@ -7,19 +7,25 @@
 //   handBuilt  the design note's pattern: Webhook → Code (evt:<id> / sha256:<raw body>) → Postgres
 //              INSERT … ON CONFLICT DO NOTHING RETURNING key → IF "Row Returned?" → business step →
 //              Respond 200 / Respond 200 duplicate (keys in processed_events_hand)
-//   package    the template workflows/idempotent-webhook.json (Idempotency Reserve, processed_events)
+//   package    the template workflows/idempotent-webhook.json (Verify Webhook Signature, Idempotency
+//              Reserve, processed_events)
+//   packageNoVerify  the same template without Verify Webhook Signature (Webhook → Idempotency
+//              Reserve, keys in processed_events_nover), built from the template at start: the
+//              ratio package/packageNoVerify is what verifying the signature costs per request
+// Every request of every variant carries a genuine Stripe-Signature for its bytes (same headers
+// everywhere; only the package variant checks it).
 // The others are bench/workflows/*.json. Two traffic shapes: distinct (every request a new
 // event id) and repeated (every id sent twice, so half are duplicates), each at every concurrency.
 // Reported: requests/s and p50/p99 latency (medians across rounds), CPU per request of n8n's main
 // process, its task runner and PostgreSQL (from /proc), the share of the machine other processes
-// used meanwhile, and the ratios package/floor, package/handBuilt, package/floorNoOp and
-// floorNoOp/floor, round by round (req/s, and CPU per request, which moves less when the machine
+// used meanwhile, and the ratios package/floor, package/handBuilt, package/floorNoOp,
+// package/packageNoVerify and floorNoOp/floor, round by round (req/s, and CPU per request, which moves less when the machine
 // is shared). Afterwards every answer, every
 // business row, every key row and every execution n8n recorded is checked: a lost or doubled row, a
 // non-200 answer, an answer from the wrong branch or a missing execution fails the run (exit 1).
 //
 //   node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16]
-//        [--shapes distinct,repeated] [--variants floor,floorNoOp,bare,handBuilt,package] [--warmup 60]
+//        [--shapes distinct,repeated] [--variants floor,floorNoOp,bare,handBuilt,package,packageNoVerify] [--warmup 60]
 //        [--env NAME=VALUE ...] [--profile]
 //   node bench/webhook-level.mjs --summarise bench-results/webhook-level-….json [--shapes distinct]
 //
@@ -40,8 +46,8 @@
 // CLOCK_MONOTONIC): CPU per request by module (this package, n8n-core, typeorm, pg, …) and the
 // top functions. The profiler slows n8n down: use its numbers for where the time goes, not for
 // throughput.
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { createRequire } from 'node:module';
@@ -49,7 +55,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
-import { startStack, WEBHOOK_WORKFLOW_ID } from '../scripts/harness/index.mjs';
+import { startStack, stripeSignature, WEBHOOK_WORKFLOW_ID } from '../scripts/harness/index.mjs';
 
 const require = createRequire(import.meta.url);
 const { formatInterval, machine, median, medianInterval, saveResults } = require('./support.js');
@@ -84,11 +90,11 @@ const args = parseArgs(process.argv.slice(2));
 if (args.help) {
 	process.stdout.write(
 		'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
-			'                             [--variants floor,floorNoOp,bare,handBuilt,package] [--warmup 60] [--env NAME=VALUE] [--profile]\n',
+			'                             [--variants floor,floorNoOp,bare,handBuilt,package,packageNoVerify] [--warmup 60] [--env NAME=VALUE] [--profile]\n',
 	);
 	process.exit(0);
 }
-const ALL_VARIANTS = ['floor', 'floorNoOp', 'bare', 'handBuilt', 'package'];
+const ALL_VARIANTS = ['floor', 'floorNoOp', 'bare', 'handBuilt', 'package', 'packageNoVerify'];
 const ALL_SHAPES = ['distinct', 'repeated'];
 const list = (value) => String(value).split(',').map((s) => s.trim()).filter(Boolean);
 const positiveInt = (name, value) => {
@@ -119,19 +125,53 @@ if (config.concurrency.some((c) => c > 256)) throw new Error('--concurrency: at 
 // ---------------------------------------------------------------------------------------------
 // Variants: which workflow, what its answer and its business row look like.
 
+const TEMPLATE_FILE = 'workflows/idempotent-webhook.json';
+const NO_VERIFY_TABLE = 'processed_events_nover';
+
+/**
+ * The template without its Verify Webhook Signature node and the node its `invalid` output feeds:
+ * Webhook → Idempotency Reserve, as the template was before verification. Own id, webhook path and
+ * key table, everything else as in the file, so package ÷ this is the cost of verification alone.
+ */
+function templateWithoutVerification() {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8'));
+	const verify = template.nodes.find((node) => node.type === 'n8n-nodes-idempotency.verifyWebhookSignature');
+	if (!verify) throw new Error(`${TEMPLATE_FILE} has no Verify Webhook Signature node`);
+	const [validTargets, invalidTargets = []] = template.connections[verify.name].main;
+	const dropped = new Set([verify.name, ...invalidTargets.map((c) => c.node)]);
+	const nodes = template.nodes.filter((node) => !dropped.has(node.name)).map((node) => structuredClone(node));
+	for (const node of nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters.path = 'idempotent-webhook-noverify';
+			node.webhookId = randomUUID();
+		}
+		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = NO_VERIFY_TABLE;
+	}
+	const connections = Object.fromEntries(Object.entries(structuredClone(template.connections)).filter(([from]) => !dropped.has(from)));
+	for (const byType of Object.values(connections)) {
+		byType.main = byType.main.map((targets) => targets.flatMap((c) => (c.node === verify.name ? validTargets : [c])));
+	}
+	return { ...template, id: 'IdemWebhookNoVer1', name: `${template.name} (no signature check)`, nodes, connections };
+}
+const generatedDir = mkdtempSync(path.join(os.tmpdir(), 'bench-webhook-level-'));
+process.on('exit', () => rmSync(generatedDir, { recursive: true, force: true }));
+const NO_VERIFY_FILE = path.join(generatedDir, 'template-without-verification.json');
+writeFileSync(NO_VERIFY_FILE, JSON.stringify(templateWithoutVerification(), null, 2));
+
 const VARIANTS = {
 	floor: { file: 'bench/workflows/floor.json', tag: 'flr', dedupe: false, businessKey: (id) => `floor:${id}` },
 	floorNoOp: { file: 'bench/workflows/floor-plus-noop.json', tag: 'nop', dedupe: false, businessKey: (id) => `noop:${id}` },
 	bare: { file: 'bench/workflows/bare.json', tag: 'bar', dedupe: false, businessKey: undefined },
 	handBuilt: { file: 'bench/workflows/hand-built.json', tag: 'hnd', dedupe: true, keyTable: 'processed_events_hand', businessKey: (id) => `evt:${id}` },
-	package: { file: 'workflows/idempotent-webhook.json', tag: 'pkg', dedupe: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
+	package: { file: TEMPLATE_FILE, tag: 'pkg', dedupe: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
+	packageNoVerify: { file: NO_VERIFY_FILE, tag: 'pnv', dedupe: true, keyTable: NO_VERIFY_TABLE, businessKey: (id) => `evt:${id}` },
 };
 for (const [name, variant] of Object.entries(VARIANTS)) {
 	if (name === 'package') {
 		variant.workflowId = WEBHOOK_WORKFLOW_ID;
 		continue;
 	}
-	const json = JSON.parse(readFileSync(path.join(REPO_DIR, variant.file), 'utf8'));
+	const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, variant.file), 'utf8'));
 	variant.workflowId = json.id;
 	variant.webhookPath = json.nodes.find((node) => node.type === 'n8n-nodes-base.webhook').parameters.path;
 }
@@ -206,7 +246,13 @@ function post(url, bytes, agent, timeoutMs = 60_000) {
 		const started = performance.now();
 		const request = http.request(
 			url,
-			{ method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': bytes.length }, timeout: timeoutMs },
+			{
+				method: 'POST',
+				agent,
+				// Signed as Stripe signs (the stack's secret), at send time, for every variant alike.
+				headers: { 'content-type': 'application/json', 'content-length': bytes.length, 'stripe-signature': stripeSignature(bytes) },
+				timeout: timeoutMs,
+			},
 			(response) => {
 				const chunks = [];
 				response.on('data', (chunk) => chunks.push(chunk));
@@ -602,7 +648,7 @@ async function main() {
 						samples.push(sample);
 						windows.push({ variant: v, shape, concurrency: c, round, requests: ids.length, window });
 						process.stderr.write(
-							`round ${round} ${shape.padEnd(8)} c=${String(c).padEnd(3)} ${v.padEnd(9)} ${fmt(sample.rps).padStart(6)} req/s  ` +
+							`round ${round} ${shape.padEnd(8)} c=${String(c).padEnd(3)} ${v.padEnd(15)} ${fmt(sample.rps).padStart(6)} req/s  ` +
 								`p50 ${fmt(sample.p50).padStart(6)} ms  p99 ${fmt(sample.p99).padStart(7)} ms  ` +
 								`CPU/req main ${fmt(sample.cpuMsPerRequest.main)} runner ${fmt(sample.cpuMsPerRequest.runner)} pg ${fmt(sample.cpuMsPerRequest.postgres)} ms, ` +
 								`others' CPU ${fmt(sample.otherCpuShare * 100, 0)}%\n`,
@@ -751,6 +797,7 @@ const RATIO_PAIRS = [
 	['package', 'floor'],
 	['package', 'handBuilt'],
 	['package', 'floorNoOp'],
+	['package', 'packageNoVerify'],
 	['floorNoOp', 'floor'],
 ];
 

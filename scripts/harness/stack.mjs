@@ -3,7 +3,7 @@
 //   2. PostgreSQL (DATABASE_URL, else embedded) with two fresh databases: idem_e2e_<random> for the
 //      keys and business_log, n8n_e2e_<random> for n8n's own data
 //   3. npm run build, npm pack, tarball extracted into $N8N_USER_FOLDER/.n8n/nodes/node_modules
-//   4. while n8n is stopped: import:credentials (Idempotency Postgres, Business Postgres),
+//   4. while n8n is stopped: import:credentials (Idempotency Postgres, Webhook Signing Secret, Business Postgres),
 //      import:workflow (the two templates of workflows/, each given an id in a temp copy),
 //      publish:workflow (the webhook template)
 //   5. n8n start, /healthz/readiness, then the webhook answering OPTIONS with 204
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
-import { fakeStripeSignature, sendEvent } from './http.mjs';
+import { E2E_STRIPE_SECRET, fakeStripeSignature, sendEvent, stripeSignature } from './http.mjs';
 import { ensureN8n } from './install.mjs';
 import { createOwnerRole, startKeyStoreServer } from './keystore.mjs';
 import { elapsed, progress, waitFor } from './log.mjs';
@@ -235,6 +235,13 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 						data: { ...dbFields, ssl: 'disable', maxConnections: 10 },
 					},
 					{
+						// The template's Verify Webhook Signature node (Stripe); sendEvent signs with it.
+						id: 'WhSigCredE2E00001',
+						name: 'Webhook Signing Secret',
+						type: 'webhookSigningSecretApi',
+						data: { secret: E2E_STRIPE_SECRET, previousSecret: '' },
+					},
+					{
 						id: 'BizPgCredE2E00001',
 						name: 'Business Postgres',
 						type: 'postgres',
@@ -391,6 +398,9 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 				return { email, password };
 			},
 			fakeStripeSignature,
+			/** A genuine Stripe-Signature for these bytes with the stack's secret (options: timestamp, secret). */
+			stripeSignature,
+			stripeSecret: E2E_STRIPE_SECRET,
 		};
 		return stack;
 	} catch (error) {

@@ -10,6 +10,7 @@ import { BUSINESS_STEP, runSeedSequence, startStack, waitFor } from '../../scrip
 
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 const RESPOND_IN_FLIGHT = 'Respond 409 in flight';
+const VERIFY = 'Verify Webhook Signature';
 const PURGE_EVERY_SECONDS = 5;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
@@ -51,7 +52,7 @@ after(
 	{ timeout: 120_000 },
 );
 
-test('seed sequence: A, A again with another stripe-signature, B → 3 executions, 2 business rows, the repeat answered as a duplicate', { timeout: 180_000 }, () =>
+test('seed sequence: A, A again re-signed with a later timestamp, B → 3 executions, 2 business rows, the repeat answered as a duplicate', { timeout: 180_000 }, () =>
 	withN8nLog(async () => {
 		const [first, repeat, other] = await runSeedSequence(stack);
 
@@ -88,7 +89,7 @@ test('seed sequence: A, A again with another stripe-signature, B → 3 execution
 		assert.ok(!Number.isNaN(Date.parse(reserved.idempotency.firstSeenAt)), 'a sequential duplicate knows when the key was first seen');
 
 		for (const step of [first, other]) {
-			assert.deepEqual(step.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Complete Key', 'Respond 200']);
+			assert.deepEqual(step.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Complete Key', 'Respond 200']);
 		}
 
 		const rows = await stack.businessRows();
@@ -142,7 +143,8 @@ test('64 simultaneous deliveries of one new event → one processed, the rest 40
 		const started = Date.now();
 		const responses = await Promise.all(
 			Array.from({ length: 64 }, (_, i) =>
-				stack.send(event, { headers: { 'stripe-signature': stack.fakeStripeSignature(`burst-${i}`) }, timeoutMs: 180_000 }),
+				// Genuinely signed, each with its own timestamp, as a sender's retries would be.
+				stack.send(event, { signedAt: Math.floor(Date.now() / 1000) - (i % 60), timeoutMs: 180_000 }),
 			),
 		);
 		const seconds = (Date.now() - started) / 1000;
@@ -177,7 +179,7 @@ test('64 simultaneous deliveries of one new event → one processed, the rest 40
 		assert.ok(executions.every((e) => e.status === 'success'));
 
 		// The senders that got 409 come back: the event is completed by now, so each is a 200 duplicate.
-		const retried = await stack.send(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('burst-retry') } });
+		const retried = await stack.send(event);
 		assert.deepEqual([retried.status, retried.json?.status], [200, 'duplicate']);
 		assert.equal((await stack.businessRows(key)).length, 1);
 	}),
@@ -190,25 +192,25 @@ test('a failing business step → 500 to the sender, key released; the retry is 
 		await stack.keysDb.query(`ALTER TABLE business_log ADD CONSTRAINT e2e_fail_me CHECK (event_type <> 'fail.me')`);
 		let failed;
 		try {
-			failed = await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('F-1') } });
+			failed = await stack.deliver(event);
 		} finally {
 			await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_fail_me');
 		}
 		assert.equal(failed.response.status, 500);
 		assert.deepEqual(failed.response.json, { status: 'failed', released: true });
-		assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Release Key', 'Respond 500']);
+		assert.deepEqual(failed.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Release Key', 'Respond 500']);
 		assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, { key, released: true });
 		assert.deepEqual(await stack.keyRows(key), [], 'the key was released');
 		assert.deepEqual(await stack.businessRows(key), []);
 
-		const retry = await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('F-2') } });
+		const retry = await stack.deliver(event);
 		assert.equal(retry.response.status, 200);
 		assert.deepEqual(retry.response.json, { status: 'processed', key });
 		assert.equal(retry.branch, 'processed');
 		assert.equal((await stack.businessRows(key)).length, 1);
 		assert.equal((await stack.keyRows(key)).length, 1);
 
-		const again = await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature('F-3') } });
+		const again = await stack.deliver(event);
 		assert.equal(again.response.status, 200);
 		assert.deepEqual(again.response.json, { status: 'duplicate', key });
 		assert.equal((await stack.businessRows(key)).length, 1);
@@ -259,7 +261,7 @@ test('two ids beyond 2^53 that JSON.parse rounds to one number → two processed
 		assert.equal(JSON.parse(bodies[0]).id, JSON.parse(bodies[1]).id, 'one number to JavaScript');
 		const steps = [];
 		for (const body of bodies) {
-			steps.push(await stack.deliver(Buffer.from(body), { headers: { 'stripe-signature': stack.fakeStripeSignature(body) } }));
+			steps.push(await stack.deliver(Buffer.from(body)));
 		}
 		assert.deepEqual(
 			steps.map((step) => [step.response.status, step.response.json]),

@@ -74,7 +74,7 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 	withLogs(stack, async () => {
 		const events = Array.from({ length: EVENTS }, (_, i) => ({ id: `evt_rs_${String(i).padStart(3, '0')}`, type: 'order.created' }));
 		const keyOf = (event) => `evt:${event.id}`;
-		const jobs = events.map((event, i) => [{ body: event, headers: { 'stripe-signature': stack.fakeStripeSignature(`rs-${i}`) }, tag: event }]);
+		const jobs = events.map((event, i) => [{ body: event, tag: event }]);
 
 		const outage = { health: [], n8nAlive: [] };
 		let outageDone;
@@ -166,7 +166,7 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 		const lost = [];
 		const rounds = [];
 		for (let round = 1; round <= MAX_RESEND_ROUNDS && pending.length > 0; round++) {
-			const again = await runLoad(stack.webhookUrl, pending.map((d) => [{ ...d, headers: { 'stripe-signature': stack.fakeStripeSignature(`resend-${round}`) } }]), { concurrency: CONCURRENCY, timeoutMs: 60_000, deadlineMs: 120_000 });
+			const again = await runLoad(stack.webhookUrl, pending.map((d) => [{ ...d }]), { concurrency: CONCURRENCY, timeoutMs: 60_000, deadlineMs: 120_000 });
 			rounds.push(tally(again.results.map((r) => r.status)));
 			pending = again.results.filter((r) => !(r.status >= 200 && r.status < 300)).map((r) => r.delivery);
 			for (const r of again.results.filter((x) => x.status === 200 && x.json?.status === 'duplicate')) lost.push(r.delivery.tag);
@@ -185,7 +185,7 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 				[lost.map(keyOf)],
 			);
 			assert.equal(rowCount, lost.length);
-			const fixed = await runLoad(stack.webhookUrl, lost.map((event) => [{ body: event, headers: { 'stripe-signature': stack.fakeStripeSignature('fixed') } }]), { concurrency: CONCURRENCY, timeoutMs: 60_000, deadlineMs: 120_000 });
+			const fixed = await runLoad(stack.webhookUrl, lost.map((event) => [{ body: event }]), { concurrency: CONCURRENCY, timeoutMs: 60_000, deadlineMs: 120_000 });
 			assert.deepEqual(fixed.results.map((r) => r.json?.status), lost.map(() => 'processed'));
 		}
 
@@ -220,9 +220,9 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 	}),
 );
 
-/** Sends one event and waits for n8n's record of it. */
-async function deliverOnce(event, seed) {
-	return await stack.deliver(event, { headers: { 'stripe-signature': stack.fakeStripeSignature(seed) } });
+/** Sends one event, signed anew (the harness signs each request), and waits for n8n's record of it. */
+async function deliverOnce(event) {
+	return await stack.deliver(event);
 }
 
 /**
@@ -235,12 +235,12 @@ async function assertReleaseFailure(id, fault, event, failed, fix) {
 	assert.equal(failed.response.status, 500);
 	assert.deepEqual(failed.response.json, { message: 'Error in workflow' });
 	assert.equal(failed.execution.status, 'error');
-	assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Idempotency Reserve', BUSINESS_STEP, 'Release Key']);
+	assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Verify Webhook Signature', 'Idempotency Reserve', BUSINESS_STEP, 'Release Key']);
 	assert.equal(failed.execution.lastNodeExecuted, 'Release Key');
 	assert.ok(await keyExists(key), 'the key stayed reserved');
 	assert.equal(await businessCount(key), 0);
 
-	const retry = await deliverOnce(event, `${event.id}-retry`);
+	const retry = await deliverOnce(event);
 	assert.equal(retry.response.status, 200);
 	assert.deepEqual(retry.response.json, { status: 'duplicate', key });
 	assert.ok(!ran(retry.execution, BUSINESS_STEP));
@@ -249,7 +249,7 @@ async function assertReleaseFailure(id, fault, event, failed, fix) {
 	await fix();
 	const { rowCount } = await stack.keysDb.query('DELETE FROM processed_events WHERE key = $1', [key]);
 	assert.equal(rowCount, 1);
-	const resent = await deliverOnce(event, `${event.id}-after-fix`);
+	const resent = await deliverOnce(event);
 	assert.equal(resent.response.status, 200);
 	assert.deepEqual(resent.response.json, { status: 'processed', key });
 	assert.equal(await businessCount(key), 1);
@@ -274,7 +274,7 @@ test('Release fails (DELETE on processed_events revoked from the credential\'s u
 		await stack.keysDb.query(`REVOKE DELETE ON processed_events FROM ${ROLE}`);
 		let failed;
 		try {
-			failed = await deliverOnce(event, 'relfail-1');
+			failed = await deliverOnce(event);
 		} catch (error) {
 			await stack.keysDb.query(`GRANT DELETE ON processed_events TO ${ROLE}`);
 			await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS faults_fail_release');
@@ -301,7 +301,7 @@ test('Release fails (key store stopped while the business step runs) → 500, fa
 		};
 		let failed;
 		try {
-			const sending = deliverOnce(event, 'down-1');
+			const sending = deliverOnce(event);
 			sending.catch(() => undefined);
 			await waitFor(
 				'the business step to be inside the slowed INSERT',
@@ -341,17 +341,17 @@ test('wrong password on the key store (rotated in PostgreSQL, not in n8n) → 50
 			await stack.keysDb.query(`ALTER ROLE ${ROLE} PASSWORD 'not-the-credential-password'`);
 			// Pooled connections stay logged in: end them, as a restart or the pool's idle timeout would.
 			await stack.keysDb.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [ROLE]);
-			failed = await deliverOnce(event, 'pw-1');
+			failed = await deliverOnce(event);
 		} finally {
 			await restore();
 		}
 		assert.equal(failed.response.status, 500);
 		assert.deepEqual(failed.response.json, { message: 'Error in workflow' });
-		assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Idempotency Reserve']);
+		assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Verify Webhook Signature', 'Idempotency Reserve']);
 		assert.equal(failed.execution.status, 'error');
 		assert.equal(await keyExists(key), false, 'nothing reserved');
 		assert.equal(await businessCount(key), 0);
-		const resent = await deliverOnce(event, 'pw-2');
+		const resent = await deliverOnce(event);
 		assert.equal(resent.response.status, 200);
 		assert.deepEqual(resent.response.json, { status: 'processed', key });
 		assert.equal(await businessCount(key), 1);

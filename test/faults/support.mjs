@@ -80,7 +80,7 @@ export function assertMatchesDoc(name, observedRows) {
 
 /** Node names as the matrix shows them. */
 export function shortNode(name) {
-	return { 'Idempotency Reserve': 'Reserve', 'Business Step (insert business_log)': 'Business Step' }[name] ?? name;
+	return { 'Verify Webhook Signature': 'Verify', 'Idempotency Reserve': 'Reserve', 'Business Step (insert business_log)': 'Business Step' }[name] ?? name;
 }
 
 export function nodesCell(execution) {

@@ -13,11 +13,13 @@ function loadNodeTypes() {
 	const { IdempotencyRelease } = require(path.join(dist, 'nodes/IdempotencyRelease/IdempotencyRelease.node.js'));
 	const { IdempotencyComplete } = require(path.join(dist, 'nodes/IdempotencyComplete/IdempotencyComplete.node.js'));
 	const { IdempotencyPurge } = require(path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'));
+	const { VerifyWebhookSignature } = require(path.join(dist, 'nodes/VerifyWebhookSignature/VerifyWebhookSignature.node.js'));
 	const types = {
 		[`${PACKAGE}.idempotencyReserve`]: new IdempotencyReserve(),
 		[`${PACKAGE}.idempotencyRelease`]: new IdempotencyRelease(),
 		[`${PACKAGE}.idempotencyComplete`]: new IdempotencyComplete(),
 		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
+		[`${PACKAGE}.verifyWebhookSignature`]: new VerifyWebhookSignature(),
 	};
 	return {
 		types,
@@ -102,8 +104,10 @@ function additionalDataFor(credentialsByType, hooks, executionId) {
 /**
  * Runs `workflowJson` with `items` as the output of a trigger feeding its start node (the node
  * no other node connects to), as a webhook execution would. Returns n8n's IRun and helpers.
+ * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
+ * ({ webhookSigningSecretApi: { secret } }).
  */
-async function runWorkflow(workflowJson, items, { credentials, nodeOverrides = {} } = {}) {
+async function runWorkflow(workflowJson, items, { credentials, credentialsByType = {}, nodeOverrides = {} } = {}) {
 	const nodes = workflowJson.nodes.map((node) => ({
 		...node,
 		...(nodeOverrides[node.name] ?? {}),
@@ -132,7 +136,7 @@ async function runWorkflow(workflowJson, items, { credentials, nodeOverrides = {
 		},
 	});
 	const execute = new WorkflowExecute(
-		additionalDataFor({ idempotencyPostgresApi: credentials }, hooks, executionId),
+		additionalDataFor({ idempotencyPostgresApi: credentials, ...credentialsByType }, hooks, executionId),
 		'webhook',
 		runExecutionData,
 	);

@@ -1,0 +1,39 @@
+import type { ICredentialType, INodeProperties } from 'n8n-workflow';
+
+/**
+ * The secret a webhook sender signs its deliveries with. Two fields so a rotation needs no
+ * downtime: put the new secret in Secret and keep the old one in Previous Secret until the sender
+ * signs with the new one only; Verify Webhook Signature accepts either.
+ */
+export class WebhookSigningSecretApi implements ICredentialType {
+	name = 'webhookSigningSecretApi';
+
+	// n8n's strict lint wants credential display names to end in "API".
+	displayName = 'Webhook Signing Secret API';
+
+	icon = { light: 'file:webhookSigningSecret.svg', dark: 'file:webhookSigningSecret.dark.svg' } as const;
+
+	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-idempotency#verify-webhook-signature';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Secret',
+			name: 'secret',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description:
+				"The endpoint's signing secret as the sender shows it: Stripe whsec_…, Standard Webhooks and Svix whsec_<base64>, GitHub's webhook secret, Shopify's app client secret, Slack's signing secret",
+		},
+		{
+			displayName: 'Previous Secret',
+			name: 'previousSecret',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				'During a secret rotation, the old secret: deliveries signed with either secret are valid. Clear it once the sender uses the new one only.',
+		},
+	];
+}

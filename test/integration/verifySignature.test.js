@@ -1,0 +1,187 @@
+// Verify Webhook Signature through n8n-core's WorkflowExecute: routing, rotation, several
+// signatures in one header, the raw body, and each "On Error" setting. No database is involved.
+const { runWorkflow } = require('../support/engine');
+const { PROVIDERS, nowSeconds } = require('../support/providerVectors');
+const { webhookItem } = require('../support/webhookItems');
+const verifyWorkflow = require('../fixtures/verify.workflow.json');
+
+const NODE = 'Verify Webhook Signature';
+const VALID = 0;
+const INVALID = 1;
+const stripeKit = PROVIDERS.stripe;
+const NEW_SECRET = 'whsec_engine_new_secret_0123456789';
+const OLD_SECRET = 'whsec_engine_old_secret_9876543210';
+
+async function signedItem(body, { secret = NEW_SECRET, timestamp, kit = stripeKit } = {}) {
+	const raw = JSON.stringify(body);
+	return webhookItem({ body, rawBody: raw, headers: await kit.sign(raw, { secret, timestamp }) });
+}
+
+async function verify(items, { credential = { secret: NEW_SECRET }, parameters = {}, onError } = {}) {
+	return await runWorkflow(verifyWorkflow, items, {
+		credentialsByType: { webhookSigningSecretApi: credential },
+		nodeOverrides: { [NODE]: { parameters, ...(onError ? { onError } : {}) } },
+	});
+}
+
+const routed = (run, output) => run.output(NODE, output).map((item) => [item.pairedItem.item, item.json.signature]);
+
+test('a signed delivery goes to valid, unchanged apart from `signature`, binary kept', async () => {
+	const item = await signedItem({ id: 'evt_ok', type: 'charge.succeeded' });
+	const run = await verify([item]);
+	expect(run.status).toBe('success');
+	expect(run.outputCount(NODE)).toBe(2);
+	const [out] = run.output(NODE, VALID);
+	expect(out.json).toEqual({ ...item.json, signature: { valid: true, provider: 'stripe' } });
+	expect(out.binary.data.data).toBe(item.binary.data.data);
+	expect(run.output(NODE, INVALID)).toEqual([]);
+});
+
+test('each item is routed on its own, with pairedItem and the reason', async () => {
+	const forged = await signedItem({ id: 'evt_forged' }, { secret: 'whsec_attacker' });
+	const stale = await signedItem({ id: 'evt_stale' }, { timestamp: nowSeconds() - 600 });
+	const unsigned = webhookItem({ body: { id: 'evt_unsigned' } });
+	const tampered = await signedItem({ id: 'evt_tampered', amount: 1 });
+	tampered.binary.data.data = Buffer.from(JSON.stringify({ id: 'evt_tampered', amount: 9 })).toString('base64');
+	const items = [await signedItem({ id: 'evt_1' }), forged, stale, unsigned, tampered, await signedItem({ id: 'evt_2' })];
+	const run = await verify(items);
+	expect(routed(run, VALID)).toEqual([
+		[0, { valid: true, provider: 'stripe' }],
+		[5, { valid: true, provider: 'stripe' }],
+	]);
+	expect(routed(run, INVALID)).toEqual([
+		[1, { valid: false, provider: 'stripe', reason: 'mismatch' }],
+		[2, { valid: false, provider: 'stripe', reason: 'timestamp_out_of_tolerance' }],
+		[3, { valid: false, provider: 'stripe', reason: 'missing_header' }],
+		[4, { valid: false, provider: 'stripe', reason: 'mismatch' }],
+	]);
+});
+
+test('rotation: a delivery signed with the old secret is valid while the old one is the previous secret', async () => {
+	const item = await signedItem({ id: 'evt_rotated' }, { secret: OLD_SECRET });
+	const both = await verify([item], { credential: { secret: NEW_SECRET, previousSecret: OLD_SECRET } });
+	expect(routed(both, VALID)).toEqual([[0, { valid: true, provider: 'stripe' }]]);
+	const newOnly = await verify([item], { credential: { secret: NEW_SECRET, previousSecret: '' } });
+	expect(routed(newOnly, INVALID)).toEqual([[0, { valid: false, provider: 'stripe', reason: 'mismatch' }]]);
+});
+
+test('several signatures in one header (Stripe signs with both secrets during a rotation)', async () => {
+	const raw = JSON.stringify({ id: 'evt_two_sigs' });
+	const t = nowSeconds();
+	const v1 = async (secret) => (await stripeKit.sign(raw, { secret, timestamp: t }))['stripe-signature'].split(',v1=')[1];
+	const header = `t=${t},v1=${await v1('whsec_unrelated')},v1=${await v1(NEW_SECRET)}`;
+	const run = await verify([webhookItem({ body: JSON.parse(raw), rawBody: raw, headers: { 'Stripe-Signature': header } })]);
+	expect(routed(run, VALID)).toEqual([[0, { valid: true, provider: 'stripe' }]]);
+});
+
+test('standard webhooks: the whsec_ secret is decoded; svix with its own headers', async () => {
+	for (const provider of ['standardWebhooks', 'svix']) {
+		const kit = PROVIDERS[provider];
+		const item = await signedItem({ id: `evt_${provider}` }, { kit, secret: kit.secret });
+		const run = await verify([item], { credential: { secret: kit.secret }, parameters: { provider } });
+		expect(routed(run, VALID)).toEqual([[0, { valid: true, provider }]]);
+	}
+});
+
+test('generic HMAC from the node parameters', async () => {
+	const raw = '{"hello":"world"}';
+	const { createHmac } = require('node:crypto');
+	const t = nowSeconds();
+	const signature = `sha512=${createHmac('sha512', 'plain-secret').update(`${t}.${raw}`).digest('base64')}`;
+	const item = webhookItem({ body: JSON.parse(raw), rawBody: raw, headers: { 'x-acme-signature': signature, 'x-acme-time': String(t) } });
+	const parameters = {
+		provider: 'hmac',
+		signatureHeader: 'X-Acme-Signature',
+		algorithm: 'sha512',
+		encoding: 'base64',
+		signaturePrefix: 'sha512=',
+		timestampHeader: 'X-Acme-Time',
+	};
+	const run = await verify([item], { credential: { secret: 'plain-secret' }, parameters });
+	expect(routed(run, VALID)).toEqual([[0, { valid: true, provider: 'hmac' }]]);
+	const wrongAlgorithm = await verify([item], { credential: { secret: 'plain-secret' }, parameters: { ...parameters, algorithm: 'sha256' } });
+	expect(routed(wrongAlgorithm, INVALID)).toEqual([[0, { valid: false, provider: 'hmac', reason: 'malformed' }]]);
+});
+
+describe('no raw body (Raw Body off in the Webhook node)', () => {
+	const items = async () => [
+		await signedItem({ id: 'evt_fine' }),
+		webhookItem({ body: { id: 'evt_no_raw' }, headers: { 'stripe-signature': `t=${nowSeconds()},v1=${'a'.repeat(64)}` }, withRawBody: false }),
+		await signedItem({ id: 'evt_forged' }, { secret: 'whsec_attacker' }),
+	];
+
+	test('stops the workflow with the item index and the hint to turn on Raw Body', async () => {
+		const run = await verify(await items());
+		expect(run.status).toBe('error');
+		expect(run.error.name).toBe('NodeOperationError');
+		expect(run.error.message).toMatch(/no raw body/);
+		expect(run.error.context.itemIndex).toBe(1);
+		expect(run.error.description).toMatch(/Raw Body/);
+		expect(run.output(NODE, VALID)).toEqual([]);
+	});
+
+	test('continue: the error item goes to invalid, never to valid', async () => {
+		const run = await verify(await items(), { onError: 'continueRegularOutput' });
+		expect(run.status).toBe('success');
+		expect(routed(run, VALID)).toEqual([[0, { valid: true, provider: 'stripe' }]]);
+		const invalid = run.output(NODE, INVALID);
+		expect(invalid.map((item) => item.pairedItem.item)).toEqual([1, 2]);
+		expect(invalid[0].json.error).toMatch(/no raw body/);
+		expect(invalid[0].json.signature).toBeUndefined();
+		expect(invalid[1].json.signature.reason).toBe('mismatch');
+	});
+
+	test('continue using error output: the error item goes to the error output', async () => {
+		const run = await verify(await items(), { onError: 'continueErrorOutput' });
+		expect(run.status).toBe('success');
+		expect(run.outputCount(NODE)).toBe(3);
+		expect(run.output(NODE, VALID).map((item) => item.pairedItem.item)).toEqual([0]);
+		expect(run.output(NODE, INVALID).map((item) => item.pairedItem.item)).toEqual([2]);
+		const errors = run.output(NODE, 2);
+		expect(errors).toHaveLength(1);
+		expect(errors[0].json.error).toMatch(/no raw body/);
+	});
+});
+
+describe('a secret that cannot be used (not whsec_ base64 for Standard Webhooks)', () => {
+	const secret = 'whsec_!!not base64 at all: hunter2!!';
+	const run = async (onError) =>
+		await verify([await signedItem({ id: 'evt_a' }, { kit: PROVIDERS.standardWebhooks, secret: PROVIDERS.standardWebhooks.secret })], {
+			credential: { secret },
+			parameters: { provider: 'standardWebhooks' },
+			onError,
+		});
+
+	test('fails the node with a message that names the field, never the secret', async () => {
+		const result = await run();
+		expect(result.status).toBe('error');
+		expect(result.error.message).toMatch(/secret is not a Standard Webhooks secret/);
+		expect(result.error.description).toMatch(/Webhook Signing Secret credential/);
+		expect(JSON.stringify(result.run)).not.toContain('hunter2');
+	});
+
+	test.each(['continueRegularOutput', 'continueErrorOutput'])('%s: every item is an error item, none is valid', async (onError) => {
+		const result = await run(onError);
+		expect(result.status).toBe('success');
+		expect(result.output(NODE, VALID)).toEqual([]);
+		const errors = result.output(NODE, onError === 'continueErrorOutput' ? 2 : INVALID);
+		expect(errors.map((item) => item.pairedItem.item)).toEqual([0]);
+		expect(JSON.stringify(result.run)).not.toContain('hunter2');
+	});
+});
+
+test('generic HMAC without a header name fails the node with a hint, before any item is judged', async () => {
+	const run = await verify([await signedItem({ id: 'evt_h' })], { parameters: { provider: 'hmac', signatureHeader: ' ' } });
+	expect(run.status).toBe('error');
+	expect(run.error.message).toBe('Signature Header is empty');
+	expect(run.error.description).toBeTruthy();
+	expect(run.output(NODE, VALID)).toEqual([]);
+});
+
+test('no secret in the output of any run', async () => {
+	const items = [await signedItem({ id: 'evt_s1' }), await signedItem({ id: 'evt_s2' }, { secret: OLD_SECRET })];
+	const run = await verify(items, { credential: { secret: NEW_SECRET, previousSecret: OLD_SECRET } });
+	const recorded = JSON.stringify(run.run);
+	expect(recorded).not.toContain(NEW_SECRET);
+	expect(recorded).not.toContain(OLD_SECRET);
+});
