@@ -43,6 +43,7 @@ const fields = {
 	key: element<HTMLOutputElement>('key'),
 	keyExplain: element<HTMLParagraphElement>('keyExplain'),
 	sql: element<HTMLPreElement>('sql'),
+	results: element<HTMLElement>('results'),
 	download: element<HTMLButtonElement>('downloadWorkflow'),
 	downloadStatus: element<HTMLSpanElement>('downloadStatus'),
 };
@@ -91,10 +92,16 @@ function showFields(current: PlannerSettings): void {
 
 let run = 0;
 
+/** aria-busy on the live region: assistive technology (and the tests) wait for the latest result. */
+function busy(value: boolean): void {
+	fields.results.setAttribute('aria-busy', String(value));
+}
+
 async function update(): Promise<void> {
 	const current = settings();
 	showFields(current);
 	const mine = ++run;
+	busy(true);
 	const bytes = fileBytes ?? new TextEncoder().encode(fields.body.value);
 	let key: string | undefined;
 	try {
@@ -132,10 +139,18 @@ async function update(): Promise<void> {
 		fields.sql.textContent = `-- The node refuses these settings before any SQL runs: ${(error as Error).message}`;
 		fields.download.disabled = true;
 	}
+	busy(false);
 }
 
 let timer: number | undefined;
+/** A change while a result is being computed makes that result stale: it is dropped, and the next one shown. */
+function invalidate(): void {
+	run++;
+	busy(true);
+}
+
 function scheduleUpdate(): void {
+	invalidate();
 	if (timer !== undefined) window.clearTimeout(timer);
 	timer = window.setTimeout(() => void update(), 120);
 }
@@ -153,6 +168,7 @@ fields.body.addEventListener('input', () => {
 fields.bodyFile.addEventListener('change', () => {
 	const file = fields.bodyFile.files?.[0];
 	if (file === undefined) return;
+	invalidate();
 	void file.arrayBuffer().then((buffer) => {
 		fileBytes = new Uint8Array(buffer);
 		fields.body.value = new TextDecoder('utf-8', { ignoreBOM: true }).decode(fileBytes);
