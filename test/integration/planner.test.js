@@ -280,7 +280,7 @@ describeInBrowser('key planner page in Chromium', () => {
 		mkdirSync(SCREENSHOTS, { recursive: true });
 		await plan(page, { body: '{"id": 98765432101234567891, "type": "invoice.paid"}', headers: 'Content-Type: application/json', keySource: 'stripe', namespace: '', mode: 'lease', leaseSeconds: 300, schema: 'public', table: 'processed_events', retentionDays: 30 });
 		for (const width of [375, 1280]) {
-			await page.setViewportSize({ width, height: 900 });
+			await page.setViewportSize({ width, height: width === 375 ? 800 : 1000 });
 			// Nothing wider than the screen: no sideways scrolling of the page itself.
 			expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
 			const fontSize = await page.$eval('#keyExplain', (el) => parseFloat(getComputedStyle(el).fontSize));
