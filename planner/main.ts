@@ -43,7 +43,7 @@ const fields = {
 	key: element<HTMLOutputElement>('key'),
 	keyExplain: element<HTMLParagraphElement>('keyExplain'),
 	sql: element<HTMLPreElement>('sql'),
-	results: element<HTMLElement>('results'),
+	keyResult: element<HTMLDivElement>('keyResult'),
 	download: element<HTMLButtonElement>('downloadWorkflow'),
 	downloadStatus: element<HTMLSpanElement>('downloadStatus'),
 };
@@ -92,9 +92,12 @@ function showFields(current: PlannerSettings): void {
 
 let run = 0;
 
-/** aria-busy on the live region: assistive technology (and the tests) wait for the latest result. */
+/**
+ * aria-busy on the live region (the key and its explanation; the SQL is not read out on every change):
+ * assistive technology, and the tests, wait for the latest result.
+ */
 function busy(value: boolean): void {
-	fields.results.setAttribute('aria-busy', String(value));
+	fields.keyResult.setAttribute('aria-busy', String(value));
 }
 
 async function update(): Promise<void> {

@@ -286,7 +286,8 @@ export async function planKey(
 	const parameterInfo = parameterOfSource(settings.keySource);
 	let parameter: { stored: string; value: unknown } | undefined;
 	try {
-		if (parsed.body === XML_BODY && (keySourceDefinition(settings.keySource)?.location.kind === 'body' || /\$json\.body/.test(settings.eventIdPath))) {
+		const readsBody = keySourceDefinition(settings.keySource)?.location.kind === 'body' || (parameterInfo !== undefined && /\$json\.body/.test(settings.eventIdPath));
+		if (parsed.body === XML_BODY && readsBody) {
 			throw new BeyondPage('This key reads a field of an XML body: n8n parses XML (xml2js), this page does not.');
 		}
 		if (parameterInfo !== undefined) {

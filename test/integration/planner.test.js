@@ -3,7 +3,7 @@
 // headers: the page's key is the node's key for every key source, and sha256sum of the bytes where
 // it is a body hash; its SQL is what the nodes' SQL builders return; its workflow download is the
 // template with these settings; and the page makes no request at all.
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const net = require('node:net');
 const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
@@ -137,6 +137,15 @@ describeInBrowser('key planner page in Chromium', () => {
 		shown = await plan(page, { body: '{"id": 1', keySource: 'eventIdOrBodyHash', eventIdPath: '{{ $json.body.id }}' });
 		expect(shown.key).toBe('request refused by n8n');
 		expect(shown.explain).toMatch(/422/);
+		// XML: n8n parses it, the page does not; a header preset still works, a body field is n8n's to evaluate.
+		shown = await plan(page, { body: '<e><id>1</id></e>', keySource: 'github', headers: 'Content-Type: application/xml\nX-GitHub-Delivery: d1' });
+		expect(shown.key).toBe('evt:d1');
+		shown = await plan(page, { body: '<e><id>1</id></e>', keySource: 'stripe', headers: 'Content-Type: application/xml' });
+		expect(shown.key).toBe('evaluated by n8n');
+		shown = await plan(page, { body: 'id=5', keySource: 'stripe', headers: 'Content-Type: text/plain' });
+		expect(shown.key).toBe(`sha256:${sha256sum(Buffer.from('id=5'))}`);
+		shown = await plan(page, { body: 'id=5&id=6&type=x', keySource: 'eventIdOrBodyHash', eventIdPath: '{{ $json.body.type }}', headers: 'Content-Type: application/x-www-form-urlencoded' });
+		expect(shown.key).toBe('evt:x');
 		shown = await plan(page, { body: '{"id":"x"}', keySource: 'eventIdOrBodyHash', namespace: 'a:b' });
 		expect(shown.key).toBe('item error');
 		expect(shown.explain).toMatch(/contains ":"/);
@@ -248,7 +257,8 @@ describeInBrowser('key planner page in Chromium', () => {
 		for (const id of ['body', 'bodyFile', 'headers', 'keySource', 'eventIdPath', 'namespace', 'schema', 'table', 'retentionDays', 'mode', 'key', 'keyExplain', 'sql', 'downloadWorkflow']) {
 			expect(await page.$(`#${id}`)).not.toBeNull();
 		}
-		expect(await page.getAttribute('#results', 'aria-live')).toBe('polite');
+		expect(await page.getAttribute('#keyResult', 'aria-live')).toBe('polite');
+		expect(await page.$eval('#keyResult', (region) => ['key', 'keyExplain'].every((id) => region.contains(document.getElementById(id))))).toBe(true);
 		await plan(page, { keySource: 'github' });
 		expect(await page.isVisible('#eventIdPath')).toBe(false);
 		await plan(page, { keySource: 'custom' });
@@ -340,6 +350,31 @@ describeInBrowser('key planner page in Chromium', () => {
 				{ numRuns: Number(process.env.PLANNER_PROPERTY_RUNS ?? 10) },
 			);
 		}, 600_000);
+	});
+
+	test('served by npm run planner -- --serve, the page works over http://127.0.0.1 too (crypto.subtle included) and loads nothing else', async () => {
+		const server = spawn(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'planner.mjs'), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+		const served = await openPlanner();
+		try {
+			const url = await new Promise((resolve, reject) => {
+				let text = '';
+				server.stdout.on('data', (chunk) => {
+					text += chunk;
+					const match = /http:\/\/127\.0\.0\.1:\d+\//.exec(text);
+					if (match) resolve(match[0]);
+				});
+				server.on('exit', (code) => reject(new Error(`planner --serve exited with ${code}`)));
+			});
+			await served.page.goto(url);
+			const bytes = Buffer.from('{"type":"no id"}\r\n');
+			const shown = await plan(served.page, { body: bytes, keySource: 'eventIdOrBodyHash', eventIdPath: '{{ $json.body.id }}' });
+			expect(shown.key).toBe(`sha256:${sha256sum(bytes)}`);
+			expect(served.requests).toEqual([PAGE_URL, url]);
+			expect(served.problems).toEqual([]);
+		} finally {
+			await served.close();
+			server.kill('SIGTERM');
+		}
 	});
 
 	test('the page made no request at all: only its own file:// load; no console errors', async () => {

@@ -57,9 +57,9 @@ async function openPlanner() {
 	};
 }
 
-/** Waits until the page has shown the result of the latest input (aria-busy on the live region). */
+/** Waits until the page has shown the result of the latest input (aria-busy on the key's live region). */
 async function settled(page) {
-	await page.waitForSelector('#results[aria-busy="false"]', { state: 'attached' });
+	await page.waitForSelector('#keyResult[aria-busy="false"]', { state: 'attached' });
 }
 
 /**
