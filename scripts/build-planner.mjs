@@ -6,7 +6,7 @@
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -52,4 +52,10 @@ const page = (await readFile(join(root, 'planner/page.html'), 'utf8'))
 
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, page);
+
+// n8n-node build copies every .png and .svg of the repository into dist/ (for node icons): the README's
+// screenshot of this page and the browser tests' screenshots are not part of the package.
+await rm(join(root, 'dist/test-output'), { recursive: true, force: true });
+await rm(join(root, 'dist/docs/planner.png'), { force: true });
+if ((await readdir(join(root, 'dist/docs')).catch(() => ['?'])).length === 0) await rmdir(join(root, 'dist/docs'));
 console.log(`Key planner: ${out} (${Math.round(page.length / 1024)} KB)`);
