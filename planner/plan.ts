@@ -294,13 +294,14 @@ export async function planKey(
 			const stored = asNodeParameter(settings.eventIdPath);
 			parameter = { stored, value: readParameter(stored, json, parameterInfo.label) };
 		}
-		const namespace = namespaceText(readParameter(asNodeParameter(settings.namespace), json, 'Namespace'));
+		// In the node's order (deriveItemKey.ts), so that an item with two problems shows the node's message.
 		const resolution = resolveKeyIdentity(
 			settings.keySource,
 			json,
 			parameter?.value,
 			parameter === undefined ? undefined : bodyPathOf(parameter.stored),
 		);
+		const namespace = namespaceText(readParameter(asNodeParameter(settings.namespace), json, 'Namespace'));
 		const numeric = resolution.kind === 'number';
 		// The template's Webhook node has Raw Body on: the exact bytes are always there.
 		const identity = resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
