@@ -62,6 +62,13 @@ const SOURCES = KEY_SOURCES.map(({ value }) => ({
 	...(value === 'custom' ? { eventIdPath: '{{ $json.body.event_id }}', namespace: 'orders' } : {}),
 }));
 
+// The Event ID and Custom Key as people write them: a header path, a nested body path, fixed text.
+SOURCES.push(
+	{ label: 'eventIdOrBodyHash, Event ID from a header', keySource: 'eventIdOrBodyHash', eventIdPath: '{{ $json.headers["x-event-id"] }}', headers: 'X-Event-Id:  98765432101234567891 ' },
+	{ label: 'eventIdOrBodyHash, Event ID from a nested field', keySource: 'eventIdOrBodyHash', eventIdPath: '={{ $json.body.data.object.id }}', namespace: 'billing' },
+	{ label: 'custom, fixed text', keySource: 'custom', eventIdPath: 'one-key-for-all', namespace: 'fixed' },
+);
+
 /** The node's outcome for these bytes and settings: `{ key }` or `{ error }`. */
 async function nodeOutcome(bytes, settings) {
 	const run = await runWorkflow(reserveWorkflow, [n8nWebhookItem(bytes, settings.headers ?? '')], {
@@ -112,7 +119,7 @@ describeInBrowser('key planner page in Chromium', () => {
 		await browser?.close();
 	});
 
-	describe.each(SOURCES.map((settings) => [settings.keySource, settings]))('key source %s', (_source, settings) => {
+	describe.each(SOURCES.map(({ label, ...settings }) => [label ?? settings.keySource, settings]))('key source %s', (_source, settings) => {
 		test.each(CORPUS)('%s: the page shows the node\'s key', async (_name, text) => {
 			await expectPageMatchesNode(browser.page, Buffer.from(text, 'utf8'), settings);
 		});
