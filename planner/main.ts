@@ -1,0 +1,202 @@
+/**
+ * The key planner page: reads the fields, asks plan.ts, writes the results. No network API is used
+ * (and the page's Content-Security-Policy would refuse one): hashing is crypto.subtle, the download a blob.
+ */
+import template from '../workflows/idempotent-webhook.json';
+import {
+	configureWorkflow,
+	DEFAULT_SETTINGS,
+	KEY_SOURCES,
+	MODES,
+	parameterOfSource,
+	planKey,
+	planStatements,
+	sqlText,
+	type Mode,
+	type PlannerSettings,
+} from './plan';
+import type { KeySource } from '../nodes/shared/keys/keySourceTable';
+
+function element<T extends HTMLElement>(id: string): T {
+	const found = document.getElementById(id);
+	if (found === null) throw new Error(`#${id} is missing`);
+	return found as T;
+}
+
+const fields = {
+	body: element<HTMLTextAreaElement>('body'),
+	bodyFile: element<HTMLInputElement>('bodyFile'),
+	bodyFileStatus: element<HTMLParagraphElement>('bodyFileStatus'),
+	headers: element<HTMLTextAreaElement>('headers'),
+	keySource: element<HTMLSelectElement>('keySource'),
+	keySourceHelp: element<HTMLParagraphElement>('keySourceHelp'),
+	eventIdField: element<HTMLDivElement>('eventIdField'),
+	eventIdLabel: element<HTMLLabelElement>('eventIdLabel'),
+	eventIdPath: element<HTMLInputElement>('eventIdPath'),
+	namespace: element<HTMLInputElement>('namespace'),
+	mode: element<HTMLSelectElement>('mode'),
+	leaseField: element<HTMLDivElement>('leaseField'),
+	leaseSeconds: element<HTMLInputElement>('leaseSeconds'),
+	schema: element<HTMLInputElement>('schema'),
+	table: element<HTMLInputElement>('table'),
+	retentionDays: element<HTMLInputElement>('retentionDays'),
+	key: element<HTMLOutputElement>('key'),
+	keyExplain: element<HTMLParagraphElement>('keyExplain'),
+	sql: element<HTMLPreElement>('sql'),
+	keyResult: element<HTMLDivElement>('keyResult'),
+	download: element<HTMLButtonElement>('downloadWorkflow'),
+	downloadStatus: element<HTMLSpanElement>('downloadStatus'),
+};
+
+// The node lists its options sorted by label (nodes/IdempotencyReserve/keyProperties.ts); so does the page.
+for (const source of [...KEY_SOURCES].sort((a, b) => a.name.localeCompare(b.name))) {
+	fields.keySource.add(new Option(source.name, source.value, false, source.value === DEFAULT_SETTINGS.keySource));
+}
+for (const mode of MODES) fields.mode.add(new Option(mode.name, mode.value, false, mode.value === DEFAULT_SETTINGS.mode));
+
+/** The exact bytes of a loaded file; undefined when the key comes from the textarea's text. */
+let fileBytes: Uint8Array | undefined;
+
+function numberOf(input: HTMLInputElement, fallback: number): number {
+	const value = input.valueAsNumber;
+	return Number.isFinite(value) ? value : fallback;
+}
+
+function settings(): PlannerSettings {
+	return {
+		keySource: fields.keySource.value as KeySource,
+		eventIdPath: fields.eventIdPath.value,
+		namespace: fields.namespace.value,
+		schema: fields.schema.value,
+		table: fields.table.value,
+		retentionDays: numberOf(fields.retentionDays, DEFAULT_SETTINGS.retentionDays),
+		mode: fields.mode.value as Mode,
+		leaseSeconds: numberOf(fields.leaseSeconds, DEFAULT_SETTINGS.leaseSeconds),
+	};
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+	if (window.crypto?.subtle === undefined) throw new Error('This browser offers no crypto.subtle here (open the page from a file or from https)');
+	const digest = await window.crypto.subtle.digest('SHA-256', bytes);
+	return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+function showFields(current: PlannerSettings): void {
+	const definition = KEY_SOURCES.find((source) => source.value === current.keySource);
+	fields.keySourceHelp.textContent = definition?.description ?? '';
+	const parameter = parameterOfSource(current.keySource);
+	fields.eventIdField.hidden = parameter === undefined;
+	if (parameter !== undefined) fields.eventIdLabel.textContent = parameter.label;
+	fields.leaseField.hidden = current.mode !== 'lease';
+}
+
+let run = 0;
+
+/**
+ * aria-busy on the live region (the key and its explanation; the SQL is not read out on every change):
+ * assistive technology, and the tests, wait for the latest result.
+ */
+function busy(value: boolean): void {
+	fields.keyResult.setAttribute('aria-busy', String(value));
+}
+
+async function update(): Promise<void> {
+	const current = settings();
+	showFields(current);
+	const mine = ++run;
+	busy(true);
+	const bytes = fileBytes ?? new TextEncoder().encode(fields.body.value);
+	let key: string | undefined;
+	try {
+		const plan = await planKey({ bytes, headersText: fields.headers.value }, current, sha256Hex);
+		if (mine !== run) return;
+		fields.key.classList.toggle('problem', !plan.ok);
+		fields.keyExplain.replaceChildren();
+		if (plan.ok) {
+			key = plan.key;
+			fields.key.textContent = plan.key;
+			fields.keyExplain.textContent = plan.explain;
+		} else {
+			const lead = { itemError: 'No key: the node raises an item error. ', refused: 'No key. ', beyond: 'The page cannot tell. ', failed: '' }[plan.kind];
+			fields.key.textContent = { itemError: 'item error', refused: 'request refused by n8n', beyond: 'evaluated by n8n', failed: 'error' }[plan.kind];
+			fields.keyExplain.append(lead + plan.message + (/[.!?)]$/.test(plan.message) ? '' : '.'));
+			if (plan.kind === 'itemError') {
+				const hint = document.createElement('span');
+				hint.className = 'hint';
+				hint.textContent = `Hint: ${plan.hint}`;
+				fields.keyExplain.append(hint);
+			}
+			if (plan.explain !== '') fields.keyExplain.append(` ${plan.explain}`);
+		}
+	} catch (error) {
+		if (mine !== run) return;
+		fields.key.classList.add('problem');
+		fields.key.textContent = 'error';
+		fields.keyExplain.textContent = (error as Error).message;
+	}
+	try {
+		fields.sql.textContent = sqlText(planStatements(current, key));
+		fields.download.disabled = false;
+	} catch (error) {
+		// Schema or table refused (nodes/shared/store/identifiers.ts): the node refuses them before any SQL runs.
+		fields.sql.textContent = `-- The node refuses these settings before any SQL runs: ${(error as Error).message}`;
+		fields.download.disabled = true;
+	}
+	busy(false);
+}
+
+let timer: number | undefined;
+/** A change while a result is being computed makes that result stale: it is dropped, and the next one shown. */
+function invalidate(): void {
+	run++;
+	busy(true);
+}
+
+function scheduleUpdate(): void {
+	invalidate();
+	if (timer !== undefined) window.clearTimeout(timer);
+	timer = window.setTimeout(() => void update(), 120);
+}
+
+fields.body.addEventListener('input', () => {
+	// Typing in the body means the text is the body again, not the file.
+	if (fileBytes !== undefined) {
+		fileBytes = undefined;
+		fields.bodyFile.value = '';
+		fields.bodyFileStatus.textContent = 'No file loaded: the key is computed from the text above.';
+	}
+	scheduleUpdate();
+});
+
+fields.bodyFile.addEventListener('change', () => {
+	const file = fields.bodyFile.files?.[0];
+	if (file === undefined) return;
+	invalidate();
+	void file.arrayBuffer().then((buffer) => {
+		fileBytes = new Uint8Array(buffer);
+		fields.body.value = new TextDecoder('utf-8', { ignoreBOM: true }).decode(fileBytes);
+		fields.bodyFileStatus.textContent = `Keying on the ${fileBytes.length} exact bytes of ${file.name} (the text above is only a preview; typing in it switches back to the text).`;
+		void update();
+	});
+});
+
+for (const input of [fields.headers, fields.eventIdPath, fields.namespace, fields.schema, fields.table, fields.retentionDays, fields.leaseSeconds]) {
+	input.addEventListener('input', scheduleUpdate);
+}
+for (const select of [fields.keySource, fields.mode]) select.addEventListener('change', () => void update());
+
+fields.download.addEventListener('click', () => {
+	const current = settings();
+	const workflow = configureWorkflow(template, current);
+	const blob = new Blob([`${JSON.stringify(workflow, null, '\t')}\n`], { type: 'application/json' });
+	const link = document.createElement('a');
+	link.href = URL.createObjectURL(blob);
+	link.download = 'idempotent-webhook.json';
+	document.body.append(link);
+	link.click();
+	link.remove();
+	window.setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+	fields.downloadStatus.textContent = 'Saved as idempotent-webhook.json.';
+});
+
+void update();

@@ -1,0 +1,513 @@
+/**
+ * The key planner's logic, without the page: what key a delivery gets, the SQL the nodes run, and
+ * the template configured with the same settings. Every rule comes from the nodes' own modules
+ * (nodes/shared/keys, nodes/shared/store/sql.ts), bundled for the browser by scripts/build-planner.mjs;
+ * only the parts of n8n around the node (the Webhook node's body parsing, Node.js's header handling,
+ * reading a parameter) are followed here, as n8n 2.41 does them.
+ */
+import { composeKey } from '../nodes/shared/keys/composeKey';
+import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
+import { KeyError } from '../nodes/shared/keys/KeyError';
+import { KEY_SOURCES, keySourceDefinition, type KeySource } from '../nodes/shared/keys/keySourceTable';
+import { resolveKeyIdentity, settleNumericId, type KeyIdentity, type WebhookItemJson } from '../nodes/shared/keys/keySources';
+import { namespaceText } from '../nodes/shared/keys/namespace';
+import { decodeRawBody } from '../nodes/shared/keys/rawJson';
+import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
+import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
+import {
+	addLeaseColumnsSql,
+	completeSql,
+	createTableSql,
+	purgeBatchSql,
+	purgeCutoffSql,
+	releaseOwnedSql,
+	releaseSql,
+	reserveLeaseSql,
+	reserveWithFirstSeenSql,
+} from '../nodes/shared/store/sql';
+
+export { KEY_SOURCES };
+
+export type Mode = 'lease' | 'simple';
+
+/** The node settings the page asks for. Expressions are as the node holds them, with or without the leading "=". */
+export interface PlannerSettings {
+	keySource: KeySource;
+	/** The Event ID (default source) or Custom Key (custom source) parameter. */
+	eventIdPath: string;
+	namespace: string;
+	schema: string;
+	table: string;
+	retentionDays: number;
+	mode: Mode;
+	leaseSeconds: number;
+}
+
+export const DEFAULT_SETTINGS: PlannerSettings = {
+	keySource: 'eventIdOrBodyHash',
+	eventIdPath: '{{ $json.body.id }}',
+	namespace: '',
+	schema: 'public',
+	table: 'processed_events',
+	retentionDays: 30,
+	mode: 'lease',
+	leaseSeconds: 300,
+};
+
+/** The node's Mode options (values and labels as in nodes/IdempotencyReserve/modeProperties.ts). */
+export const MODES: ReadonlyArray<{ value: Mode; name: string }> = [
+	{ value: 'lease', name: 'Reserve With a Lease (Recommended)' },
+	{ value: 'simple', name: 'Simple (At Most Once)' },
+];
+
+/** Does this source read the Event ID or Custom Key parameter, and what is it called in the node? */
+export function parameterOfSource(source: KeySource): { name: 'eventId' | 'customKey'; label: string } | undefined {
+	const location = keySourceDefinition(source)?.location.kind;
+	if (location === 'eventIdParameter') return { name: 'eventId', label: 'Event ID' };
+	if (location === 'customKey') return { name: 'customKey', label: 'Custom Key' };
+	return undefined;
+}
+
+/** A field as the node stores it: text with `{{ … }}` is an expression (stored with a leading "="), anything else fixed text. */
+export function asNodeParameter(text: string): string {
+	if (text.startsWith('=')) return text;
+	return text.includes('{{') ? `=${text}` : text;
+}
+
+// ---- the request, as n8n's Webhook node hands it to the next node ----------------------------
+
+/**
+ * Node.js (and so n8n) drops a repeated header of these and keeps the first; every other header sent
+ * twice is joined with ", " (set-cookie becomes an array). https://nodejs.org/api/http.html#messageheaders
+ */
+const DISCARD_DUPLICATES = new Set([
+	'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host',
+	'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards',
+	'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent',
+]);
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export interface ParsedHeaders {
+	headers: Record<string, string | string[]>;
+	/** Lines that are not `Name: value`: n8n would never see them. */
+	ignored: string[];
+}
+
+/** `Name: value` lines as `$json.headers`: names lower-cased, values trimmed, repeats as Node.js merges them. */
+export function parseHeaders(text: string): ParsedHeaders {
+	const headers: Record<string, string | string[]> = {};
+	const ignored: string[] = [];
+	for (const line of text.split(/\r?\n/)) {
+		if (line.trim() === '') continue;
+		const colon = line.indexOf(':');
+		const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
+		if (!HEADER_NAME.test(name)) {
+			ignored.push(line);
+			continue;
+		}
+		const value = line.slice(colon + 1).trim();
+		const previous = headers[name];
+		if (previous === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+		else if (Array.isArray(previous)) previous.push(value);
+		else if (!DISCARD_DUPLICATES.has(name)) headers[name] = `${previous}, ${value}`;
+	}
+	return { headers, ignored };
+}
+
+export type ParsedBody =
+	| { ok: true; body: unknown; note: string }
+	/** n8n refuses the request before any workflow runs (422 "Failed to parse request body"). */
+	| { ok: false; message: string };
+
+/**
+ * `$json.body` as n8n 2.41's webhook body parser makes it (packages/cli middlewares/body-parser):
+ * an empty body or an unknown content type gives no body; application/json is JSON.parse of the
+ * UTF-8 text after one byte order mark; text/plain the text; form fields parsed; XML is not read here.
+ */
+export function parseWebhookBody(bytes: Uint8Array, contentType: string): ParsedBody {
+	const [type, ...parameters] = contentType.split(';');
+	const mediaType = type.toLowerCase();
+	const charset = parameters.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='));
+	const charsetNote = charset !== undefined && !/^charset="?utf-?8"?$/.test(charset) ? ` The page reads it as UTF-8, not ${charset.slice(8)}.` : '';
+	if (bytes.length === 0) return { ok: true, body: undefined, note: 'The body is empty: n8n gives no $json.body.' };
+	const text = decodeRawBody(bytes);
+	const withoutBom = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+	if (mediaType === 'application/json') {
+		try {
+			return { ok: true, body: JSON.parse(withoutBom), note: `$json.body is JSON.parse of the body's UTF-8 text, as n8n parses it.${charsetNote}` };
+		} catch (error) {
+			return {
+				ok: false,
+				message: `n8n refuses this request before the workflow runs (HTTP 422 "Failed to parse request body": ${(error as Error).message}), so no key is reserved. Send valid JSON, or another Content-Type.`,
+			};
+		}
+	}
+	if (mediaType === 'text/plain') return { ok: true, body: text, note: `Content-Type text/plain: $json.body is the text.${charsetNote}` };
+	if (mediaType === 'application/x-www-form-urlencoded') {
+		const body: Record<string, string | string[]> = {};
+		for (const [name, value] of new URLSearchParams(withoutBom)) {
+			const previous = body[name];
+			body[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+		}
+		return { ok: true, body, note: 'Form fields: $json.body holds them by name.' };
+	}
+	if (mediaType.endsWith('/xml') || mediaType.endsWith('+xml')) {
+		return { ok: true, body: XML_BODY, note: 'n8n parses XML bodies; the page does not read their fields.' };
+	}
+	return { ok: true, body: undefined, note: `Content-Type ${mediaType}: n8n gives no $json.body, only the raw bytes.` };
+}
+
+/** Stands for an XML body, whose parsed form the page does not compute. */
+const XML_BODY = Object.freeze({ '[XML body: parsed by n8n, not by this page]': true });
+
+// ---- the key -----------------------------------------------------------------------------------
+
+export type KeyPlan =
+	| { ok: true; key: string; explain: string }
+	| { ok: false; kind: 'itemError'; message: string; hint: string; explain: string }
+	| { ok: false; kind: 'refused' | 'beyond' | 'failed'; message: string; explain: string };
+
+export interface Delivery {
+	/** The exact request bytes (the Webhook node's Raw Body). */
+	bytes: Uint8Array;
+	/** `Name: value` lines. */
+	headersText: string;
+}
+
+/** Beyond the page: only n8n's expression engine knows the answer. */
+class BeyondPage extends Error {}
+
+/** A parameter as the node reads it per item (nodes/shared/n8n/itemParameter.ts): fixed text, or a plain `$json` path. */
+function readParameter(stored: string, json: Record<string, unknown>, label: string): unknown {
+	if (!stored.startsWith('=')) return stored;
+	const path = jsonPathOf(stored);
+	if (path === undefined) {
+		throw new BeyondPage(
+			`The ${label} expression ${stored.slice(1)} is evaluated by n8n's expression engine, which this page does not run: it reads only plain paths such as {{ $json.body.id }}, {{ $json.body.data.object.id }} or {{ $json.headers["x-event-id"] }}, and fixed text.`,
+		);
+	}
+	const value = readJsonPath(json as never, path);
+	if (value === NEEDS_EVALUATION) {
+		throw new BeyondPage(
+			`The ${label} expression ${stored.slice(1)} reads a property of a text or number (or an inherited one); n8n's expression engine decides what that gives, which this page does not run.`,
+		);
+	}
+	return value;
+}
+
+/** Where the bodyPath of a parameter points inside $json.body (nodes/shared/n8n/itemParameter.ts, bodyPathOfParameter). */
+function bodyPathOf(stored: string): string[] | undefined {
+	const path = stored.startsWith('=') ? jsonPathOf(stored) : undefined;
+	return path?.[0] === 'body' ? path.slice(1) : undefined;
+}
+
+function describeId(value: unknown): string {
+	if (value === undefined) return 'missing';
+	if (value === null) return 'null';
+	if (value === '') return 'empty text';
+	return JSON.stringify(value) ?? String(value);
+}
+
+/** Why the key came from the body hash, or where the id came from, in a sentence. */
+function explainIdentity(
+	source: KeySource,
+	json: WebhookItemJson & Record<string, unknown>,
+	identity: KeyIdentity,
+	parameter: { stored: string; value: unknown } | undefined,
+	numeric: boolean,
+	byteCount: number,
+): string {
+	const definition = keySourceDefinition(source);
+	const location = definition?.location;
+	const exact = numeric ? ' It is a JSON number: its exact digits were read from the raw body, not from n8n\'s parsed (rounded) number.' : '';
+	const hash = `SHA-256 of the ${byteCount} raw body byte${byteCount === 1 ? '' : 's'} (the Webhook node's Raw Body, as sha256sum computes it)`;
+	if (location === undefined) return '';
+	switch (location.kind) {
+		case 'none':
+			return `${definition?.name}: ${hash}.`;
+		case 'customKey':
+			return `The Custom Key ${parameter?.stored.slice(parameter.stored.startsWith('=') ? 1 : 0)} as it is, no prefix.${exact}`;
+		case 'eventIdParameter': {
+			const shown = parameter?.stored.startsWith('=') ? parameter.stored.slice(1) : `fixed text "${parameter?.stored}"`;
+			if (identity.kind === 'eventId') return `"evt:" + the Event ID ${shown}.${exact}`;
+			return `The Event ID ${shown} is ${describeId(parameter?.value)}, so the key fell back to "sha256:" + ${hash}.`;
+		}
+		case 'body': {
+			const path = `body.${location.path.join('.')}`;
+			if (identity.kind === 'eventId') return `${definition?.name}: "evt:" + ${path}.${exact}`;
+			let value: unknown = json.body;
+			for (const step of location.path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[step] : undefined;
+			return `${definition?.name}: ${path} is ${describeId(value)}, so the key fell back to "sha256:" + ${hash}.`;
+		}
+		case 'headers': {
+			for (const name of location.names) {
+				const id = headerIdText(readHeader(json.headers, name.toLowerCase()), name);
+				if (id !== undefined) return `${definition?.name}: "evt:" + the ${name} header.`;
+			}
+			const missing =
+				location.names.length === 1
+					? `the ${location.names[0]} header is missing or empty`
+					: `none of the ${location.names.join(', ')} headers has a value`;
+			return `${definition?.name}: ${missing}, so the key fell back to "sha256:" + ${hash}.`;
+		}
+	}
+}
+
+/**
+ * The key Idempotency Reserve derives for this delivery (nodes/IdempotencyReserve/deriveItemKey.ts),
+ * with the Webhook node's Raw Body on, as in the template. `sha256Hex` hashes bytes (crypto.subtle in the page).
+ */
+export async function planKey(
+	delivery: Delivery,
+	settings: PlannerSettings,
+	sha256Hex: (bytes: Uint8Array) => Promise<string>,
+): Promise<KeyPlan> {
+	const { headers, ignored } = parseHeaders(delivery.headersText);
+	const notes: string[] = [];
+	if (ignored.length > 0) notes.push(`Ignored ${ignored.length} line${ignored.length === 1 ? '' : 's'} that ${ignored.length === 1 ? 'is' : 'are'} not "Name: value".`);
+	let contentType = headers['content-type'];
+	if (contentType === undefined) {
+		contentType = 'application/json';
+		headers['content-type'] = contentType;
+		notes.push('No Content-Type given: the page assumes application/json, as webhook senders send.');
+	}
+	const parsed = parseWebhookBody(delivery.bytes, String(contentType));
+	if (!parsed.ok) return { ok: false, kind: 'refused', message: parsed.message, explain: notes.join(' ') };
+	notes.push(parsed.note);
+	const json = {
+		headers,
+		params: {},
+		query: {},
+		body: parsed.body,
+		webhookUrl: 'http://localhost:5678/webhook/idempotent-webhook',
+		executionMode: 'production',
+	};
+	const parameterInfo = parameterOfSource(settings.keySource);
+	let parameter: { stored: string; value: unknown } | undefined;
+	try {
+		const readsBody = keySourceDefinition(settings.keySource)?.location.kind === 'body' || (parameterInfo !== undefined && /\$json\.body/.test(settings.eventIdPath));
+		if (parsed.body === XML_BODY && readsBody) {
+			throw new BeyondPage('This key reads a field of an XML body: n8n parses XML (xml2js), this page does not.');
+		}
+		if (parameterInfo !== undefined) {
+			const stored = asNodeParameter(settings.eventIdPath);
+			parameter = { stored, value: readParameter(stored, json, parameterInfo.label) };
+		}
+		// In the node's order (deriveItemKey.ts), so that an item with two problems shows the node's message.
+		const resolution = resolveKeyIdentity(
+			settings.keySource,
+			json,
+			parameter?.value,
+			parameter === undefined ? undefined : bodyPathOf(parameter.stored),
+		);
+		const namespace = namespaceText(readParameter(asNodeParameter(settings.namespace), json, 'Namespace'));
+		const numeric = resolution.kind === 'number';
+		// The template's Webhook node has Raw Body on: the exact bytes are always there.
+		const identity = resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
+		const hex = identity.kind === 'bodyHash' ? await sha256Hex(delivery.bytes) : undefined;
+		const key = composeKey(identity, namespace, hex);
+		const explain = [
+			explainIdentity(settings.keySource, json, identity, parameter, numeric, delivery.bytes.length),
+			namespace === '' ? '' : `Namespace "${namespace}" + ":" in front.`,
+			...notes,
+		];
+		return { ok: true, key, explain: explain.filter((part) => part !== '').join(' ') };
+	} catch (error) {
+		if (error instanceof KeyError) {
+			return { ok: false, kind: 'itemError', message: error.message, hint: error.hint, explain: notes.join(' ') };
+		}
+		if (error instanceof BeyondPage) return { ok: false, kind: 'beyond', message: error.message, explain: notes.join(' ') };
+		// Not expected from the key modules: shown as it is rather than hidden.
+		return { ok: false, kind: 'failed', message: `The page failed: ${(error as Error).message}`, explain: notes.join(' ') };
+	}
+}
+
+// ---- the SQL -----------------------------------------------------------------------------------
+
+/** The batch size Purge Keys uses by default, and the purge template's. */
+export const PURGE_BATCH_SIZE = 1000;
+
+export interface SqlStatement {
+	title: string;
+	sql: string;
+	/** The bind parameters as the node sends them ($1, $2 …), described, with this delivery's values. */
+	parameters: Array<{ name: string; type: string; value: string }>;
+}
+
+/** A value for a `--` comment: JSON text has no line break, so it cannot end the comment. */
+function commentValue(value: unknown): string {
+	return JSON.stringify(value) ?? 'undefined';
+}
+
+/**
+ * The statements the nodes run for these settings, from nodes/shared/store/sql.ts, with the bind
+ * parameters they send. `key` is this delivery's key, for the comments; undefined when there is none.
+ */
+export function planStatements(settings: PlannerSettings, key: string | undefined): SqlStatement[] {
+	const ref: TableRef = tableRef(settings.schema, settings.table);
+	const lease = settings.mode === 'lease';
+	const keys = commentValue(key === undefined ? [] : [key]);
+	const token = '<a random token per execution>';
+	const statements: SqlStatement[] = [
+		{
+			title: `Create the table and its index (Create Table If Missing, on by default; once per table)${lease ? ', with the lease columns' : ''}`,
+			sql: createTableSql(ref, { lease }),
+			parameters: [],
+		},
+	];
+	if (lease) {
+		statements.push({
+			title: 'A table that exists without the lease columns (made in simple mode or by hand): the node adds them, or asks the table owner to run',
+			sql: addLeaseColumnsSql(ref),
+			parameters: [],
+		});
+		statements.push({
+			title: 'Reserve (Idempotency Reserve, lease mode): all keys of one execution in one statement',
+			sql: reserveLeaseSql(ref),
+			parameters: [
+				{ name: '$1', type: 'text[]', value: `${keys} (the execution's keys, distinct and sorted)` },
+				{ name: '$2', type: 'text', value: `${token} (the owner token of this reservation)` },
+				{ name: '$3', type: 'float8', value: `${commentValue(settings.leaseSeconds)} (Lease, seconds)` },
+			],
+		});
+		statements.push({
+			title: 'Complete (Idempotency Complete Key, after the business step): only where the token still owns the key',
+			sql: completeSql(ref),
+			parameters: [
+				{ name: '$1', type: 'text[]', value: `${keys} (keys)` },
+				{ name: '$2', type: 'text[]', value: `[${JSON.stringify(token)}] (each key's token, from Reserve's output)` },
+			],
+		});
+		statements.push({
+			title: 'Release (Release Key, on the business step\'s error path): only while the token still owns the key',
+			sql: releaseOwnedSql(ref),
+			parameters: [
+				{ name: '$1', type: 'text[]', value: `${keys} (keys)` },
+				{ name: '$2', type: 'text[]', value: `[${JSON.stringify(token)}] (each key's token; null deletes the key whoever holds it)` },
+			],
+		});
+	} else {
+		statements.push({
+			title: 'Reserve (Idempotency Reserve, simple mode, Look Up First Seen Time on): all keys of one execution in one statement',
+			sql: reserveWithFirstSeenSql(ref),
+			parameters: [{ name: '$1', type: 'text[]', value: `${keys} (the execution's keys, distinct and sorted)` }],
+		});
+		statements.push({
+			title: 'Release (Release Key, on the business step\'s error path)',
+			sql: releaseSql(ref),
+			parameters: [{ name: '$1', type: 'text[]', value: `${keys} (keys)` }],
+		});
+	}
+	const namespace = settings.namespace;
+	statements.push({
+		title: 'Purge (Purge Keys, on a schedule): the cutoff, once, in database time',
+		sql: purgeCutoffSql(),
+		parameters: [{ name: '$1', type: 'interval', value: `${commentValue(`${settings.retentionDays} days`)} (Keep Keys For)` }],
+	});
+	statements.push({
+		title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
+		sql: purgeBatchSql(ref),
+		parameters: [
+			{ name: '$1', type: 'timestamptz', value: 'the cutoff from the statement above' },
+			{
+				name: '$2',
+				type: 'text',
+				value: namespace === '' || namespace.includes('{{') ? 'null (all keys; with Only Namespace: "<namespace>:")' : `${commentValue(`${namespace}:`)} (Only Namespace), or null for all keys`,
+			},
+			{ name: '$3', type: 'integer', value: `${PURGE_BATCH_SIZE} (Batch Size)` },
+		],
+	});
+	return statements;
+}
+
+/** The statements as one SQL text: each with its title and parameters as comments, never spliced into the SQL. */
+export function sqlText(statements: readonly SqlStatement[]): string {
+	return statements
+		.map(({ title, sql, parameters }) => {
+			const comments = [`-- ${title}`, ...parameters.map((p) => `-- ${p.name} (${p.type}) = ${p.value}`)];
+			return `${comments.join('\n')}\n${sql}${sql.trimEnd().endsWith(';') ? '' : ';'}`;
+		})
+		.join('\n\n');
+}
+
+// ---- the template ------------------------------------------------------------------------------
+
+interface WorkflowNode {
+	name: string;
+	type: string;
+	parameters: Record<string, unknown>;
+	[other: string]: unknown;
+}
+interface Connection {
+	node: string;
+	type: string;
+	index: number;
+}
+interface Workflow {
+	nodes: WorkflowNode[];
+	connections: Record<string, { main: Connection[][] }>;
+	[other: string]: unknown;
+}
+
+const PACKAGE = 'n8n-nodes-idempotency';
+
+function outputsOf(workflow: Workflow, name: string): Connection[][] {
+	return workflow.connections[name]?.main ?? [];
+}
+
+function removeNode(workflow: Workflow, name: string): void {
+	workflow.nodes = workflow.nodes.filter((node) => node.name !== name);
+	delete workflow.connections[name];
+}
+
+/**
+ * The webhook template (workflows/idempotent-webhook.json) with these settings on its nodes. In simple
+ * mode, Complete Key and the in-flight branch are left out (nothing is ever in flight there): the
+ * business step answers 200 directly and every duplicate gets 200 "duplicate".
+ */
+export function configureWorkflow(template: unknown, settings: PlannerSettings): Workflow {
+	const workflow = JSON.parse(JSON.stringify(template)) as Workflow;
+	const reserve = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyReserve`);
+	if (reserve === undefined) throw new Error('The template has no Idempotency Reserve node');
+	const parameters: Record<string, unknown> = { ...reserve.parameters };
+	delete parameters.eventId;
+	delete parameters.customKey;
+	parameters.mode = settings.mode;
+	if (settings.mode === 'lease') parameters.leaseSeconds = settings.leaseSeconds;
+	else delete parameters.leaseSeconds;
+	parameters.keySource = settings.keySource;
+	const parameter = parameterOfSource(settings.keySource);
+	if (parameter !== undefined) parameters[parameter.name] = asNodeParameter(settings.eventIdPath);
+	parameters.namespace = asNodeParameter(settings.namespace);
+	parameters.schema = settings.schema;
+	parameters.table = settings.table;
+	reserve.parameters = parameters;
+	for (const node of workflow.nodes) {
+		if (node !== reserve && node.type.startsWith(`${PACKAGE}.`)) {
+			node.parameters = { ...node.parameters, schema: settings.schema, table: settings.table };
+		}
+	}
+	if (settings.mode === 'simple') {
+		const complete = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyComplete`);
+		if (complete !== undefined) {
+			const after = outputsOf(workflow, complete.name)[0] ?? [];
+			for (const outputs of Object.values(workflow.connections)) {
+				for (const output of outputs.main) {
+					const at = output.findIndex((c) => c.node === complete.name);
+					if (at !== -1) output.splice(at, 1, ...after);
+				}
+			}
+			removeNode(workflow, complete.name);
+		}
+		const duplicates = outputsOf(workflow, reserve.name)[1] ?? [];
+		const inFlight = workflow.nodes.find((node) => node.name === duplicates[0]?.node && node.type === 'n8n-nodes-base.if');
+		if (inFlight !== undefined) {
+			const [yes, no] = outputsOf(workflow, inFlight.name);
+			workflow.connections[reserve.name].main[1] = no ?? [];
+			for (const connection of yes ?? []) removeNode(workflow, connection.node);
+			removeNode(workflow, inFlight.name);
+		}
+	}
+	return workflow;
+}

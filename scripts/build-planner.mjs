@@ -1,0 +1,61 @@
+// Builds the key planner, dist/planner/index.html: one self-contained file (script and style inline)
+// that opens from file:// or any static host. The script is planner/main.ts bundled by esbuild with
+// the nodes' own key and SQL modules (nodes/shared/keys, nodes/shared/store/sql.ts), so the page
+// cannot drift from what the nodes do. Its Content-Security-Policy allows only this script and this
+// style (by their SHA-256) and nothing else: no request can leave the page.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'dist/planner/index.html');
+
+// esbuild does not type-check: the page's code is checked against the nodes' types first.
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'planner/tsconfig.json')], {
+	stdio: 'inherit',
+});
+
+const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+const bundle = await build({
+	entryPoints: [join(root, 'planner/main.ts')],
+	bundle: true,
+	write: false,
+	platform: 'browser',
+	format: 'iife',
+	target: ['chrome100', 'firefox100', 'safari15'],
+	minify: true,
+	legalComments: 'none',
+	logLevel: 'warning',
+});
+// "</script" inside the script would end it early; esbuild escapes it in strings, this makes sure.
+const script = bundle.outputFiles[0].text.replace(/<\/(script)/gi, '<\\/$1').trimEnd();
+const style = (await readFile(join(root, 'planner/style.css'), 'utf8')).trim();
+
+const sha256 = (text) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+const csp = [
+	"default-src 'none'",
+	`script-src ${sha256(script)}`,
+	`style-src ${sha256(style)}`,
+	"base-uri 'none'",
+	"form-action 'none'",
+].join('; ');
+
+const page = (await readFile(join(root, 'planner/page.html'), 'utf8'))
+	.replace('__CSP__', csp)
+	.replace('__VERSION__', version)
+	// Functions as replacements: `$` in the script or style must stay as it is.
+	.replace('__STYLE__', () => style)
+	.replace('__SCRIPT__', () => script);
+
+await mkdir(dirname(out), { recursive: true });
+await writeFile(out, page);
+
+// n8n-node build copies every .png and .svg of the repository into dist/ (for node icons): the README's
+// screenshot of this page and the browser tests' screenshots are not part of the package.
+await rm(join(root, 'dist/test-output'), { recursive: true, force: true });
+await rm(join(root, 'dist/docs/planner.png'), { force: true });
+if ((await readdir(join(root, 'dist/docs')).catch(() => ['?'])).length === 0) await rmdir(join(root, 'dist/docs'));
+console.log(`Key planner: ${out} (${Math.round(page.length / 1024)} KB)`);

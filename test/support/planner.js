@@ -1,0 +1,135 @@
+// Drives the built key planner (dist/planner/index.html) in a real headless Chromium (Debian's
+// /usr/bin/chromium through playwright-core), and builds the items n8n's Webhook node would make
+// from the same bytes and headers, to run them through the real Idempotency Reserve node.
+const { existsSync, mkdtempSync, rmSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+
+const CHROMIUM = process.env.PLANNER_CHROMIUM ?? '/usr/bin/chromium';
+const PAGE_FILE = path.join(__dirname, '..', '..', 'dist', 'planner', 'index.html');
+const PAGE_URL = pathToFileURL(PAGE_FILE).href;
+const SCREENSHOTS = path.join(__dirname, '..', '..', 'test-output', 'planner');
+
+const chromiumAvailable = existsSync(CHROMIUM);
+
+/** A fresh browser profile, no network features; every request of every page is recorded. */
+async function openPlanner() {
+	const { chromium } = require('playwright-core');
+	const profile = mkdtempSync(path.join(os.tmpdir(), 'planner-chromium-'));
+	const context = await chromium.launchPersistentContext(profile, {
+		executablePath: CHROMIUM,
+		headless: true,
+		acceptDownloads: true,
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync',
+		],
+	});
+	const requests = [];
+	const problems = [];
+	context.on('request', (request) => requests.push(request.url()));
+	const failed = [];
+	context.on('requestfailed', (request) => failed.push({ url: request.url(), failure: request.failure()?.errorText }));
+	const page = context.pages()[0] ?? (await context.newPage());
+	page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+	page.on('console', (message) => {
+		if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
+	});
+	await page.goto(PAGE_URL);
+	await settled(page);
+	return {
+		context,
+		page,
+		requests,
+		failed,
+		problems,
+		async close() {
+			await context.close();
+			rmSync(profile, { recursive: true, force: true });
+		},
+	};
+}
+
+/** Waits until the page has shown the result of the latest input (aria-busy on the key's live region). */
+async function settled(page) {
+	await page.waitForSelector('#keyResult[aria-busy="false"]', { state: 'attached' });
+}
+
+/**
+ * Sets the page's fields; `body` (bytes) is loaded through #bodyFile so the page keys on exactly
+ * those bytes. Returns what the page shows.
+ */
+async function plan(page, { body, headers = '', keySource = 'eventIdOrBodyHash', eventIdPath, namespace = '', mode, leaseSeconds, schema, table, retentionDays }) {
+	// One round trip for all fields, each with the event a person's input fires.
+	const values = { keySource, eventIdPath, headers, namespace, mode, leaseSeconds, schema, table, retentionDays };
+	await page.evaluate((fields) => {
+		for (const [id, value] of Object.entries(fields)) {
+			if (value === undefined || value === null) continue;
+			const field = document.getElementById(id);
+			if (field.value === String(value)) continue;
+			field.value = String(value);
+			field.dispatchEvent(new Event(field.tagName === 'SELECT' ? 'change' : 'input', { bubbles: true }));
+		}
+	}, values);
+	if (body !== undefined) {
+		await page.setInputFiles('#bodyFile', { name: 'body.bin', mimeType: 'application/octet-stream', buffer: Buffer.from(body) });
+	}
+	await settled(page);
+	return await page.evaluate(() => ({
+		key: document.getElementById('key').textContent,
+		problem: document.getElementById('key').classList.contains('problem'),
+		explain: document.getElementById('keyExplain').textContent,
+		sql: document.getElementById('sql').textContent,
+	}));
+}
+
+// ---- what n8n's Webhook node makes of a request (n8n 2.41, Raw Body on) ----------------------
+
+/** `Name: value` lines as Node.js gives them to n8n: names lower-cased, values trimmed, repeats joined with ", ". */
+function nodeHeaders(lines) {
+	const headers = {};
+	for (const line of lines.split(/\r?\n/)) {
+		if (line.trim() === '') continue;
+		const colon = line.indexOf(':');
+		const name = line.slice(0, colon).trim().toLowerCase();
+		const value = line.slice(colon + 1).trim();
+		headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+	}
+	return headers;
+}
+
+/**
+ * The item n8n's Webhook node emits: `json.body` as n8n's body parser makes it (application/json:
+ * JSON.parse of the UTF-8 text after one byte order mark; an empty body gives none), the exact bytes
+ * as the raw-body binary `data`.
+ */
+function n8nWebhookItem(bytes, headerLines) {
+	const headers = { 'content-type': 'application/json', ...nodeHeaders(headerLines) };
+	let body;
+	if (bytes.length > 0 && headers['content-type'] === 'application/json') {
+		const text = bytes.toString('utf8');
+		body = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+	}
+	return {
+		json: { headers, params: {}, query: {}, body, webhookUrl: 'http://127.0.0.1:5678/webhook/idempotent-webhook', executionMode: 'production' },
+		binary: { data: { data: bytes.toString('base64'), mimeType: 'application/json', fileSize: String(bytes.length) } },
+	};
+}
+
+/** Node parameters for the page's settings. */
+function reserveParameters({ keySource = 'eventIdOrBodyHash', eventIdPath = '{{ $json.body.id }}', namespace = '' }) {
+	const asParameter = (text) => (text.includes('{{') && !text.startsWith('=') ? `=${text}` : text);
+	const parameters = { keySource, namespace: asParameter(namespace) };
+	if (keySource === 'eventIdOrBodyHash') parameters.eventId = asParameter(eventIdPath);
+	if (keySource === 'custom') parameters.customKey = asParameter(eventIdPath);
+	return parameters;
+}
+
+module.exports = { chromiumAvailable, CHROMIUM, PAGE_FILE, PAGE_URL, SCREENSHOTS, openPlanner, plan, settled, n8nWebhookItem, reserveParameters };
