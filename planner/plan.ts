@@ -14,6 +14,7 @@ import { namespaceText } from '../nodes/shared/keys/namespace';
 import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
+import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
 import {
 	addLeaseColumnsSql,
 	completeSql,
@@ -484,9 +485,16 @@ export function configureWorkflow(template: unknown, settings: PlannerSettings):
 	parameters.table = settings.table;
 	reserve.parameters = parameters;
 	for (const node of workflow.nodes) {
-		if (node !== reserve && node.type.startsWith(`${PACKAGE}.`)) {
+		// Complete Key, Release Key: the nodes of the package that name the key table.
+		if (node !== reserve && node.type.startsWith(`${PACKAGE}.`) && 'table' in node.parameters) {
 			node.parameters = { ...node.parameters, schema: settings.schema, table: settings.table };
 		}
+	}
+	// The signature and the key come from one sender (README, "Switching the provider"): a preset
+	// that names a sender also sets the signature check's provider.
+	const verify = workflow.nodes.find((node) => node.type === `${PACKAGE}.verifyWebhookSignature`);
+	if (verify !== undefined && settings.keySource in SIGNATURE_SCHEMES) {
+		verify.parameters = { ...verify.parameters, provider: settings.keySource };
 	}
 	if (settings.mode === 'simple') {
 		const complete = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyComplete`);

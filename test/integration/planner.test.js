@@ -20,6 +20,8 @@ const sql = require('../../dist/nodes/shared/store/sql');
 const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 const { KEY_SOURCES } = require('../../dist/nodes/shared/keys/keySourceTable');
 
+const VERIFY_TYPE = 'n8n-nodes-idempotency.verifyWebhookSignature';
+
 if (!chromiumAvailable) {
 	// Only a missing browser skips these tests (.ci/run installs Debian's chromium when it is missing).
 	console.warn(`Key planner browser tests SKIPPED: no Chromium at ${CHROMIUM}. Install it with: apt-get update && apt-get install -y chromium`);
@@ -222,9 +224,12 @@ describeInBrowser('key planner page in Chromium', () => {
 			});
 			expect(reserve.parameters.eventId).toBeUndefined();
 			if (mode === 'lease') expect(reserve.parameters.leaseSeconds).toBe(90);
-			for (const node of workflow.nodes.filter((n) => n.type.startsWith('n8n-nodes-idempotency.'))) {
-				expect([node.parameters.schema, node.parameters.table]).toEqual(['hooks', 'seen']);
-			}
+			const keyTableNodes = workflow.nodes.filter((n) => n.type.startsWith('n8n-nodes-idempotency.') && n.type !== VERIFY_TYPE);
+			expect(keyTableNodes.length).toBe(mode === 'lease' ? 3 : 2);
+			for (const node of keyTableNodes) expect([node.parameters.schema, node.parameters.table]).toEqual(['hooks', 'seen']);
+			// A custom key names no sender: the signature check stays as the template has it, and gets no table.
+			const verify = workflow.nodes.find((node) => node.type === VERIFY_TYPE);
+			expect(verify.parameters).toEqual(template.nodes.find((node) => node.type === VERIFY_TYPE).parameters);
 			// Every connection points at a node that exists; every path still ends in a Respond node.
 			const names = new Set(workflow.nodes.map((node) => node.name));
 			for (const [from, { main }] of Object.entries(workflow.connections)) {
@@ -248,6 +253,16 @@ describeInBrowser('key planner page in Chromium', () => {
 			});
 			expect(run.error).toBeUndefined();
 			expect([...run.output('Idempotency Reserve', 0), ...run.output('Idempotency Reserve', 1)].map((item) => item.json.idempotency.key)).toEqual([shown.key]);
+		}
+	});
+
+	test('a preset that names a sender also sets the signature check to that sender', async () => {
+		const { page } = browser;
+		for (const [keySource, provider] of [['github', 'github'], ['svix', 'svix'], ['slack', 'slack'], ['stripe', 'stripe'], ['bodyHash', 'stripe']]) {
+			await plan(page, { body: Buffer.from('{"id":"evt_1","event_id":"Ev1"}'), keySource, schema: 'public', table: 'processed_events', mode: 'lease', leaseSeconds: 300 });
+			const [download] = await Promise.all([page.waitForEvent('download'), page.click('#downloadWorkflow')]);
+			const workflow = JSON.parse(readFileSync(await download.path(), 'utf8'));
+			expect([keySource, workflow.nodes.find((node) => node.type === VERIFY_TYPE).parameters.provider]).toEqual([keySource, provider]);
 		}
 	});
 
