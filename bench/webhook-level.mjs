@@ -88,7 +88,6 @@ if (args.help) {
 	);
 	process.exit(0);
 }
-const ALL_VARIANTS = ['floor', 'floorNoOp', 'bare', 'handBuilt', 'package'];
 const ALL_SHAPES = ['distinct', 'repeated'];
 const list = (value) => String(value).split(',').map((s) => s.trim()).filter(Boolean);
 const positiveInt = (name, value) => {
@@ -101,7 +100,7 @@ const config = {
 	requests: positiveInt('requests', args.requests ?? 120),
 	concurrency: list(args.concurrency ?? '1,16').map((c) => positiveInt('concurrency', c)),
 	shapes: list(args.shapes ?? ALL_SHAPES.join(',')),
-	variants: list(args.variants ?? ALL_VARIANTS.join(',')),
+	variants: list(args.variants ?? 'floor,floorNoOp,bare,handBuilt,package'),
 	warmup: Number(args.warmup ?? 60),
 	profile: Boolean(args.profile),
 	env: Object.fromEntries(
@@ -113,21 +112,29 @@ const config = {
 	),
 };
 for (const shape of config.shapes) if (!ALL_SHAPES.includes(shape)) throw new Error(`unknown shape ${shape} (${ALL_SHAPES.join(', ')})`);
-for (const variant of config.variants) if (!ALL_VARIANTS.includes(variant)) throw new Error(`unknown variant ${variant} (${ALL_VARIANTS.join(', ')})`);
 if (config.concurrency.some((c) => c > 256)) throw new Error('--concurrency: at most 256');
 
 // ---------------------------------------------------------------------------------------------
 // Variants: which workflow, what its answer and its business row look like.
 
+// One entry per variant: adding a variant is adding an entry (and its workflow file).
+//   file        the workflow; `template: true` marks the webhook template startStack publishes itself
+//               (WEBHOOK_WORKFLOW_ID), every other file is an extra workflow with its own id and path
+//   tag         in every event id of the variant, so no two variants share an event or a key
+//   dedupe      deduplicating: one business row per distinct event, duplicates answered "duplicate"
+//   inFlight409 lease mode: a repeat that arrives while its original still runs is answered 409 with
+//               Retry-After (checked, then resent after the load like a sender would; see record())
+//   keyTable    its key table, whose rows are counted after the run
+//   businessKey the event_key of its business row (undefined: no business step)
 const VARIANTS = {
 	floor: { file: 'bench/workflows/floor.json', tag: 'flr', dedupe: false, businessKey: (id) => `floor:${id}` },
 	floorNoOp: { file: 'bench/workflows/floor-plus-noop.json', tag: 'nop', dedupe: false, businessKey: (id) => `noop:${id}` },
 	bare: { file: 'bench/workflows/bare.json', tag: 'bar', dedupe: false, businessKey: undefined },
 	handBuilt: { file: 'bench/workflows/hand-built.json', tag: 'hnd', dedupe: true, keyTable: 'processed_events_hand', businessKey: (id) => `evt:${id}` },
-	package: { file: 'workflows/idempotent-webhook.json', tag: 'pkg', dedupe: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
+	package: { file: 'workflows/idempotent-webhook.json', template: true, tag: 'pkg', dedupe: true, inFlight409: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
 };
-for (const [name, variant] of Object.entries(VARIANTS)) {
-	if (name === 'package') {
+for (const variant of Object.values(VARIANTS)) {
+	if (variant.template) {
 		variant.workflowId = WEBHOOK_WORKFLOW_ID;
 		continue;
 	}
@@ -135,6 +142,9 @@ for (const [name, variant] of Object.entries(VARIANTS)) {
 	variant.workflowId = json.id;
 	variant.webhookPath = json.nodes.find((node) => node.type === 'n8n-nodes-base.webhook').parameters.path;
 }
+
+const ALL_VARIANTS = Object.keys(VARIANTS);
+for (const variant of config.variants) if (!ALL_VARIANTS.includes(variant)) throw new Error(`unknown variant ${variant} (${ALL_VARIANTS.join(', ')})`);
 
 const HAND_TABLE_SQL = `CREATE TABLE IF NOT EXISTS processed_events_hand (
   key text PRIMARY KEY,
@@ -504,7 +514,7 @@ async function main() {
 		...config.env,
 		...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
 	};
-	const extraWorkflows = config.variants.filter((v) => v !== 'package').map((v) => VARIANTS[v].file);
+	const extraWorkflows = config.variants.filter((v) => !VARIANTS[v].template).map((v) => VARIANTS[v].file);
 	const beforeStack = Number(process.hrtime.bigint() / 1000n);
 	const stack = await startStack({ label: 'bench', extraWorkflows, env });
 	const urls = {};
@@ -514,7 +524,7 @@ async function main() {
 	let failed = false;
 	try {
 		for (const v of config.variants) {
-			urls[v] = v === 'package' ? stack.webhookUrl : stack.extraWorkflows.find((w) => w.id === VARIANTS[v].workflowId)?.webhookUrl;
+			urls[v] = VARIANTS[v].template ? stack.webhookUrl : stack.extraWorkflows.find((w) => w.id === VARIANTS[v].workflowId)?.webhookUrl;
 			if (!urls[v]) throw new Error(`no webhook URL for ${v}`);
 		}
 		serverPid = stack.n8n.pid;
