@@ -19,8 +19,11 @@
 // used meanwhile, and the ratios (package against floor, handBuilt, packageSimple and floorNoOp, …)
 // round by round: req/s, and CPU per request, which moves less when the machine is shared.
 // Afterwards every answer, every business row, every key row and every execution n8n recorded is
-// checked: a lost or doubled row, a non-200 answer, an answer from the wrong branch or a missing or
-// failed execution fails the run (exit 1).
+// checked: a lost or doubled row, a non-200 answer (but see below), an answer from the wrong branch or
+// a missing or failed execution fails the run (exit 1). The one exception: in lease mode a repeat
+// that arrives while its original still runs is answered 409 with Retry-After, which is right; it is
+// checked, then resent after the load like a sender's retry and must then be answered duplicate
+// (recordInFlight, resendInFlight).
 //
 //   node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16]
 //        [--shapes distinct,repeated] [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package]
@@ -227,7 +230,12 @@ function post(url, bytes, agent, timeoutMs = 60_000) {
 				const chunks = [];
 				response.on('data', (chunk) => chunks.push(chunk));
 				response.on('end', () =>
-					resolve({ status: response.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
+					resolve({
+						status: response.statusCode,
+						text: Buffer.concat(chunks).toString('utf8'),
+						retryAfter: response.headers['retry-after'],
+						ms: performance.now() - started,
+					}),
 				);
 				response.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
 			},
@@ -276,6 +284,10 @@ const ledger = {
 	processed: Object.fromEntries(ALL_VARIANTS.map((v) => [v, new Map()])),
 	/** variant → requests sent (every one must become one successful execution) */
 	requests: Object.fromEntries(ALL_VARIANTS.map((v) => [v, 0])),
+	/** variant → 409 in-flight answers (checked), each resent after its load like a sender's retry */
+	inFlight: Object.fromEntries(ALL_VARIANTS.map((v) => [v, 0])),
+	/** the ids answered 409 in the load that runs now: resent once the load is over (resendInFlight) */
+	resend: [],
 	failures: [],
 };
 
@@ -290,6 +302,10 @@ function record(variantName, id, answer) {
 	ledger.requests[variantName] += 1;
 	const key = variant.businessKey?.(id) ?? `bare:${id}`;
 	ledger.sent[variantName].set(key, (ledger.sent[variantName].get(key) ?? 0) + 1);
+	if (answer.status === 409 && variant.inFlight409) {
+		recordInFlight(variantName, id, key, answer);
+		return;
+	}
 	if (answer.status !== 200) {
 		fail(`${variantName} ${id}: HTTP ${answer.status} ${answer.text.slice(0, 200)}`);
 		return;
@@ -310,6 +326,60 @@ function record(variantName, id, answer) {
 		return;
 	}
 	if (json.status === 'processed') ledger.processed[variantName].set(key, (ledger.processed[variantName].get(key) ?? 0) + 1);
+}
+
+/**
+ * Lease mode: a repeat that arrives while its original still runs is answered 409 with Retry-After
+ * (the template's "In Flight?" branch). That is the right answer, not a failure: the original may
+ * still fail, and a sender retries a 409 (Stripe, Shopify, Slack, Standard Webhooks retry any
+ * non-2xx). It counts only when it is exactly that answer (409, status in_progress, this event's key,
+ * a Retry-After header of at least 1 s that matches the body). The id is then resent once the load is
+ * over and n8n is idle (resendInFlight), as the sender's retry, outside the measured window: the retry
+ * must be answered 200 "duplicate" (the original completed), so a lost or doubled business row, a
+ * 5xx or a wrong branch still fails the run. Any other 409, and any 409 from a variant without
+ * inFlight409, is a failure.
+ */
+function recordInFlight(variantName, id, key, answer) {
+	let json;
+	try {
+		json = JSON.parse(answer.text);
+	} catch {
+		json = {};
+	}
+	const seconds = Number(answer.retryAfter);
+	if (json.status !== 'in_progress' || json.key !== key || !Number.isInteger(seconds) || seconds < 1 || json.retryAfterSeconds !== seconds) {
+		fail(`${variantName} ${id}: 409 ${answer.text.slice(0, 200)} (Retry-After ${answer.retryAfter}), expected in_progress for ${key} with a matching Retry-After`);
+		return;
+	}
+	ledger.inFlight[variantName] += 1;
+	ledger.resend.push({ variantName, id });
+}
+
+/**
+ * Resends the ids answered 409 in the last load, one after another, as a sender's retry (without
+ * waiting the Retry-After: n8n is idle, every original has finished). Each must now be answered
+ * 200 "duplicate"; the answers go through record() like any other (a second 409 is resent again,
+ * at most 3 times). Runs after the load's CPU was read: not part of any measurement.
+ */
+async function resendInFlight(stack, urls) {
+	for (let attempt = 1; ledger.resend.length && attempt <= 3; attempt++) {
+		const batch = ledger.resend.splice(0);
+		const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+		for (const { variantName, id } of batch) {
+			const answer = await post(urls[variantName], eventBody(id, 0), agent);
+			record(variantName, id, answer);
+			let json = {};
+			try {
+				json = JSON.parse(answer.text);
+			} catch {
+				// record() reported it
+			}
+			if (answer.status === 200 && json.status !== 'duplicate') fail(`${variantName} ${id}: the retry of a 409 was answered ${answer.text.slice(0, 200)}, expected duplicate`);
+		}
+		agent.destroy();
+		await waitForIdle(stack);
+	}
+	for (const { variantName, id } of ledger.resend.splice(0)) fail(`${variantName} ${id}: still 409 after 3 retries on an idle n8n`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -576,6 +646,7 @@ async function main() {
 			}
 		}
 		await waitForIdle(stack);
+		await resendInFlight(stack, urls);
 		if (ledger.failures.length) throw new Error(`the warm-up failed:\n${ledger.failures.slice(0, 20).join('\n')}`);
 
 		for (let round = 1; round <= config.rounds; round++) {
@@ -588,9 +659,12 @@ async function main() {
 						const cpuBefore = cpuSnapshot(stack, postmasterPid);
 						const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq);
 						seq += ids.length;
+						const inFlightBefore = ledger.inFlight[v];
 						ids.forEach((id, i) => record(v, id, answers[i]));
 						await waitForIdle(stack);
 						const cpuAfter = cpuSnapshot(stack, postmasterPid);
+						const inFlight = ledger.inFlight[v] - inFlightBefore;
+						await resendInFlight(stack, urls);
 						const latencies = answers.map((a) => a.ms);
 						const sample = {
 							round,
@@ -598,6 +672,8 @@ async function main() {
 							concurrency: c,
 							variant: v,
 							requests: ids.length,
+							/** answered 409 in flight (lease mode; resent after the measurement) */
+							inFlight,
 							rps: ids.length / (wallMs / 1000),
 							p50: percentile(latencies, 50),
 							p99: percentile(latencies, 99),
@@ -621,7 +697,7 @@ async function main() {
 							`round ${round} ${shape.padEnd(8)} c=${String(c).padEnd(3)} ${v.padEnd(13)} ${fmt(sample.rps).padStart(6)} req/s  ` +
 								`p50 ${fmt(sample.p50).padStart(6)} ms  p99 ${fmt(sample.p99).padStart(7)} ms  ` +
 								`CPU/req main ${fmt(sample.cpuMsPerRequest.main)} runner ${fmt(sample.cpuMsPerRequest.runner)} pg ${fmt(sample.cpuMsPerRequest.postgres)} ms, ` +
-								`others' CPU ${fmt(sample.otherCpuShare * 100, 0)}%\n`,
+								`others' CPU ${fmt(sample.otherCpuShare * 100, 0)}%${inFlight ? `, ${inFlight} × 409 in flight (resent)` : ''}\n`,
 						);
 					}
 				}
@@ -698,6 +774,7 @@ function summarise(samples, serverKind, machineInfo = machine()) {
 					cpuRunner: median(runs.map((r) => r.cpuMsPerRequest.runner)),
 					cpuPostgres: median(runs.map((r) => r.cpuMsPerRequest.postgres)),
 					otherCpuShare: median(runs.map((r) => r.otherCpuShare)),
+					inFlight: runs.reduce((sum, r) => sum + (r.inFlight ?? 0), 0),
 					rounds: runs.length,
 				});
 			}
@@ -724,16 +801,17 @@ function summarise(samples, serverKind, machineInfo = machine()) {
 	out.push(`machine: ${JSON.stringify(machineInfo)}, PostgreSQL: ${serverKind}${config.profile ? ', CPU PROFILER ON (throughput not comparable)' : ''}`);
 	if (Object.keys(config.env).length) out.push(`extra n8n environment: ${JSON.stringify(config.env)}`);
 	out.push('');
-	out.push('| shape | conc. | variant | req/s | p50 ms | p99 ms | CPU ms/req n8n main | task runner | PostgreSQL | others\' CPU |');
-	out.push('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+	out.push('| shape | conc. | variant | req/s | p50 ms | p99 ms | CPU ms/req n8n main | task runner | PostgreSQL | others\' CPU | 409 in flight |');
+	out.push('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 	for (const r of table) {
 		out.push(
-			`| ${r.shape} | ${r.concurrency} | ${r.variant} | ${fmt(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuMain)} | ${fmt(r.cpuRunner)} | ${fmt(r.cpuPostgres)} | ${fmt(r.otherCpuShare * 100, 0)}% |`,
+			`| ${r.shape} | ${r.concurrency} | ${r.variant} | ${fmt(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuMain)} | ${fmt(r.cpuRunner)} | ${fmt(r.cpuPostgres)} | ${fmt(r.otherCpuShare * 100, 0)}% | ${r.inFlight || ''} |`,
 		);
 	}
 	out.push(
 		`\nMedians across rounds. CPU ms/req: from /proc, over the load and the wait until n8n saved its last execution. ` +
-			`others' CPU: share of the machine's ${os.cpus().length} cores used by processes outside this benchmark during the load (noise).\n`,
+			`others' CPU: share of the machine's ${os.cpus().length} cores used by processes outside this benchmark during the load (noise). ` +
+			'409 in flight: repeats answered 409 while their original still ran (lease mode), all rounds together; each was resent after the load and answered duplicate.\n',
 	);
 	const interval = (i) => formatInterval(i, 3);
 	out.push('| shape | conc. | ratio | req/s ratio: median of rounds | interval of the median | per round | CPU-based: median | interval | n8n CPU/req ratio: median | interval | per round |');
