@@ -30,12 +30,11 @@
 //        [--warmup 60] [--env NAME=VALUE ...] [--profile]
 //   node bench/webhook-level.mjs --summarise bench-results/webhook-level-….json [--shapes distinct]
 //
-// Defaults: 6 rounds × 120 requests per variant, shape and concurrency (13,824 measured requests
-// with all six variants, ~18 min on an idle 2-core machine, more when other sessions keep it
-// busy). Many short
-// interleaved rounds rather than few long ones, because this machine's speed drifts by ±15% over
-// minutes (the same workflow's CPU per request moves that much with nothing else running); odd
-// rounds run the variants in one order, even rounds in the reverse one. Each ratio is reported as
+// Defaults: 6 rounds × 120 requests per variant, shape and concurrency (17,280 measured requests
+// with all six variants, ~30 min on an idle 2-core machine, more when other sessions keep it
+// busy). Many short interleaved rounds rather than few long ones, because this machine's speed
+// drifts by ±15% over minutes (the same workflow's CPU per request moves that much with nothing
+// else running); odd rounds run the variants in one order, even rounds in the reverse one. Each ratio is reported as
 // the median of its per-round ratios with a distribution-free interval of that median (order
 // statistics; 6 rounds give min…max at 97 % coverage); a target counts as met only when the
 // whole interval is on its side.
