@@ -91,11 +91,10 @@ function openPool(credential: IdempotencyPostgresCredential, digest: string, log
 	const touch = () => (cached.lastUsedMs = Date.now());
 	pool.on('acquire', touch);
 	pool.on('release', touch);
-	// A retired pool whose last connection closed (idle timeout, error) has nothing left to finish.
+	// A retired pool whose last connection closed (idle timeout, error) has nothing left to finish,
+	// unless it was used a moment ago: an execution may be between two statements.
 	pool.on('remove', () => {
-		if (cached.retiredBecause !== undefined && pool.totalCount === 0 && pool.waitingCount === 0) {
-			void closePool(cached, cached.retiredBecause);
-		}
+		if (cached.retiredBecause !== undefined && pool.totalCount === 0) closeIfQuiet(cached);
 	});
 	current.set(digest, cached);
 	open.add(cached);
