@@ -40,7 +40,8 @@ test('no source maps, declarations, build info, a second package.json, tests or 
 
 test('every node and credential that package.json lists is in it, with its codex and icons', () => {
 	const listed = [...pkg.n8n.nodes, ...pkg.n8n.credentials];
-	expect(listed.length).toBe(5);
+	// At least this package's four nodes and one credential (other branches add more).
+	expect(listed.length).toBeGreaterThanOrEqual(5);
 	for (const file of listed) expect(packed).toContain(file);
 	for (const file of pkg.n8n.nodes) expect(packed).toContain(file.replace(/\.js$/, '.json'));
 	for (const file of listed) {
