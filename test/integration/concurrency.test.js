@@ -23,13 +23,13 @@ test('64 executions started at the same moment with one key: exactly one is new'
 
 test('10,000 items with repeats: correct split in one statement', async () => {
 	const credentials = db.credential();
+	// Warm up: the first execution through a pool also checks the table once (and creates it, so
+	// this test does not depend on an earlier one having done so).
+	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'warmup_for_bulk' } })], { credentials });
 	// Keys 0..1999 exist before the run; the batch holds 0..7999 and repeats 7000..8999 once more.
 	await db.query(`INSERT INTO processed_events (key) SELECT 'evt:bulk_' || g FROM generate_series(0, 1999) g`);
 	const ids = [...Array.from({ length: 8000 }, (_, i) => i), ...Array.from({ length: 2000 }, (_, i) => 7000 + i)];
 	const items = ids.map((i) => webhookItem({ body: { id: `bulk_${i}` }, withRawBody: false }));
-
-	// Warm up: the first execution through a pool also checks the table once.
-	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'warmup_for_bulk' } })], { credentials });
 	const { pool } = poolFor(credentials);
 	let statements = 0;
 	const countStatement = () => (statements += 1);

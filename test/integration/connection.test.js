@@ -40,7 +40,9 @@ test('wrong password: one clear sentence, in the credential test and in the node
 	expect(run.status).toBe('error');
 	expect(run.error.name).toBe('NodeApiError');
 	expect(run.error.message).toMatch(/refused the password/);
-	expect(run.output('Idempotency Reserve', 1)).toHaveLength(0);
+	// Nothing was reserved: with the right password the same event is new.
+	const retry = await reserve('evt_wrong_password');
+	expect(retry.output('Idempotency Reserve', 0)).toHaveLength(1);
 });
 
 test('unknown database: one clear sentence', async () => {

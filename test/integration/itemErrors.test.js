@@ -108,7 +108,11 @@ describe('a database failure (the key column is not text)', () => {
 		expect(result.status).toBe('error');
 		expect(result.error.name).toBe('NodeApiError');
 		expect(result.error.message).toMatch(/PostgreSQL could not reserve the keys/);
-		expect(result.output('Idempotency Reserve', 1)).toHaveLength(0);
+		// The node failed as a whole: n8n recorded its error and no output, and nothing was stored.
+		expect(result.nodeError('Idempotency Reserve').message).toMatch(/could not reserve/);
+		expect(result.outputCount('Idempotency Reserve')).toBe(0);
+		const { rows } = await broken.query('SELECT count(*)::int AS n FROM processed_events');
+		expect(rows[0].n).toBe(0);
 	});
 
 	test.each(['continueRegularOutput', 'continueErrorOutput'])(
@@ -116,6 +120,7 @@ describe('a database failure (the key column is not text)', () => {
 		async (onError) => {
 			const result = await runBroken(onError);
 			expect(result.status).toBe('success');
+			expect(result.outputCount('Idempotency Reserve')).toBe(onError === 'continueErrorOutput' ? 3 : 2);
 			const errorOutput = onError === 'continueErrorOutput' ? 2 : 0;
 			const errors = result.output('Idempotency Reserve', errorOutput);
 			expect(errors.map((item) => item.pairedItem.item)).toEqual([0, 1]);

@@ -30,7 +30,8 @@ test('a pool whose connections stay busy fails the execution after the wait, wit
 		expect(run.status).toBe('error');
 		expect(run.error.name).toBe('NodeApiError');
 		expect(run.error.message).toMatch(/All 1 pooled connections to .* stayed busy for 10 s/);
-		expect(run.output('Idempotency Reserve', 1)).toHaveLength(0);
+		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key = 'evt:pool_starved'`);
+		expect(rows).toHaveLength(0);
 	} finally {
 		held.release();
 	}

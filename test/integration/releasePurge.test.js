@@ -9,6 +9,10 @@ const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const db = useTestDatabase();
 const credentials = () => db.credential();
 
+/** The hand-made two-column table, for tests that write rows before any node ran (each test stands alone). */
+const ensureKeyTable = async () =>
+	await db.query(`CREATE TABLE IF NOT EXISTS processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+
 const reserve = async (id) => await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials: credentials() });
 
 test('release after a failed business step: the retry is new again', async () => {
@@ -34,6 +38,7 @@ test('release of a key that is not reserved says released: false', async () => {
 });
 
 test('release of many keys, repeats included', async () => {
+	await ensureKeyTable();
 	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:r1'), ('evt:r2')`);
 	const items = ['evt:r1', 'evt:r2', 'evt:r1', 'evt:r3'].map((key) => ({ json: { idempotency: { key } } }));
 	const result = await runWorkflow(releaseWorkflow, items, { credentials: credentials() });
@@ -52,7 +57,9 @@ test('release with an empty key is an item error with the index', async () => {
 });
 
 describe('purge', () => {
-	beforeAll(async () => {
+	// Every purge test starts from the same rows, so each one can run alone or in any order.
+	beforeEach(async () => {
+		await ensureKeyTable();
 		await db.query('TRUNCATE processed_events');
 		await db.query(`
 			INSERT INTO processed_events (key, first_seen)
@@ -79,7 +86,7 @@ describe('purge', () => {
 	test('only rows older than the retention, in bounded batches', async () => {
 		const result = await purge({ batchSize: 1000 });
 		const [summary] = result.output('Purge Keys');
-		expect(summary.json.deleted).toBe(2500);
+		expect(summary.json.deleted).toBe(2800);
 		expect(summary.json.batches).toBe(3);
 		const cutoff = Date.parse(summary.json.cutoff);
 		expect(Math.abs(Date.now() - 30 * 86400 * 1000 - cutoff)).toBeLessThan(60_000);
@@ -87,9 +94,12 @@ describe('purge', () => {
 		expect(rows[0].n).toBe(55);
 	});
 
-	test('a short retention in hours deletes the rest', async () => {
-		const result = await purge({ retentionAmount: 12, retentionUnit: 'hours', batchSize: 7 });
-		expect(result.output('Purge Keys')[0].json).toMatchObject({ deleted: 55, batches: 8 });
+	test('a short retention in hours also deletes what a day-based one keeps', async () => {
+		const result = await purge({ namespace: 'shop', retentionAmount: 12, retentionUnit: 'hours', batchSize: 7 });
+		// 300 old + 5 from a day ago, 7 per batch.
+		expect(result.output('Purge Keys')[0].json).toMatchObject({ deleted: 305, batches: 44 });
+		const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
+		expect(rows[0].n).toBe(2550);
 	});
 
 	// Reserve's namespace rule: "a" would otherwise purge "a:b:…" keys of a namespace "a:b" too, and an object would be "[object Object]".
@@ -114,5 +124,7 @@ describe('purge', () => {
 		const result = await purge({ retentionAmount: -1 });
 		expect(result.status).toBe('error');
 		expect(result.error.message).toMatch(/Keep Keys For/);
+		const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
+		expect(rows[0].n).toBe(2855);
 	});
 });

@@ -152,8 +152,21 @@ function describeRun(run) {
 		status: run.status,
 		error,
 		ran: (nodeName) => runData[nodeName] !== undefined,
-		/** Items of one output of a node's first run; output 0 is `true` for Reserve. */
-		output: (nodeName, outputIndex = 0) => runData[nodeName]?.[0]?.data?.main?.[outputIndex] ?? [],
+		/**
+		 * Items of one output of a node's first run; output 0 is `true` for Reserve. A node that did
+		 * not run or threw has no outputs at all: asking for one throws, so `toHaveLength(0)` on an
+		 * output can only pass where the node really produced that output, empty.
+		 */
+		output: (nodeName, outputIndex = 0) => {
+			const task = runData[nodeName]?.[0];
+			const outputs = task?.data?.main;
+			if (outputs === undefined) {
+				const why = task === undefined ? 'did not run' : `produced no output (${task.error?.message ?? 'no data'})`;
+				throw new Error(`${nodeName} ${why}: assert the error or the database instead of its output ${outputIndex}`);
+			}
+			if (outputIndex >= outputs.length) throw new Error(`${nodeName} has ${outputs.length} outputs, not ${outputIndex + 1}`);
+			return outputs[outputIndex] ?? [];
+		},
 		outputCount: (nodeName) => runData[nodeName]?.[0]?.data?.main?.length ?? 0,
 		nodeError: (nodeName) => runData[nodeName]?.[0]?.error,
 	};

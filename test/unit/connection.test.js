@@ -1,4 +1,4 @@
-const { clientConfig, poolFingerprint, tlsOptions } = require('../../dist/nodes/shared/transport/connectionOptions');
+const { clientConfig, poolDigest, tlsOptions } = require('../../dist/nodes/shared/transport/connectionOptions');
 const { describeConnectionError } = require('../../dist/nodes/shared/transport/describeConnectionError');
 
 const credential = { host: 'db', port: 5432, database: 'app', user: 'n8n', password: 'p' };
@@ -20,9 +20,22 @@ test('connections identify themselves and time out', () => {
 });
 
 test('a changed password or pool size means another pool', () => {
-	expect(poolFingerprint(credential)).toBe(poolFingerprint({ ...credential }));
-	expect(poolFingerprint(credential)).not.toBe(poolFingerprint({ ...credential, password: 'q' }));
-	expect(poolFingerprint(credential)).not.toBe(poolFingerprint({ ...credential, maxConnections: 3 }));
+	expect(poolDigest(credential)).toBe(poolDigest({ ...credential }));
+	expect(poolDigest(credential)).not.toBe(poolDigest({ ...credential, password: 'q' }));
+	expect(poolDigest(credential)).not.toBe(poolDigest({ ...credential, maxConnections: 3 }));
+	expect(poolDigest(credential)).not.toBe(poolDigest({ ...credential, host: 'db2' }));
+});
+
+test('the pool key is a 256-bit digest that holds neither the password nor the other settings', () => {
+	const secret = { ...credential, password: 'Sup3r-Secret-Passw0rd' };
+	const digest = poolDigest(secret);
+	// Lowercase hex only: no room for the password (or any other setting) in clear.
+	expect(digest).toMatch(/^[0-9a-f]{64}$/);
+	for (const part of ['Sup3r', 'Secret', 'Passw0rd']) expect(digest).not.toContain(part);
+	// Not a plain hash of the settings either: a leaked digest cannot be checked against guesses.
+	const { createHash } = require('node:crypto');
+	const guess = JSON.stringify(['db', 5432, 'app', 'n8n', 'Sup3r-Secret-Passw0rd', 'disable', '', false, 10]);
+	expect(digest).not.toBe(createHash('sha256').update(guess).digest('hex'));
 });
 
 describe('describeConnectionError', () => {

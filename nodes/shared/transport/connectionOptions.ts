@@ -1,3 +1,5 @@
+import { createHmac, randomBytes } from 'crypto';
+
 import type { ClientConfig } from './pg';
 
 export type SslMode = 'disable' | 'require' | 'verify-full';
@@ -41,9 +43,17 @@ export function clientConfig(credential: IdempotencyPostgresCredential): ClientC
 	};
 }
 
-/** Two credentials that would open the same kind of connection share a pool. */
-export function poolFingerprint(credential: IdempotencyPostgresCredential): string {
-	return JSON.stringify([
+// A per-process key for the pool digest: the digest is derived from the password, and keyed this
+// way it cannot be used to test password guesses even if it ends up in a log or a heap dump.
+const DIGEST_KEY = randomBytes(32);
+
+/**
+ * The key a pool is cached under: an HMAC-SHA-256 (hex) of every setting that shapes its
+ * connections. Two credentials that would open the same kind of connection share a pool; an edited
+ * credential gets a new one. Never a string holding the password.
+ */
+export function poolDigest(credential: IdempotencyPostgresCredential): string {
+	const settings = JSON.stringify([
 		credential.host,
 		Number(credential.port),
 		credential.database,
@@ -54,6 +64,7 @@ export function poolFingerprint(credential: IdempotencyPostgresCredential): stri
 		credential.ignoreTlsErrors === true,
 		maxConnections(credential),
 	]);
+	return createHmac('sha256', DIGEST_KEY).update(settings).digest('hex');
 }
 
 export function maxConnections(credential: Pick<IdempotencyPostgresCredential, 'maxConnections'>): number {

@@ -1,0 +1,21 @@
+// The logger n8n-core hands to nodes (`this.logger`), resolved from n8n-core's own copy of the DI
+// container so it is the very instance the engine uses. Tests watch its calls; nothing is replaced.
+const path = require('node:path');
+
+function n8nLogger() {
+	const from = { paths: [path.dirname(require.resolve('n8n-core'))] };
+	const { Container } = require(require.resolve('@n8n/di', from));
+	const { Logger } = require(require.resolve('@n8n/backend-common', from));
+	return Container.get(Logger);
+}
+
+/** Records what is logged at `level` until the returned `stop()`; the logger still logs as before. */
+function watchN8nLogger(level) {
+	const spy = jest.spyOn(n8nLogger(), level);
+	return {
+		messages: () => spy.mock.calls.map(([message, meta]) => ({ message, meta })),
+		stop: () => spy.mockRestore(),
+	};
+}
+
+module.exports = { n8nLogger, watchN8nLogger };
