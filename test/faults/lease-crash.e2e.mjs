@@ -45,6 +45,15 @@ before(
 
 after(async () => await stack?.stop(), { timeout: 120_000 });
 
+/** Is an INSERT into business_log running in the keys database (the slow business step)? */
+async function businessInsertRunning() {
+	const { rows } = await stack.keysDb.query(
+		`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
+		[stack.keysDatabase],
+	);
+	return rows.length > 0;
+}
+
 async function keyRow() {
 	const { rows } = await stack.keysDb.query(
 		`SELECT status, attempts, extract(epoch FROM lease_until - now())::float8 AS lease_left FROM processed_events WHERE key = $1`,
@@ -57,17 +66,7 @@ test('kill -9 during a slow business step: 409 while the lease runs, then proces
 	withLogs(stack, async () => {
 		// The first delivery: reserved, then stuck in the business step. Its answer never comes.
 		const first = stack.send(SLOW_EVENT, { timeoutMs: 300_000 }).catch((error) => ({ error }));
-		await waitFor(
-			'the slow business step to be running',
-			async () => {
-				const { rows } = await stack.keysDb.query(
-					`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
-					[stack.keysDatabase],
-				);
-				return rows.length === 1;
-			},
-			{ timeoutMs: 60_000, intervalMs: 100 },
-		);
+		await waitFor('the slow business step to be running', businessInsertRunning, { timeoutMs: 60_000, intervalMs: 100 });
 		assert.equal((await keyRow()).status, 'in_progress');
 
 		const crashedAt = Date.now();
@@ -76,17 +75,10 @@ test('kill -9 during a slow business step: 409 while the lease runs, then proces
 		const lostAnswer = await first;
 		assert.ok(lostAnswer.error || lostAnswer.status >= 500, 'the crashed execution never answered 2xx');
 		// The dead client's insert was cancelled: nothing of the business step committed.
-		await waitFor(
-			'PostgreSQL to cancel the dead execution\'s insert',
-			async () => {
-				const { rows } = await stack.keysDb.query(
-					`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
-					[stack.keysDatabase],
-				);
-				return rows.length === 0;
-			},
-			{ timeoutMs: 30_000, intervalMs: 200 },
-		);
+		await waitFor("PostgreSQL to cancel the dead execution's insert", async () => !(await businessInsertRunning()), {
+			timeoutMs: 30_000,
+			intervalMs: 200,
+		});
 		assert.equal((await stack.businessRows(KEY)).length, 0);
 		await stack.keysDb.query(`DELETE FROM slow_business_step`);
 
