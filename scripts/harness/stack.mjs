@@ -288,6 +288,7 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 		const publishedIds = purgeEverySeconds ? [WEBHOOK_WORKFLOW_ID, PURGE_WORKFLOW_ID] : [WEBHOOK_WORKFLOW_ID];
 		publishedIds.push(...extras.map(({ workflow }) => workflow.id));
 		await waitForPublishedTriggers(n8nDb, publishedIds, n8n);
+		if (ctx.paths.line === 1) await waitForWebhookRows(n8nDb, [WEBHOOK_WORKFLOW_ID, ...extras.filter(hasWebhook).map(({ workflow }) => workflow.id)], n8n);
 		const webhookUrl = await waitForWebhook(n8n, webhookPathOf(webhookWorkflow));
 		const extraPublished = [];
 		for (const { file, workflow } of extras) {
@@ -451,6 +452,27 @@ async function waitForPublishedTriggers(n8nDb, workflowIds, server, { timeoutMs 
 		{ timeoutMs, intervalMs: 250 },
 	);
 	progress(`n8n: publications applied (${state})`);
+}
+
+function hasWebhook({ workflow }) {
+	return workflow.nodes.some((node) => node.type === 'n8n-nodes-base.webhook');
+}
+
+/**
+ * n8n 1.x answers the OPTIONS probe before it has activated the workflows at start-up, and a POST in
+ * that gap is refused as "not registered". It records each activated webhook in webhook_entity: wait
+ * for those rows.
+ */
+async function waitForWebhookRows(n8nDb, workflowIds, server, { timeoutMs = 120_000 } = {}) {
+	await waitFor(
+		`n8n 1.x to activate the webhooks of ${workflowIds.join(', ')}`,
+		async () => {
+			if (server.process.exitStatus) throw new Error(`n8n exited:\n${server.logTail(40)}`);
+			const { rows } = await n8nDb.query(`SELECT DISTINCT "workflowId" FROM webhook_entity WHERE "workflowId" = ANY($1)`, [workflowIds]);
+			return rows.length === workflowIds.length;
+		},
+		{ timeoutMs, intervalMs: 250 },
+	);
 }
 
 /** The version id n8n serves for a published workflow, where this n8n version records it. */
