@@ -19,6 +19,7 @@ import { sleep } from './log.mjs';
  * @property {any} json
  * @property {string} text
  * @property {string} requestId
+ * @property {Record<string, string>} [headers]  the answer's headers (Retry-After, ...)
  * @property {string} [error]       why no answer arrived
  * @property {number} sentAt        Date.now() when sent
  * @property {number} ms
@@ -56,7 +57,7 @@ export async function runLoad(url, jobs, { concurrency, timeoutMs = 120_000, dea
 				contentType: delivery.contentType ?? 'application/json',
 				timeoutMs: Math.max(1_000, Math.min(timeoutMs, deadline - sentAt)),
 			});
-			result = { delivery, status: response.status, json: response.json, text: response.text, requestId: response.requestId, sentAt, ms: response.ms };
+			result = { delivery, status: response.status, json: response.json, text: response.text, headers: response.headers, requestId: response.requestId, sentAt, ms: response.ms };
 		} catch (error) {
 			result = { delivery, status: 0, json: undefined, text: '', requestId: undefined, error: String(error?.cause?.code ?? error?.name ?? error), sentAt, ms: Date.now() - sentAt };
 		}

@@ -24,14 +24,14 @@ let tempDir;
 let altUrl;
 const matrix = [];
 
-/** The template with only its table changed (Reserve and Release), on a webhook path of its own so both can be published. */
+/** The template with only its table changed (Reserve, Complete and Release), on a webhook path of its own so both can be published. */
 function altTableCopy() {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, 'workflows', 'idempotent-webhook.json'), 'utf8'));
 	const copy = structuredClone(template);
 	copy.id = ALT_WORKFLOW_ID;
 	copy.name = `${template.name} (table ${ALT_TABLE})`;
 	for (const node of copy.nodes) {
-		if (node.type === 'n8n-nodes-idempotency.idempotencyReserve' || node.type === 'n8n-nodes-idempotency.idempotencyRelease') {
+		if (['idempotencyReserve', 'idempotencyComplete', 'idempotencyRelease'].some((name) => node.type === `n8n-nodes-idempotency.${name}`)) {
 			node.parameters.table = ALT_TABLE;
 		}
 		if (node.type === 'n8n-nodes-base.webhook') {

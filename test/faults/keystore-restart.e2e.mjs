@@ -1,15 +1,18 @@
 // Fault suite, key store: the keys database (processed_events, business_log) on a PostgreSQL of its
 // own, separate from n8n's database, so it can be stopped and started while n8n runs. Both
 // credentials (Idempotency Postgres, Business Postgres) log in as `idem_app`, a non-superuser that
-// owns the keys database. The template is unchanged. Covers: a restart in the middle of a load run,
-// a Release that fails itself (DELETE revoked; key store gone while the business step runs), and a
-// wrong password. Run with `npm run test:faults`.
+// owns the keys database. The template is the file's, in lease mode, with a 25 s lease instead of
+// 300 s so that a takeover does not keep the suite waiting. Covers: a restart in the middle of a load
+// run, a Release that fails itself (DELETE revoked; key store gone while the business step runs), and
+// a wrong password. Nobody deletes a key by hand: the sender resends (honouring Retry-After) and an
+// event whose execution could not release its key is taken over once the lease has ended.
+// Run with `npm run test:faults`.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import { BUSINESS_STEP, sleep, startStack, waitFor } from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
-import { assertMatchesDoc, cell, healthz, nodesCell, report, withLogs } from './support.mjs';
+import { assertMatchesDoc, cell, healthz, isOk, nodesCell, report, resendLikeProvider, withLogs } from './support.mjs';
 
 const ROLE = 'idem_app';
 const EVENTS = 240;
@@ -17,7 +20,8 @@ const CONCURRENCY = 8;
 const PACE_MS = 70;
 const STOP_AFTER_ANSWERS = 60;
 const OUTAGE_MS = 4_000;
-const MAX_RESEND_ROUNDS = 5;
+// Longer than any execution here takes from Reserve to Complete Key, short enough to wait for.
+const LEASE_SECONDS = 25;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
@@ -26,7 +30,11 @@ const releaseMatrix = [];
 
 before(
 	async () => {
-		stack = await startStack({ label: 'faults_keystore', keyStore: { separate: true, role: ROLE } });
+		stack = await startStack({
+			label: 'faults_keystore',
+			keyStore: { separate: true, role: ROLE },
+			templateParameters: { 'Idempotency Reserve': { leaseSeconds: LEASE_SECONDS } },
+		});
 	},
 	{ timeout: 30 * 60_000 },
 );
@@ -44,6 +52,12 @@ function ran(execution, node) {
 
 async function keyExists(key) {
 	return (await stack.keyRows(key)).length > 0;
+}
+
+/** The key's row in lease mode: status and attempt (undefined when there is none). */
+async function keyState(key) {
+	const { rows } = await stack.keysDb.query('SELECT status, attempts FROM processed_events WHERE key = $1', [key]);
+	return rows[0];
 }
 
 async function businessCount(key) {
@@ -67,14 +81,15 @@ function classify(execution) {
 	if (!ran(execution, BUSINESS_STEP)) return 'reserve failed';
 	if (ran(execution, 'Respond 500')) return 'business step failed, key released';
 	if (ran(execution, 'Release Key')) return 'business step failed, release failed';
+	if (ran(execution, 'Complete Key') && !ran(execution, 'Respond 200')) return 'business step done, complete failed';
 	return `other (${execution.nodesRun.join(' → ')})`;
 }
 
-test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${EVENTS} deliveries: n8n stays up, outage requests answered non-2xx and reserve nothing, resending them processes each event exactly once`, { timeout: 10 * 60_000 }, () =>
+test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${EVENTS} deliveries: n8n stays up, outage requests answered non-2xx, resending like a provider processes every event with no key deleted by hand`, { timeout: 10 * 60_000 }, () =>
 	withLogs(stack, async () => {
 		const events = Array.from({ length: EVENTS }, (_, i) => ({ id: `evt_rs_${String(i).padStart(3, '0')}`, type: 'order.created' }));
 		const keyOf = (event) => `evt:${event.id}`;
-		const jobs = events.map((event, i) => [{ body: event, tag: event }]);
+		const jobs = events.map((event) => [{ body: event, tag: event }]);
 
 		const outage = { health: [], n8nAlive: [] };
 		let outageDone;
@@ -154,47 +169,56 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 				assert.deepEqual(f.result.json, { message: 'Error in workflow' }, `${f.key}: ${f.result.text}`);
 				assert.equal(f.execution?.status, 'error', `${f.key}: a non-2xx answer without a failed execution`);
 			}
-			assert.equal(await businessCount(f.key), 0, `${f.key}: a failed delivery wrote a business row`);
-			// Reserve failed or the key was released: nothing is reserved for it.
-			if (f.kind !== 'business step failed, release failed') assert.equal(await keyExists(f.key), false, `${f.key} (${f.kind}) left a reservation`);
+			const state = await keyState(f.key);
+			if (f.kind === 'business step done, complete failed') {
+				// The business step committed, Complete Key could not reach the server: the row is there,
+				// the key stays in_progress until its lease ends.
+				assert.equal(await businessCount(f.key), 1, `${f.key}: ${f.kind}`);
+				assert.equal(state?.status, 'in_progress', `${f.key}: ${f.kind}`);
+			} else {
+				assert.equal(await businessCount(f.key), 0, `${f.key}: a failed delivery wrote a business row`);
+				// Release failed: the key is held in_progress by the dead reservation; otherwise nothing is reserved.
+				if (f.kind === 'business step failed, release failed') assert.equal(state?.status, 'in_progress', f.key);
+				else assert.equal(state, undefined, `${f.key} (${f.kind}) left a reservation`);
+			}
 		}
-		const leftReserved = failures.filter((f) => f.kind === 'business step failed, release failed');
-		for (const f of leftReserved) assert.equal(await keyExists(f.key), true);
+		const leftReserved = failures.filter((f) => f.kind === 'business step failed, release failed' || f.kind === 'business step done, complete failed');
 
-		// The provider resends every event that got a non-2xx answer (bounded rounds, 1 s apart).
-		let pending = failures.map((f) => f.result.delivery);
-		const lost = [];
-		const rounds = [];
-		for (let round = 1; round <= MAX_RESEND_ROUNDS && pending.length > 0; round++) {
-			const again = await runLoad(stack.webhookUrl, pending.map((d) => [{ ...d }]), { concurrency: CONCURRENCY, timeoutMs: 60_000, deadlineMs: 120_000 });
-			rounds.push(tally(again.results.map((r) => r.status)));
-			pending = again.results.filter((r) => !(r.status >= 200 && r.status < 300)).map((r) => r.delivery);
-			for (const r of again.results.filter((x) => x.status === 200 && x.json?.status === 'duplicate')) lost.push(r.delivery.tag);
-			if (pending.length > 0) await sleep(1_000);
+		// The provider resends every event that got a non-2xx answer: 5 s after a 500, after Retry-After
+		// after a 409. Keys still held by a dead reservation answer 409 until the lease ends, then the
+		// next resend takes them over. Nobody touches the key table.
+		const resent = await resendLikeProvider(stack, failed, { concurrency: CONCURRENCY, deadlineMs: (LEASE_SECONDS + 120) * 1000 });
+		assert.deepEqual(resent.unanswered.map((d) => keyOf(d.tag)), [], 'every resent event answered 2xx before the deadline');
+		const resendAnswers = new Map();
+		for (const r of resent.results) {
+			assert.ok(r.status === 409 || isOk(r), `resend: ${r.status} ${r.error ?? r.text}`);
+			resendAnswers.set(keyOf(r.delivery.tag), [...(resendAnswers.get(keyOf(r.delivery.tag)) ?? []), r.json?.status]);
 		}
-		assert.deepEqual(pending, [], `still failing after ${MAX_RESEND_ROUNDS} resend rounds`);
-		// A resend answered as a duplicate is an event whose Release failed: its key stayed reserved, the
-		// business step never ran. Exactly those, and only those, are the ones n8n recorded so.
-		assert.deepEqual(lost.map(keyOf).sort(), leftReserved.map((f) => f.key).sort());
-		for (const event of lost) assert.equal(await businessCount(keyOf(event)), 0);
-
-		// The operator's fix for those: delete the key (only keys without a business row), resend.
-		if (lost.length > 0) {
-			const { rowCount } = await stack.keysDb.query(
-				`DELETE FROM processed_events WHERE key = ANY($1) AND NOT EXISTS (SELECT 1 FROM business_log b WHERE b.event_key = processed_events.key)`,
-				[lost.map(keyOf)],
-			);
-			assert.equal(rowCount, lost.length);
-			const fixed = await runLoad(stack.webhookUrl, lost.map((event) => [{ body: event }]), { concurrency: CONCURRENCY, timeoutMs: 60_000, deadlineMs: 120_000 });
-			assert.deepEqual(fixed.results.map((r) => r.json?.status), lost.map(() => 'processed'));
+		// Every resent event ends `processed` (none `duplicate`: nothing was completed for them), and only
+		// events whose key a dead reservation held were told 409 in between.
+		for (const [key, answers] of resendAnswers) {
+			assert.equal(answers.at(-1), 'processed', `${key}: ${answers.join(', ')}`);
+			assert.ok(answers.slice(0, -1).every((a) => a === 'in_progress'), `${key}: ${answers.join(', ')}`);
 		}
+		const told409 = [...resendAnswers].filter(([, answers]) => answers.includes('in_progress')).map(([key]) => key);
+		const heldKeys = new Set(leftReserved.map((f) => f.key));
+		assert.deepEqual(told409.filter((key) => !heldKeys.has(key)), [], 'only keys held by a dead reservation answered 409');
+		for (const f of leftReserved) assert.deepEqual(await keyState(f.key), { status: 'completed', attempts: 2 }, `${f.key}: taken over once`);
 
-		// Overall: every event exactly once.
+		// Overall: every event processed, and exactly once unless its business step had committed before
+		// Complete Key failed (the lease's known limit: the takeover runs the step again).
 		const { rows } = await stack.keysDb.query('SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key LIKE $1 GROUP BY event_key', ['evt:evt_rs_%']);
 		assert.equal(rows.length, EVENTS, 'business rows = distinct events');
-		assert.deepEqual(rows.filter((row) => row.n !== 1), [], 'no event processed twice');
-		const { rows: keys } = await stack.keysDb.query('SELECT count(*)::int AS n FROM processed_events WHERE key LIKE $1', ['evt:evt_rs_%']);
-		assert.equal(keys[0].n, EVENTS);
+		const completeFailed = new Set(failures.filter((f) => f.kind === 'business step done, complete failed').map((f) => f.key));
+		assert.deepEqual(rows.filter((row) => row.n !== (completeFailed.has(row.event_key) ? 2 : 1)), [], 'one business row per event, two where Complete Key failed after the step');
+		const { rows: keys } = await stack.keysDb.query(
+			'SELECT status, attempts, count(*)::int AS n FROM processed_events WHERE key LIKE $1 GROUP BY 1, 2 ORDER BY 1, 2',
+			['evt:evt_rs_%'],
+		);
+		assert.deepEqual(keys, [
+			{ status: 'completed', attempts: 1, n: EVENTS - leftReserved.length },
+			...(leftReserved.length ? [{ status: 'completed', attempts: 2, n: leftReserved.length }] : []),
+		]);
 		assert.equal(stack.n8n.process.exitStatus, undefined, 'n8n is still running');
 
 		// Recovery: from the moment the server was started again to the end of the first Reserve that succeeded after it.
@@ -204,6 +228,7 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 			concurrency: CONCURRENCY,
 			paceMs: PACE_MS,
 			seconds: Number(run.seconds.toFixed(1)),
+			leaseSeconds: LEASE_SECONDS,
 			outageMs: outage.startedAt - outage.stoppedAt,
 			restartMs: outage.startedAt - outage.restartBeganAt,
 			sentDuringOutage: sentDuringOutage.length,
@@ -213,46 +238,55 @@ test(`key-store PostgreSQL stopped for ${OUTAGE_MS / 1000} s in the middle of ${
 			failureKinds: tally(failures.map((f) => f.kind)),
 			healthzDuringOutage: tally(outage.health),
 			firstReserveOkAfterRestartMs: Number.isFinite(recoveredAt) ? recoveredAt - outage.restartBeganAt : null,
-			resendRounds: rounds,
-			keptReservedByFailedRelease: leftReserved.length,
-			businessRows: rows.length,
+			resend: { seconds: Math.round(resent.seconds), rounds: resent.rounds },
+			keptInProgressByDeadReservation: tally(leftReserved.map((f) => f.kind)),
+			takenOverAfterLease: leftReserved.length,
+			eventsWithTwoBusinessRows: completeFailed.size,
+			businessRows: rows.reduce((sum, row) => sum + row.n, 0),
+			keysDeletedByHand: 0,
 		});
 	}),
 );
 
-/** Sends one event, signed anew (the harness signs each request), and waits for n8n's record of it. */
+/** Sends one event and waits for n8n's record of it. */
 async function deliverOnce(event) {
 	return await stack.deliver(event);
 }
 
 /**
- * A Release that fails leaves the key reserved. The provider's retry is then answered 200 duplicate
- * and the business step never runs: the event is lost until someone deletes the key. Records the
- * matrix row: what the sender saw, what n8n recorded, the table, the retry, the fix.
+ * A Release that fails leaves the key held by the failed execution's reservation until its lease
+ * ends. The provider's retry meanwhile is answered 409 `in_progress` with Retry-After (a non-2xx, so
+ * it keeps retrying) and the business step does not run; the retry after the lease takes the key
+ * over and processes the event. Nobody deletes the key. Records the matrix row: what the sender saw,
+ * what n8n recorded, the table, the retry, what happened after the lease.
  */
-async function assertReleaseFailure(id, fault, event, failed, fix) {
+async function assertReleaseFailure(id, fault, event, failed, fix, fixText) {
 	const key = `evt:${event.id}`;
 	assert.equal(failed.response.status, 500);
 	assert.deepEqual(failed.response.json, { message: 'Error in workflow' });
 	assert.equal(failed.execution.status, 'error');
 	assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Verify Webhook Signature', 'Idempotency Reserve', BUSINESS_STEP, 'Release Key']);
 	assert.equal(failed.execution.lastNodeExecuted, 'Release Key');
-	assert.ok(await keyExists(key), 'the key stayed reserved');
+	assert.deepEqual(await keyState(key), { status: 'in_progress', attempts: 1 }, 'the key stayed reserved, in progress');
 	assert.equal(await businessCount(key), 0);
 
 	const retry = await deliverOnce(event);
-	assert.equal(retry.response.status, 200);
-	assert.deepEqual(retry.response.json, { status: 'duplicate', key });
+	assert.equal(retry.response.status, 409, retry.response.text);
+	assert.equal(retry.response.json.status, 'in_progress');
+	const retryAfter = Number(retry.response.headers['retry-after']);
+	assert.ok(retryAfter >= 1 && retryAfter <= LEASE_SECONDS, `Retry-After ${retryAfter}`);
 	assert.ok(!ran(retry.execution, BUSINESS_STEP));
 	assert.equal(await businessCount(key), 0, 'the retry did not run the business step');
 
 	await fix();
-	const { rowCount } = await stack.keysDb.query('DELETE FROM processed_events WHERE key = $1', [key]);
-	assert.equal(rowCount, 1);
+	// The provider comes back when Retry-After said: the lease has ended, the retry takes the key over.
+	await sleep((retryAfter + 1) * 1000);
 	const resent = await deliverOnce(event);
-	assert.equal(resent.response.status, 200);
+	assert.equal(resent.response.status, 200, resent.response.text);
 	assert.deepEqual(resent.response.json, { status: 'processed', key });
 	assert.equal(await businessCount(key), 1);
+	const state = await keyState(key);
+	assert.deepEqual(state, { status: 'completed', attempts: 2 });
 
 	releaseMatrix.push([
 		id,
@@ -260,14 +294,14 @@ async function assertReleaseFailure(id, fault, event, failed, fix) {
 		String(failed.response.status),
 		cell(`\`${failed.response.text}\``),
 		cell(`${nodesCell(failed.execution)}: ${errorText(failed.execution)}`),
-		'key stays reserved',
+		'key stays `in_progress` until its lease ends',
 		'none',
-		cell(`${retry.response.status} \`${retry.response.json.status}\`, business step not run`),
-		cell(`key deleted by hand, resend: ${resent.response.status} \`${resent.response.json.status}\`, 1 business row`),
+		cell(`${retry.response.status} \`${retry.response.json.status}\`, Retry-After = rest of the lease, business step not run`),
+		cell(`${fixText}; retry after the lease: ${resent.response.status} \`${resent.response.json.status}\` (attempt ${state.attempts}), 1 business row, no key deleted`),
 	]);
 }
 
-test('Release fails (DELETE on processed_events revoked from the credential\'s user) after a failing business step → 500, failure recorded, key stays reserved', { timeout: 180_000 }, () =>
+test('Release fails (DELETE on processed_events revoked from the credential\'s user) after a failing business step → 500, failure recorded, retry 409 while the lease runs, processed after it', { timeout: 180_000 }, () =>
 	withLogs(stack, async () => {
 		const event = { id: 'evt_relfail_revoked', type: 'fail.release' };
 		await stack.keysDb.query(`ALTER TABLE business_log ADD CONSTRAINT faults_fail_release CHECK (event_type <> 'fail.release')`);
@@ -281,14 +315,21 @@ test('Release fails (DELETE on processed_events revoked from the credential\'s u
 			throw error;
 		}
 		assert.match(failed.execution.error, /permission denied for table processed_events/);
-		await assertReleaseFailure('R1', 'DELETE on processed_events revoked, business step fails', event, failed, async () => {
-			await stack.keysDb.query(`GRANT DELETE ON processed_events TO ${ROLE}`);
-			await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT faults_fail_release');
-		});
+		await assertReleaseFailure(
+			'R1',
+			'DELETE on processed_events revoked, business step fails',
+			event,
+			failed,
+			async () => {
+				await stack.keysDb.query(`GRANT DELETE ON processed_events TO ${ROLE}`);
+				await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT faults_fail_release');
+			},
+			'causes fixed (constraint dropped, DELETE granted)',
+		);
 	}),
 );
 
-test('Release fails (key store stopped while the business step runs) → 500, failure recorded, key stays reserved', { timeout: 240_000 }, () =>
+test('Release fails (key store stopped while the business step runs) → 500, failure recorded, retry 409 while the lease runs, processed after it', { timeout: 240_000 }, () =>
 	withLogs(stack, async () => {
 		const event = { id: 'evt_relfail_down', type: 'slow.down' };
 		// Holds the business step's INSERT long enough to stop the server under it.
@@ -325,7 +366,7 @@ test('Release fails (key store stopped while the business step runs) → 500, fa
 		}
 		assert.match(failed.execution.error, /^(Nothing is listening at 127\.0\.0\.1:\d+ \(connection refused\)|The connection to PostgreSQL at 127\.0\.0\.1:\d+ was lost)$/);
 		assert.ok(failed.execution.items('Business Step (insert business_log)', 1).length === 1, 'the business step went to its error output');
-		await assertReleaseFailure('R2', 'key store stopped while the business step runs', event, failed, async () => undefined);
+		await assertReleaseFailure('R2', 'key store stopped while the business step runs', event, failed, async () => undefined, 'none needed');
 	}),
 );
 

@@ -4,6 +4,9 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { sleep } from '../../scripts/harness/index.mjs';
+import { runLoad, tally } from '../../scripts/harness/load.mjs';
+
 export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
 
@@ -97,4 +100,48 @@ export async function healthz(stack) {
 	} catch {
 		return 0;
 	}
+}
+
+/** 2xx: the sender stops retrying. */
+export function isOk(result) {
+	return result.status >= 200 && result.status < 300;
+}
+
+/**
+ * Resends like a webhook provider: every delivery whose last answer was not 2xx goes out again
+ * (the same body, signed anew by the harness), no earlier than its Retry-After (409 in flight) or
+ * `backoffSeconds` after that answer (5xx, no answer), until every one is answered 2xx or
+ * `deadlineMs` has passed. Bounded in time and in rounds. Returns every resend's result, the
+ * rounds (when and what came back), and the deliveries still not answered 2xx at the deadline.
+ * @param {{ webhookUrl: string }} stack
+ * @param {import('../../scripts/harness/load.mjs').DeliveryResult[]} failed
+ */
+export async function resendLikeProvider(stack, failed, { concurrency = 16, backoffSeconds = 5, deadlineMs = 300_000, maxRounds = 40, timeoutMs = 120_000 } = {}) {
+	const started = Date.now();
+	const deadline = started + deadlineMs;
+	const dueAt = (result) => {
+		const retryAfter = Number(result.headers?.['retry-after']);
+		const waitSeconds = result.status === 409 && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : backoffSeconds;
+		return result.sentAt + result.ms + waitSeconds * 1000;
+	};
+	let pending = failed.map((result) => ({ delivery: result.delivery, dueAt: dueAt(result) }));
+	const results = [];
+	const rounds = [];
+	for (let round = 1; round <= maxRounds && pending.length > 0; round++) {
+		const next = Math.min(...pending.map((p) => p.dueAt));
+		if (next >= deadline) break;
+		await sleep(Math.max(0, next - Date.now()));
+		const due = pending.filter((p) => p.dueAt <= Date.now());
+		pending = pending.filter((p) => p.dueAt > Date.now());
+		const again = await runLoad(
+			stack.webhookUrl,
+			due.map(({ delivery }) => [{ ...delivery }]),
+			{ concurrency, timeoutMs, deadlineMs: Math.max(1_000, deadline - Date.now()) },
+		);
+		results.push(...again.results);
+		rounds.push({ atSeconds: Math.round((Date.now() - started) / 1000), answers: tally(again.results.map((r) => (r.json?.status ? `${r.status} ${r.json.status}` : String(r.status)))) });
+		for (const r of again.results) if (!isOk(r)) pending.push({ delivery: r.delivery, dueAt: dueAt(r) });
+		for (const delivery of again.notSent) pending.push({ delivery, dueAt: Date.now() });
+	}
+	return { results, rounds, unanswered: pending.map((p) => p.delivery), seconds: (Date.now() - started) / 1000 };
 }
