@@ -8,4 +8,4 @@ export { sendEvent, fakeStripeSignature, stripeSignature, E2E_STRIPE_SECRET } fr
 export { startStack, BUSINESS_LOG_SQL, BUSINESS_STEP, WEBHOOK_WORKFLOW_ID, PURGE_WORKFLOW_ID } from './stack.mjs';
 export { runSeedSequence, formatTable, EVENT_A, EVENT_B } from './scenarios.mjs';
 export { runCleanups, onCleanup, isShuttingDown } from './processes.mjs';
-export { progress, waitFor, sleep } from './log.mjs';
+export { progress, waitFor, sleep, withStackLogs } from './log.mjs';

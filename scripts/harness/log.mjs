@@ -53,3 +53,18 @@ export async function waitFor(what, check, { timeoutMs = 30_000, intervalMs = 25
 	const label = typeof what === 'function' ? what() : what;
 	throw new Error(`Timed out after ${timeoutMs} ms waiting for ${label}${reason}`);
 }
+
+/**
+ * Runs a check against a stack; on failure prints the tail of n8n's logs (main, workers), where the
+ * cause usually is, then rethrows. Shared by the end-to-end and fault suites.
+ */
+export async function withStackLogs(stack, fn) {
+	try {
+		return await fn();
+	} catch (error) {
+		const parts = [`--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}`];
+		for (const worker of stack?.workers ?? []) parts.push(`--- last lines of ${worker.name} (${worker.logFile}) ---\n${worker.logTail(20)}`);
+		process.stderr.write(`\n${parts.join('\n')}\n---\n`);
+		throw error;
+	}
+}

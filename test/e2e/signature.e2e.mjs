@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { BUSINESS_STEP, runSeedSequence, startStack } from '../../scripts/harness/index.mjs';
+import { BUSINESS_STEP, runSeedSequence, startStack, withStackLogs } from '../../scripts/harness/index.mjs';
 
 const VERIFY = 'Verify Webhook Signature';
 const RESPOND_401 = 'Respond 401';
@@ -17,14 +17,8 @@ let stack;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-async function withN8nLog(fn) {
-	try {
-		await fn();
-	} catch (error) {
-		process.stderr.write(`\n--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}\n---\n`);
-		throw error;
-	}
-}
+/** Runs a check; on failure prints the tail of n8n's log, where the cause usually is. */
+const withN8nLog = (fn) => withStackLogs(stack, fn);
 
 /** Sends a delivery the template must refuse and checks everything a refusal means. */
 async function assertRefused(event, headers, reason, { sign = true } = {}) {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BUSINESS_STEP, runSeedSequence, startStack, waitFor } from '../../scripts/harness/index.mjs';
+import { BUSINESS_STEP, runSeedSequence, startStack, waitFor, withStackLogs } from '../../scripts/harness/index.mjs';
 
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 const RESPOND_IN_FLIGHT = 'Respond 409 in flight';
@@ -28,15 +28,8 @@ async function webhookExecutions() {
 	return await stack.executions.list({ workflowId: stack.webhookWorkflowId });
 }
 
-/** Runs a check; on failure adds the tail of n8n's log to the error, which is where the cause usually is. */
-async function withN8nLog(fn) {
-	try {
-		await fn();
-	} catch (error) {
-		process.stderr.write(`\n--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}\n---\n`);
-		throw error;
-	}
-}
+/** Runs a check; on failure prints the tail of n8n's log, where the cause usually is. */
+const withN8nLog = (fn) => withStackLogs(stack, fn);
 
 before(
 	async () => {

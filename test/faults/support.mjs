@@ -11,16 +11,7 @@ export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
 
 /** Runs a check; on failure prints the tail of n8n's logs (main, workers), where the cause usually is. */
-export async function withLogs(stack, fn) {
-	try {
-		return await fn();
-	} catch (error) {
-		const parts = [`--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}`];
-		for (const worker of stack?.workers ?? []) parts.push(`--- last lines of ${worker.name} (${worker.logFile}) ---\n${worker.logTail(20)}`);
-		process.stderr.write(`\n${parts.join('\n')}\n---\n`);
-		throw error;
-	}
-}
+export { withStackLogs as withLogs } from '../../scripts/harness/log.mjs';
 
 /**
  * Prints a run's numbers on stderr ([faults] lines) and, when FAULTS_REPORT names a file, appends
