@@ -3,7 +3,7 @@
 // headers: the page's key is the node's key for every key source, and sha256sum of the bytes where
 // it is a body hash; its SQL is what the nodes' SQL builders return; its workflow download is the
 // template with these settings; and the page makes no request at all.
-const { execFileSync, spawn } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const net = require('node:net');
 const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
@@ -13,7 +13,7 @@ const fc = require('fast-check');
 
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
-const { chromiumAvailable, CHROMIUM, PAGE_FILE, PAGE_URL, SCREENSHOTS, openPlanner, plan, settled, n8nWebhookItem, reserveParameters } = require('../support/planner');
+const { servePlanner, chromiumAvailable, CHROMIUM, PAGE_FILE, PAGE_URL, SCREENSHOTS, openPlanner, plan, settled, n8nWebhookItem, reserveParameters } = require('../support/planner');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const template = require('../../workflows/idempotent-webhook.json');
 const sql = require('../../dist/nodes/shared/store/sql');
@@ -384,18 +384,9 @@ describeInBrowser('key planner page in Chromium', () => {
 	});
 
 	test('served by npm run planner -- --serve, the page works over http://127.0.0.1 too (crypto.subtle included) and loads nothing else', async () => {
-		const server = spawn(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'planner.mjs'), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+		const { child: server, url } = await servePlanner();
 		const served = await openPlanner();
 		try {
-			const url = await new Promise((resolve, reject) => {
-				let text = '';
-				server.stdout.on('data', (chunk) => {
-					text += chunk;
-					const match = /http:\/\/127\.0\.0\.1:\d+\//.exec(text);
-					if (match) resolve(match[0]);
-				});
-				server.on('exit', (code) => reject(new Error(`planner --serve exited with ${code}`)));
-			});
 			await served.page.goto(url);
 			const bytes = Buffer.from('{"type":"no id"}\r\n');
 			const shown = await plan(served.page, { body: bytes, keySource: 'eventIdOrBodyHash', eventIdPath: '{{ $json.body.id }}' });

@@ -1,6 +1,7 @@
 // Drives the built key planner (dist/planner/index.html) in a real headless Chromium (Debian's
 // /usr/bin/chromium through playwright-core), and builds the items n8n's Webhook node would make
 // from the same bytes and headers, to run them through the real Idempotency Reserve node.
+const { spawn } = require('node:child_process');
 const { existsSync, mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -132,4 +133,25 @@ function reserveParameters({ keySource = 'eventIdOrBodyHash', eventIdPath = '{{ 
 	return parameters;
 }
 
-module.exports = { chromiumAvailable, CHROMIUM, PAGE_FILE, PAGE_URL, SCREENSHOTS, openPlanner, plan, settled, n8nWebhookItem, reserveParameters };
+/** Starts `npm run planner -- --serve` (the script itself) and resolves the URL it prints. */
+async function servePlanner() {
+	const script = path.join(__dirname, '..', '..', 'scripts', 'planner.mjs');
+	const child = spawn(process.execPath, [script, '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+	try {
+		const url = await new Promise((resolve, reject) => {
+			let text = '';
+			child.stdout.on('data', (chunk) => {
+				text += chunk;
+				const match = /http:\/\/127\.0\.0\.1:\d+\//.exec(text);
+				if (match) resolve(match[0]);
+			});
+			child.on('exit', (code) => reject(new Error(`planner --serve exited with ${code}`)));
+		});
+		return { child, url };
+	} catch (error) {
+		child.kill();
+		throw error;
+	}
+}
+
+module.exports = { servePlanner, chromiumAvailable, CHROMIUM, PAGE_FILE, PAGE_URL, SCREENSHOTS, openPlanner, plan, settled, n8nWebhookItem, reserveParameters };

@@ -1,8 +1,10 @@
 // `npm run planner`: says where the built page is, or serves it on 127.0.0.1 with its CSP as a header too.
-const { spawn, execFileSync } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
+
+const { servePlanner } = require('../support/planner');
 
 const script = path.join(__dirname, '..', '..', 'scripts', 'planner.mjs');
 const page = path.join(__dirname, '..', '..', 'dist', 'planner', 'index.html');
@@ -14,17 +16,8 @@ test('without options it prints the page\'s path and file:// URL', () => {
 });
 
 test('--serve serves the page on 127.0.0.1 (a free port), with the same CSP as a header, nothing else', async () => {
-	const child = spawn(process.execPath, [script, '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+	const { child, url } = await servePlanner();
 	try {
-		const url = await new Promise((resolve, reject) => {
-			let text = '';
-			child.stdout.on('data', (chunk) => {
-				text += chunk;
-				const match = /http:\/\/127\.0\.0\.1:\d+\//.exec(text);
-				if (match) resolve(match[0]);
-			});
-			child.on('exit', (code) => reject(new Error(`planner --serve exited with ${code}`)));
-		});
 		const response = await fetch(url);
 		expect(response.status).toBe(200);
 		expect(await response.text()).toBe(readFileSync(page, 'utf8'));
