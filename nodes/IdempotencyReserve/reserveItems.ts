@@ -2,6 +2,7 @@ import { randomUUID } from 'crypto';
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import type { KeySource } from '../shared/keys/keySources';
+import { failWhole } from '../shared/n8n/failWhole';
 import { runKeyedBatch, type ItemRoute } from '../shared/n8n/keyedBatch';
 import type { LeaseOutcome, ReserveOutcome } from '../shared/store/KeyStore';
 import { itemKeyDeriver } from './deriveItemKey';
@@ -76,7 +77,13 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 			route: routeSimple,
 		});
 	}
-	const leaseSeconds = leaseSecondsOf(this);
+	let leaseSeconds: number;
+	try {
+		leaseSeconds = leaseSecondsOf(this);
+	} catch (error) {
+		// Like every setup failure: error items, never the input passed on through `true` unreserved.
+		return failWhole(this, error as NodeOperationError, 2);
+	}
 	// One token per reservation: only this execution can complete or release what it reserved.
 	const token = randomUUID();
 	return await runKeyedBatch(this, {

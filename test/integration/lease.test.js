@@ -163,3 +163,21 @@ test('one execution: the first item of a key is new, its repeats are in progress
 		[2, 'in_progress'],
 	]);
 });
+
+test('a lease out of range is a clear error; with Continue On Fail it is an error item, never a route to true', async () => {
+	const items = [webhookItem({ body: { id: 'lease_bad_setting' } })];
+	const stopped = await runWorkflow(reserveWorkflow, items, { credentials: db.credential(), ...leaseMode({ leaseSeconds: 0 }) });
+	expect(stopped.status).toBe('error');
+	expect(stopped.error.message).toMatch(/Lease must be from 1 to 604800 seconds, not 0/);
+
+	const continued = await runWorkflow(reserveWorkflow, items, {
+		credentials: db.credential(),
+		nodeOverrides: { 'Idempotency Reserve': { onError: 'continueRegularOutput', parameters: { mode: 'lease', leaseSeconds: 0 } } },
+	});
+	const routed = continued.output('Idempotency Reserve', 0);
+	expect(routed).toHaveLength(1);
+	expect(routed[0].json.error).toMatch(/Lease must be from 1/);
+	expect(routed[0].json.idempotency).toBeUndefined();
+	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key = 'evt:lease_bad_setting'`).catch(() => ({ rows: [{ n: 0 }] }));
+	expect(rows[0].n).toBe(0);
+});
