@@ -26,7 +26,7 @@ export class IdempotencyComplete implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		usableAsTool: true,
 		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
-		properties: [...ownedKeyProperties({ tokenRequired: true }), schemaProperty, tableProperty],
+		properties: [...ownedKeyProperties({ action: 'complete' }), schemaProperty, tableProperty],
 	};
 
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };

@@ -12,7 +12,7 @@ const readOwnedKey = (context: IExecuteFunctions) => {
 		if (target.token === undefined) {
 			throw new KeyError(
 				`The key "${target.key}" comes without the token of its reservation`,
-				"Set Idempotency Reserve's Mode to Lease and point Reservation at its output, e.g. {{ $('Idempotency Reserve').item.json.idempotency.token }}.",
+				"Reserve it in Lease mode earlier in this execution and leave Reservation empty, or point Reservation at idempotency.token of the Reserve output.",
 			);
 		}
 		return target;

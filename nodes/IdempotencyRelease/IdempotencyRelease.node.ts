@@ -26,7 +26,7 @@ export class IdempotencyRelease implements INodeType {
 		usableAsTool: true,
 		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
 		properties: [
-			...ownedKeyProperties({ tokenRequired: false }),
+			...ownedKeyProperties({ action: 'release' }),
 			schemaProperty,
 			tableProperty,
 			createTableProperty,

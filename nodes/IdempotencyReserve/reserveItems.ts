@@ -1,7 +1,7 @@
-import { randomUUID } from 'crypto';
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import type { KeySource } from '../shared/keys/keySources';
+import { executionToken, recordReservedKeys } from '../shared/n8n/executionReservations';
 import { failWhole } from '../shared/n8n/failWhole';
 import { runKeyedBatch, type ItemRoute } from '../shared/n8n/keyedBatch';
 import type { LeaseOutcome, ReserveOutcome } from '../shared/store/KeyStore';
@@ -68,14 +68,23 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 	const mode = this.getNodeParameter('mode', 0, 'lease') as ReserveMode;
 	const common = { outputCount: 2, action: 'reserve the keys', keyOf };
 
+	// Complete Key and Release Key left empty act on what this execution reserved.
+	const reservedHere: string[] = [];
+	const noteReserved = (route: ItemRoute, key: string): ItemRoute => {
+		if (route.output === NEW_OUTPUT) reservedHere.push(key);
+		return route;
+	};
+
 	if (mode === 'simple') {
 		const firstSeen = this.getNodeParameter('options.firstSeen', 0, true) as boolean;
-		return await runKeyedBatch(this, {
+		const outputs = await runKeyedBatch(this, {
 			...common,
 			prepare: { create, lease: false },
 			apply: async (store, keys) => await store.reserve(keys, { firstSeen }),
-			route: routeSimple,
+			route: (outcome, key) => noteReserved(routeSimple(outcome, key), key),
 		});
+		recordReservedKeys(this, reservedHere);
+		return outputs;
 	}
 	let leaseSeconds: number;
 	try {
@@ -84,12 +93,14 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 		// Like every setup failure: error items, never the input passed on through `true` unreserved.
 		return failWhole(this, error as NodeOperationError, 2);
 	}
-	// One token per reservation: only this execution can complete or release what it reserved.
-	const token = randomUUID();
-	return await runKeyedBatch(this, {
+	// One token per execution: only this execution can complete or release what it reserved.
+	const token = executionToken(this);
+	const outputs = await runKeyedBatch(this, {
 		...common,
 		prepare: { create, lease: true },
 		apply: async (store, keys) => await store.reserveWithLease(keys, { token, leaseSeconds }),
-		route: (outcome, key) => routeLease(outcome, key, token, leaseSeconds),
+		route: (outcome, key) => noteReserved(routeLease(outcome, key, token, leaseSeconds), key),
 	});
+	recordReservedKeys(this, reservedHere);
+	return outputs;
 }

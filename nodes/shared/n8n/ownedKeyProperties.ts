@@ -1,26 +1,31 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-/** The Key and Token parameters of Complete Key and Release Key: what Idempotency Reserve output. */
-export function ownedKeyProperties({ tokenRequired }: { tokenRequired: boolean }): INodeProperties[] {
+/**
+ * The Key and Reservation parameters of Complete Key and Release Key. Both default to empty, which
+ * means "what this execution reserved": right for one event per execution (a webhook), and free of
+ * per-item expressions. A batch sets Key per item.
+ */
+export function ownedKeyProperties({ action }: { action: 'complete' | 'release' }): INodeProperties[] {
 	return [
 		{
 			displayName: 'Key',
 			name: 'key',
 			type: 'string',
-			default: '={{ $json.idempotency.key }}',
-			required: true,
+			default: '',
+			placeholder: 'Empty: the key this execution reserved',
 			description:
-				"The reserved key, as Idempotency Reserve output it (namespace included). After a business step, read it from the Idempotency Reserve node's output, as the template does.",
+				"Empty: the one key this execution reserved in this table. For a batch (several keys per execution), map each item's key from the Idempotency Reserve output (idempotency.key).",
 		},
 		{
 			displayName: 'Reservation',
 			name: 'reservation',
 			type: 'string',
-			default: '={{ $json.idempotency.token }}',
-			required: tokenRequired,
-			description: tokenRequired
-				? 'The token of the reservation (lease mode), as Idempotency Reserve output it. Only the execution that holds the key can complete it.'
-				: 'The token of the reservation (lease mode): the key is released only while this reservation still holds it, so a late failure cannot free a key a retry took over. Leave empty to release whoever holds it.',
+			default: '',
+			placeholder: "Empty: this execution's reservation",
+			description:
+				action === 'complete'
+					? "Empty: this execution's lease. Only the execution that holds a key can complete it; set this (idempotency.token of the Reserve output) only to complete from another execution, such as a sub-workflow."
+					: "Empty: this execution's lease, so a late failure cannot free a key a retry took over (and any holder when this execution reserved nothing, as in a cleanup workflow). Or idempotency.token of the Reserve output.",
 		},
 	];
 }
