@@ -181,3 +181,31 @@ test('a lease out of range is a clear error; with Continue On Fail it is an erro
 	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key = 'evt:lease_bad_setting'`).catch(() => ({ rows: [{ n: 0 }] }));
 	expect(rows[0].n).toBe(0);
 });
+
+test("an in-flight duplicate's Retry-After never exceeds the lease, even when its transaction began before the reservation", async () => {
+	// now() is the start of the transaction: one that began before the reserving execution, and
+	// takes its snapshot after that commit, sees the row with a lease end more than a lease away.
+	const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
+	const { reserveLeaseSql } = require('../../dist/nodes/shared/store/sql');
+	await reserve('lease_prepare_table');
+	const early = await db.connect();
+	try {
+		await early.query('BEGIN');
+		await early.query('SELECT now()');
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+		const reserved = await reserve('lease_early_snapshot');
+		expect(reserved.isNew).toBe(true);
+		const { rows } = await early.query({
+			text: reserveLeaseSql(tableRef('public', 'processed_events')),
+			values: [['evt:lease_early_snapshot'], 'another-token', 60],
+			rowMode: 'array',
+		});
+		await early.query('COMMIT');
+		const [, state, , , , retryAfter] = rows[0];
+		expect(state).toBe('in_progress');
+		expect(retryAfter).toBeGreaterThanOrEqual(58);
+		expect(retryAfter).toBeLessThanOrEqual(60);
+	} finally {
+		await early.end();
+	}
+});

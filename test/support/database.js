@@ -64,6 +64,12 @@ function useTestDatabase(setup) {
 	return {
 		query: async (text, values) => await db.query(text, values),
 		credential: (overrides) => db.credential(overrides),
+		/** A connection of the test's own, for a transaction held open across steps; end() it. */
+		connect: async () => {
+			const client = new Client({ connectionString: db.url });
+			await client.connect();
+			return client;
+		},
 	};
 }
 

@@ -155,7 +155,9 @@ WHERE key IN (
  *   exactly one takes it. Only these rows are locked: a duplicate (completed, or in flight) is read,
  *   never locked, so a burst of retries does not queue behind one row;
  * - every other key is returned with its state as this statement's snapshot saw it, and the
- *   seconds until its lease ends (the whole lease when it ended but another execution just took it).
+ *   seconds until its lease ends (the whole lease when it ended but another execution just took it),
+ *   counted from clock_timestamp(): now() is when this transaction began, which can be before the
+ *   reservation it sees began, and would then promise more than the whole lease;
  * The INSERT and the UPDATE see the same snapshot, so no key is both inserted and taken over. A key in
  * none of the lists was reserved by a concurrent execution after this statement's snapshot was
  * taken: it is in progress. Rows as [key, state, attempts, lease_until, first_seen, retry_after].
@@ -181,7 +183,8 @@ SELECT key, 'reserved' AS state, attempts, extract(epoch FROM lease_until)::floa
 FROM reserved
 UNION ALL
 SELECT u.key, existing.status, existing.attempts, NULL::float8, extract(epoch FROM existing.first_seen)::float8,
-  CASE WHEN existing.lease_until > now() THEN ceil(extract(epoch FROM existing.lease_until - now()))::int
+  CASE WHEN existing.lease_until > now()
+       THEN greatest(1, ceil(extract(epoch FROM existing.lease_until - clock_timestamp())))::int
        ELSE ceil($3::float8)::int END
 FROM input u
 CROSS JOIN LATERAL (
