@@ -8,12 +8,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 import { progress } from './log.mjs';
-import { embeddedCluster } from './postgres.mjs';
+import { embeddedCluster, quoteIdent } from './postgres.mjs';
 import { stopTracked } from './processes.mjs';
-
-function quoteIdent(name) {
-	return `"${String(name).replace(/"/g, '""')}"`;
-}
 
 function quoteLiteral(text) {
 	return `'${String(text).replace(/'/g, "''")}'`;

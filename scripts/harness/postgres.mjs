@@ -45,7 +45,7 @@ import { runTracked, spawnTracked, stopTracked, tailOf } from './processes.mjs';
  * @property {() => Promise<void>} stop
  */
 
-function quoteIdent(name) {
+export function quoteIdent(name) {
 	return `"${String(name).replace(/"/g, '""')}"`;
 }
 

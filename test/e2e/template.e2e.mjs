@@ -3,10 +3,10 @@
 // database and what the workflow wrote to PostgreSQL. Run with `npm run test:e2e` (node --test).
 // The file is not named *.test.* on purpose: the unit tests' jest must not pick it up.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import { BUSINESS_STEP, runSeedSequence, startStack, waitFor, withStackLogs } from '../../scripts/harness/index.mjs';
+import { sha256Hex } from '../support/webhookItems.js';
 
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 const RESPOND_IN_FLIGHT = 'Respond 409 in flight';
@@ -15,10 +15,6 @@ const PURGE_EVERY_SECONDS = 5;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
-
-function sha256Hex(bytes) {
-	return createHash('sha256').update(bytes).digest('hex');
-}
 
 function ran(execution, node) {
 	return execution.nodesRun.includes(node);

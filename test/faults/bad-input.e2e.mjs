@@ -4,13 +4,14 @@
 // case's HTTP answer, the nodes n8n recorded, and what landed in processed_events / business_log
 // are compared with the matrix in docs/faults.md. Run with `npm run test:faults`.
 import assert from 'node:assert/strict';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { BUSINESS_STEP, sendEvent, startStack } from '../../scripts/harness/index.mjs';
+import { sha256Hex } from '../support/webhookItems.js';
 import { assertMatchesDoc, cell, healthz, nodesCell, REPO_DIR, withLogs } from './support.mjs';
 
 const ALT_TABLE = 'processed_events_alt';
@@ -67,10 +68,6 @@ after(
 	},
 	{ timeout: 180_000 },
 );
-
-function sha256Hex(bytes) {
-	return createHash('sha256').update(bytes).digest('hex');
-}
 
 async function counts(table = 'processed_events') {
 	const exists = await stack.keysDb.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`public.${table}`]);

