@@ -2,9 +2,7 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import { assertStorableKey } from '../shared/keys/composeKey';
 import { namespaceText } from '../shared/keys/namespace';
-import { failWhole } from '../shared/n8n/failWhole';
-import { databaseError, setupError } from '../shared/n8n/nodeErrors';
-import { openKeyStore, type OpenedStore } from '../shared/n8n/openKeyStore';
+import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 
 export const RETENTION_UNITS = ['minutes', 'hours', 'days'] as const;
 export type RetentionUnit = (typeof RETENTION_UNITS)[number];
@@ -40,28 +38,12 @@ function purgeSettings(context: IExecuteFunctions) {
 
 /** Deletes keys older than the retention, in batches; outputs one summary item. */
 export async function purgeKeys(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const node = this.getNode();
-	let opened: OpenedStore;
-	let settings: ReturnType<typeof purgeSettings>;
-	try {
-		opened = await openKeyStore(this);
-		settings = purgeSettings(this);
-	} catch (error) {
-		return failWhole(this, setupError(node, error), 1);
-	}
-	const { store, credential } = opened;
-	try {
-		const prepare = { create: this.getNodeParameter('createTable', 0, true) as boolean, lease: false };
-		const result = await store.withPreparedTable(prepare, async () => await store.purge(settings));
-		return [
-			[
-				{
-					json: { deleted: result.deleted, cutoff: result.cutoff.toISOString(), batches: result.batches },
-					pairedItem: { item: 0 },
-				},
-			],
-		];
-	} catch (error) {
-		return failWhole(this, databaseError(node, error, credential, 'purge old keys'), 1);
-	}
+	const opened = await openStoreStep(this, 1, () => purgeSettings(this));
+	if (opened instanceof FailedStep) return opened.outputs;
+	const create = this.getNodeParameter('createTable', 0, true) as boolean;
+	const step = { outputCount: 1, action: 'purge old keys', prepare: { create, lease: false } };
+	const result = await statementStep(this, opened, step, async (store) => await store.purge(opened.settings));
+	if (result instanceof FailedStep) return result.outputs;
+	const summary = { deleted: result.deleted, cutoff: result.cutoff.toISOString(), batches: result.batches };
+	return [[{ json: summary, pairedItem: { item: 0 } }]];
 }

@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { KeyStore, PrepareOptions } from '../store/KeyStore';
-import { failWhole } from './failWhole';
 import { collectItemKeys, errorItem } from './itemErrors';
-import { databaseError, inputError, setupError } from './nodeErrors';
-import { openKeyStore } from './openKeyStore';
+import { inputError } from './nodeErrors';
+import { FailedStep, openStoreStep, statementStep } from './storeStep';
 
 /** Where one item goes and what it carries as `idempotency`. */
 export interface ItemRoute {
@@ -45,25 +44,17 @@ export async function runKeyedBatch<Target, Result>(
 	const items = context.getInputData();
 	const node = context.getNode();
 
-	let opened;
-	try {
-		opened = await openKeyStore(context);
-	} catch (error) {
-		return failWhole(context, setupError(node, error), batch.outputCount);
-	}
-	const { store, credential } = opened;
+	const opened = await openStoreStep(context, batch.outputCount);
+	if (opened instanceof FailedStep) return opened.outputs;
 
 	const { keys, failed } = await collectItemKeys(context, items.length, (itemIndex) =>
 		batch.keyOf(items[itemIndex], itemIndex),
 	);
 
-	let result: Result;
-	try {
-		const present = presentKeys(keys);
-		result = await store.withPreparedTable(batch.prepare, async () => await batch.apply(store, present));
-	} catch (error) {
-		return failWhole(context, databaseError(node, error, credential, batch.action), batch.outputCount, failed);
-	}
+	const present = presentKeys(keys);
+	const step = { outputCount: batch.outputCount, action: batch.action, prepare: batch.prepare, itemErrors: failed };
+	const result = await statementStep(context, opened, step, async (store) => await batch.apply(store, present));
+	if (result instanceof FailedStep) return result.outputs;
 
 	const outputs: INodeExecutionData[][] = Array.from({ length: batch.outputCount }, () => []);
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
