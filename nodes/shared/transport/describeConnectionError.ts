@@ -78,7 +78,8 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 	if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(message)) {
 		return {
 			message: `Could not reach PostgreSQL at ${where} in time`,
-			hint: 'Check that the host is reachable from n8n (firewall, network) and that the pool is not exhausted.',
+			// A pooler whose PostgreSQL is down keeps the login waiting: it ends here, not in "refused".
+			hint: 'Check that the host is reachable from n8n (firewall, network) and that the pool is not exhausted. Behind a pooler such as PgBouncer, check that the pooler reaches PostgreSQL.',
 		};
 	}
 	if (/does not support SSL/i.test(message)) {
