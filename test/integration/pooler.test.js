@@ -112,7 +112,7 @@ pooled(
 	60_000,
 );
 
-pooled('lease mode: Complete Key and Release Key through PgBouncer act only for the token that holds the key', async () => {
+pooled('lease mode: Complete Key and Release Key through PgBouncer; the released event is new again, the completed one a duplicate', async () => {
 	const credentials = (await sharedBouncer()).credential();
 	const reserve = async (id) =>
 		(await runWorkflow(reserveWorkflow, [item(id)], { credentials, nodeOverrides: lease('pooled_lease') })).output('Idempotency Reserve', 0)[0];
@@ -177,6 +177,23 @@ pooled(
 		const succeeded = ids.filter((_, i) => runs[i].status === 'success');
 		expect(rows.map((row) => row.key)).toEqual(succeeded.map((id) => `evt:${id}`).sort());
 		for (const i of succeeded.map((id) => ids.indexOf(id))) expect(runs[i].output('Idempotency Reserve', 0)).toHaveLength(1);
+	},
+	60_000,
+);
+
+pooled(
+	'PostgreSQL behind PgBouncer unreachable: the node fails after the connect timeout with a sentence that points at the pooler',
+	async () => {
+		const { freePort } = require('../support/postgres');
+		const pooler = await bouncer({ name: 'pgbouncer-no-server', server: { host: '127.0.0.1', port: await freePort() } });
+		const started = Date.now();
+		const run = await runWorkflow(reserveWorkflow, [item('evt_no_server')], { credentials: pooler.credential(), nodeOverrides: lease('pooled_lease') });
+		// PgBouncer holds the login open while it cannot reach its server: the driver's 10 s connect timeout ends it.
+		expect(Date.now() - started).toBeLessThan(25_000);
+		expect(run.status).toBe('error');
+		expect(run.error.name).toBe('NodeApiError');
+		expect(run.error.message).toMatch(new RegExp(`^Could not reach PostgreSQL at 127\\.0\\.0\\.1:${pooler.port} in time`));
+		expect(run.error.description).toMatch(/Behind a pooler such as PgBouncer, check that the pooler reaches PostgreSQL/);
 	},
 	60_000,
 );
