@@ -133,6 +133,23 @@ pooled('lease mode: Complete Key and Release Key through PgBouncer; the released
 	expect(repeat.output('Idempotency Reserve', 1)[0].json.idempotency).toMatchObject({ isNew: false, status: 'completed' });
 });
 
+pooled('lease mode: a key whose lease ended is taken over through PgBouncer (attempt 2), and the old token cannot complete it', async () => {
+	const credentials = (await sharedBouncer()).credential();
+	const reserve = async () =>
+		(await runWorkflow(reserveWorkflow, [item('evt_takeover')], { credentials, nodeOverrides: lease('pooled_lease') })).output('Idempotency Reserve', 0)[0];
+	const dead = await reserve();
+	// What an execution that died leaves once its lease has run out.
+	await db.query(`UPDATE pooled_lease SET lease_until = now() - interval '1 second' WHERE key = 'evt:evt_takeover'`);
+	const takeover = await reserve();
+	expect(takeover.json.idempotency).toMatchObject({ isNew: true, attempt: 2 });
+	expect(takeover.json.idempotency.token).not.toBe(dead.json.idempotency.token);
+
+	const late = await runWorkflow(completeWorkflow, [dead], { credentials, nodeOverrides: { 'Complete Key': { parameters: { table: 'pooled_lease' } } } });
+	expect(late.error.message).toMatch(/The key "evt:evt_takeover" was taken over by another execution/);
+	const { rows } = await db.query(`SELECT status, owner_token, attempts FROM pooled_lease WHERE key = 'evt:evt_takeover'`);
+	expect(rows).toEqual([{ status: 'in_progress', owner_token: takeover.json.idempotency.token, attempts: 2 }]);
+});
+
 pooled(
 	'simple mode, empty database: 32 executions at once through PgBouncer create the two-column table once, exactly one is new',
 	async () => {
