@@ -17,6 +17,7 @@ import pg from 'pg';
 import { E2E_STRIPE_SECRET, fakeStripeSignature, sendEvent, stripeSignature } from './http.mjs';
 import { ensureN8n } from './install.mjs';
 import { createOwnerRole, startKeyStoreServer } from './keystore.mjs';
+import { startPgBouncer } from './pgbouncer.mjs';
 import { elapsed, progress, waitFor } from './log.mjs';
 import { runN8nCli, startN8nServer, waitForWebhook } from './n8n.mjs';
 import { buildAndPack, installIntoUserFolder, REPO_DIR } from './package.mjs';
@@ -122,8 +123,11 @@ function extraWorkflowCopy(entry) {
  * @param {Record<string, Record<string, unknown>>} [options.templateParameters]
  *   parameters to change in the published copy of the webhook template, by node name (e.g. a short
  *   lease for a crash test: { 'Idempotency Reserve': { leaseSeconds: 60 } }); the file is unchanged.
+ * @param {{ defaultPoolSize?: number, maxClientConn?: number }} [options.pooler]
+ *   both credentials reach the keys database through PgBouncer in transaction mode (pgbouncer.mjs),
+ *   started in front of its server; stack.pooler is it (port, admin console, SHOW STATS).
  */
-export async function startStack({ label = 'e2e', purgeEverySeconds, port, extraWorkflows = [], env, queue, keyStore, templateParameters = {} } = {}) {
+export async function startStack({ label = 'e2e', purgeEverySeconds, port, extraWorkflows = [], env, queue, keyStore, templateParameters = {}, pooler: poolerOptions } = {}) {
 	const startedAt = Date.now();
 	const undo = [];
 	let stopped = false;
@@ -197,6 +201,13 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			? await createOwnerRole(keyServer, keysDatabase, keyStore.role)
 			: { user: keyServer.user, password: keyServer.password };
 
+		// The credentials' way to the keys database: the server itself, or PgBouncer in front of it.
+		const pooler = poolerOptions ? await startPgBouncer({ workDir, server: keyServer, login: keyLogin, ...poolerOptions }) : undefined;
+		if (pooler) undo.push(() => pooler.stop());
+		const keysEndpoint = pooler
+			? { host: pooler.host, port: pooler.port, ...pooler.login }
+			: { host: keyServer.host, port: keyServer.port, ...keyLogin };
+
 		const keysDb = new pg.Pool({ ...keyServer.clientConfig(keysDatabase), max: 4 });
 		keysDb.on('error', () => undefined);
 		const n8nDb = new pg.Pool({ ...server.clientConfig(n8nDatabase), max: 2 });
@@ -222,7 +233,7 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 		};
 
 		// Credentials: plain data in the import file; n8n encrypts it with N8N_ENCRYPTION_KEY.
-		const dbFields = { host: keyServer.host, port: keyServer.port, database: keysDatabase, user: keyLogin.user, password: keyLogin.password };
+		const dbFields = { host: keysEndpoint.host, port: keysEndpoint.port, database: keysDatabase, user: keysEndpoint.user, password: keysEndpoint.password };
 		const credentialsFile = path.join(workDir, 'credentials.json');
 		writeFileSync(
 			credentialsFile,
@@ -310,6 +321,8 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			keyServer,
 			/** What both credentials log in as. */
 			keyLogin,
+			/** With the pooler option: PgBouncer, which both credentials go through (pgbouncer.mjs). */
+			pooler,
 			/** Queue mode: the `n8n worker` processes (workers.mjs), and the token in this stack's Redis prefixes. */
 			workers,
 			queueToken,

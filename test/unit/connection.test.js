@@ -50,6 +50,11 @@ describe('describeConnectionError', () => {
 		[{ message: 'The server does not support SSL connections' }, /does not accept TLS/],
 		[{ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed certificate' }, /could not be verified/],
 		[{ code: '57P01', message: 'terminating connection due to administrator command' }, /was lost/],
+		// PgBouncer 1.18's own words, all with the protocol-violation code.
+		[{ code: '08P01', message: 'SASL authentication failed' }, /refused the password for user "n8n"/],
+		[{ code: '08P01', message: 'password authentication failed' }, /refused the password for user "n8n"/],
+		[{ code: '08P01', message: 'database "app" does not exist' }, /Database "app" does not exist/],
+		[{ code: '08P01', message: 'no more connections allowed (max_client_conn)' }, /pooler at db:5432 refused a new connection/],
 	])('%p', (error, sentence) => {
 		expect(describeConnectionError(error, target).message).toMatch(sentence);
 	});

@@ -26,7 +26,14 @@ interface Target {
 export function describeConnectionError(error: unknown, target: Target): ConnectionProblem | undefined {
 	const { code, message = '' } = (error ?? {}) as DriverError;
 	const where = `${target.host}:${target.port}`;
-	if (code === '28P01' || (code === '28000' && !/pg_hba/.test(message))) {
+	// A pooler (PgBouncer) reports its own login failures with the generic protocol-violation code
+	// 08P01 and its own words: recognised by the words.
+	const poolerSays = code === '08P01' ? message : '';
+	if (
+		code === '28P01' ||
+		(code === '28000' && !/pg_hba/.test(message)) ||
+		/^(SASL|password) authentication failed/.test(poolerSays)
+	) {
 		return {
 			message: `PostgreSQL at ${where} refused the password for user "${target.user}"`,
 			hint: 'Check the user and password in the Idempotency Postgres credential.',
@@ -40,10 +47,16 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 				: 'Ask the database administrator to allow this host, user and database in pg_hba.conf.',
 		};
 	}
-	if (code === '3D000') {
+	if (code === '3D000' || /^database ".*" does not exist$/.test(poolerSays)) {
 		return {
 			message: `Database "${target.database}" does not exist on ${where}`,
 			hint: 'Check the database name in the credential, or create the database.',
+		};
+	}
+	if (/max_client_conn/.test(poolerSays)) {
+		return {
+			message: `The connection pooler at ${where} refused a new connection: it already serves its max_client_conn clients`,
+			hint: `Set Max Pool Size in the credential (now ${maxConnections(target)}) to at most the pooler's max_client_conn divided by the number of n8n processes using it, or raise max_client_conn. This delivery was not reserved: the sender gets an error and retries.`,
 		};
 	}
 	if (code === 'ECONNREFUSED') {
@@ -65,7 +78,8 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 	if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(message)) {
 		return {
 			message: `Could not reach PostgreSQL at ${where} in time`,
-			hint: 'Check that the host is reachable from n8n (firewall, network) and that the pool is not exhausted.',
+			// A pooler whose PostgreSQL is down keeps the login waiting: it ends here, not in "refused".
+			hint: 'Check that the host is reachable from n8n (firewall, network) and that the pool is not exhausted. Behind a pooler such as PgBouncer, check that the pooler reaches PostgreSQL.',
 		};
 	}
 	if (/does not support SSL/i.test(message)) {
