@@ -233,7 +233,12 @@ test('receive: the seed sequence to the published webhook; Executions shows A an
 			['evt:evt_A', 'evt:evt_B'],
 		);
 
-		const runs = await executionsInUi(page, workflowUrl, 3);
+		const runs = await executionsInUi(page, workflowUrl, 3, {
+			screenshot: async (index, run) => {
+				if (run.succeeded.includes(RESPOND_DUPLICATE)) await browser.screenshot('executions-duplicate-run');
+				else if (index === 0) await browser.screenshot('executions-new-event-run');
+			},
+		});
 		// Newest first: B, the repeat of A, A.
 		const [b, repeat, a] = runs;
 		for (const run of [a, b]) {
@@ -242,5 +247,45 @@ test('receive: the seed sequence to the published webhook; Executions shows A an
 		}
 		assert.ok(repeat.succeeded.includes(RESPOND_DUPLICATE), `the repeat ran the duplicate branch: ${repeat.succeeded}`);
 		assert.ok(!repeat.succeeded.includes(BUSINESS_STEP), 'the repeat never ran the business step');
+	}),
+);
+
+test('update and uninstall: 0.1.1 published and updated from the Community nodes page, the published workflow keeps answering; uninstalled, n8n keeps running', { skip, timeout: 600_000 }, () =>
+	step('update', async () => {
+		assert.ok(webhookUrl, 'the import step published the workflow');
+		const released = await publishReleaseAs(stack.registry, '0.1.1', stack.workDir);
+		assert.equal(released.code, 0, released.output);
+		assert.match(released.output, /\+ n8n-nodes-idempotency@0\.1\.1/);
+
+		await openCommunityNodes(page, stack.baseUrl);
+		const card = packageCard(page, PACKAGE);
+		const update = card.getByRole('button', { name: /update/i });
+		await update.waitFor({ timeout: 60_000 });
+		await browser.screenshot('community-nodes-update-available');
+		await update.click();
+		const confirm = page.getByTestId('communityPackageManageConfirm-modal');
+		await confirm.getByRole('button', { name: /confirm update/i }).click();
+		await confirm.waitFor({ state: 'hidden', timeout: 240_000 });
+		await card.getByText('v0.1.1').waitFor({ timeout: 60_000 });
+		await browser.screenshot('community-nodes-updated');
+
+		const after = await sendEvent(webhookUrl, { id: 'evt_C', type: 'payment_intent.succeeded' });
+		assert.deepEqual([after.status, after.json?.status, after.json?.key], [200, 'processed', 'evt:evt_C']);
+		const again = await sendEvent(webhookUrl, { id: 'evt_A', type: 'payment_intent.succeeded' });
+		assert.deepEqual([again.status, again.json?.status], [200, 'duplicate'], 'keys reserved before the update still count');
+
+		await card.getByTestId('action-toggle').click();
+		await page.getByTestId('action-uninstall').click();
+		await confirm.getByRole('button', { name: /confirm uninstall/i }).click();
+		await card.waitFor({ state: 'detached', timeout: 120_000 });
+		await browser.screenshot('community-nodes-uninstalled');
+
+		assert.equal(stack.n8n.process.exitStatus, undefined, 'the n8n server process is still running');
+		const health = await fetch(`${stack.baseUrl}/healthz/readiness`, { signal: AbortSignal.timeout(10_000) });
+		assert.equal(health.status, 200);
+		// The editor still opens the workflow whose nodes are gone.
+		await page.goto(workflowUrl, { waitUntil: 'domcontentloaded' });
+		await canvasNode(page, 'Webhook').waitFor({ timeout: 60_000 });
+		await browser.screenshot('workflow-after-uninstall');
 	}),
 );

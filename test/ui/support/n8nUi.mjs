@@ -198,6 +198,10 @@ export async function publishWorkflow(page) {
 	await modal.waitFor();
 	await modal.getByTestId('workflow-publish-button').click();
 	await modal.waitFor({ state: 'hidden', timeout: 60_000 });
+	// n8n then explains where production runs show up; "Got it" closes that.
+	const gotIt = page.getByRole('button', { name: 'Got it' });
+	await gotIt.waitFor({ timeout: 10_000 }).catch(() => undefined);
+	if (await gotIt.isVisible().catch(() => false)) await gotIt.click();
 }
 
 /**
@@ -215,6 +219,7 @@ export async function executionsInUi(page, workflowUrl, count, { timeoutMs = 60_
 	}
 	const runs = [];
 	for (let i = 0; i < count; i++) {
+		await closeProductionChecklist(page);
 		await items.nth(i).click();
 		const preview = page.getByTestId('execution-preview-host');
 		await preview.getByTestId('canvas-node').first().waitFor({ timeout: 30_000 });
@@ -223,8 +228,18 @@ export async function executionsInUi(page, workflowUrl, count, { timeoutMs = 60_
 			.locator('[data-test-id="canvas-node"]')
 			.filter({ has: page.getByTestId('canvas-node-status-success') })
 			.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-node-name')));
-		runs.push({ status: (await items.nth(i).getAttribute('data-test-execution-status')) ?? '', succeeded });
-		await screenshot?.(i);
+		const run = { status: (await items.nth(i).getAttribute('data-test-execution-status')) ?? '', succeeded };
+		runs.push(run);
+		await screenshot?.(i, run);
 	}
 	return runs;
+}
+
+/** After a workflow's first production runs n8n opens a "Production Checklist" popover over the list. */
+async function closeProductionChecklist(page) {
+	const checklist = page.locator('[data-reka-popper-content-wrapper]').filter({ hasText: 'Production Checklist' });
+	if (!(await checklist.isVisible().catch(() => false))) return;
+	await page.keyboard.press('Escape');
+	if (await checklist.isVisible().catch(() => false)) await checklist.getByRole('button').first().click();
+	await checklist.waitFor({ state: 'hidden', timeout: 10_000 });
 }
