@@ -87,6 +87,13 @@ after(
 	{ timeout: 120_000 },
 );
 
+/** The part of the window a README picture shows: the element's box, at most maxHeight tall. */
+async function clipOf(locator, { maxHeight = 900 } = {}) {
+	const box = await locator.boundingBox();
+	if (!box) throw new Error('nothing to clip: the element is not on screen');
+	return { x: Math.max(0, box.x), y: Math.max(0, box.y), width: box.width, height: Math.min(box.height, maxHeight) };
+}
+
 /** Runs a step; on failure saves a screenshot and prints the tail of n8n's log. */
 async function step(name, fn) {
 	try {
@@ -140,7 +147,10 @@ test('node panel: the words a user types find the nodes', { skip, timeout: 180_0
 		for (const [words, expected] of SEARCHES) {
 			const names = await searchNodePanel(page, words);
 			for (const name of expected) assert.ok(names.includes(name), `"${words}" lists ${name}; it listed ${JSON.stringify(names)}`);
-			if (words === 'idempotency') await browser.screenshot('node-panel-idempotency');
+			if (words === 'idempotency') {
+				await browser.screenshot('node-panel-idempotency');
+				await browser.screenshot('readme-node-panel-search', { clip: await clipOf(page.getByTestId('node-creator'), { maxHeight: 680 }) });
+			}
 		}
 		await closeNodePanel(page);
 	}),
@@ -174,6 +184,7 @@ test('import: the bundled template from its file; credentials created in the dia
 			`PostgreSQL at ${login.host}:${login.port} refused the password for user "${login.user}". Check the user and password in the Idempotency Postgres credential.`,
 		);
 		await browser.screenshot('credential-wrong-password');
+		await browser.screenshot('readme-credential-wrong-password', { clip: await clipOf(page.getByTestId('editCredential-modal'), { maxHeight: 400 }) });
 
 		await fillCredential(page, { password: login.password });
 		assert.equal((await saveCredential(page, { sent: login.password })).ok, true);
@@ -235,7 +246,10 @@ test('receive: the seed sequence to the published webhook; Executions shows A an
 
 		const runs = await executionsInUi(page, workflowUrl, 3, {
 			screenshot: async (index, run) => {
-				if (run.succeeded.includes(RESPOND_DUPLICATE)) await browser.screenshot('executions-duplicate-run');
+				if (run.succeeded.includes(RESPOND_DUPLICATE)) {
+					await browser.screenshot('executions-duplicate-run');
+					await browser.screenshot('readme-executions-duplicate-run', { clip: { x: 0, y: 0, width: 1440, height: 740 } });
+				}
 				else if (index === 0) await browser.screenshot('executions-new-event-run');
 			},
 		});
