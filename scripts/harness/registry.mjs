@@ -1,7 +1,7 @@
 // A throw-away npm registry on 127.0.0.1 (verdaccio from the harness cache) that the UI suite
 // publishes this package to and n8n installs it from, as it would from npmjs.org. Its config,
-// storage and users live in a temp folder; only this package is served from there, everything else
-// is proxied to the registry npm itself uses (npm may resolve a peer dependency such as n8n-workflow).
+// storage and users live in a temp folder. It serves only this package and proxies nothing: n8n
+// strips peer dependencies before its npm install, and the package has no other dependencies.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -9,8 +9,6 @@ import { ensureVerdaccio } from './install.mjs';
 import { progress, waitFor } from './log.mjs';
 import { freePort } from './ports.mjs';
 import { spawnTracked, stopTracked, tailOf } from './processes.mjs';
-
-const UPSTREAM = 'https://registry.npmjs.org/';
 
 /**
  * Starts verdaccio in `dir`; returns { url, userconfig, stop() }. `userconfig` is an npmrc holding
@@ -30,10 +28,6 @@ export async function startRegistry({ dir, packageName }) {
 			'  htpasswd:',
 			`    file: ${JSON.stringify(path.join(dir, 'htpasswd'))}`,
 			'    max_users: 10',
-			'uplinks:',
-			'  upstream:',
-			`    url: ${UPSTREAM}`,
-			'    timeout: 60s',
 			'packages:',
 			`  '${packageName}':`,
 			'    access: $all',
@@ -41,7 +35,6 @@ export async function startRegistry({ dir, packageName }) {
 			'    unpublish: $authenticated',
 			"  '**':",
 			'    access: $all',
-			'    proxy: upstream',
 			'web:',
 			'  enable: false',
 			'log: { type: stdout, format: pretty, level: warn }',

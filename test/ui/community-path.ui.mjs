@@ -133,11 +133,13 @@ test('install: owner setup, then Settings → Community nodes → Install; the p
 	}),
 );
 
+const KEY_NODES = [NODES.reserve, NODES.complete, NODES.release, NODES.purge];
+/** What a user types, and the nodes it must list (their names, descriptions and codex aliases). */
 const SEARCHES = [
-	['idempotency', [NODES.reserve, NODES.complete, NODES.release, NODES.purge]],
-	['dedupe', [NODES.reserve]],
-	['duplicate', [NODES.reserve]],
-	['webhook retry', [NODES.reserve, NODES.verify]],
+	['idempotency', [...KEY_NODES, NODES.verify]],
+	['dedupe', KEY_NODES],
+	['duplicate', KEY_NODES],
+	['webhook retry', [...KEY_NODES, NODES.verify]],
 	['signature', [NODES.verify]],
 ];
 
