@@ -2,7 +2,7 @@
 // playwright-core) against a real n8n 2.41.1 server: publish the package to a local registry, install
 // it from Settings → Community nodes, find its nodes in the node panel, import the bundled template,
 // create its credentials in the credential dialog (a good and a wrong password), publish, send the
-// seed sequence, read the runs in Executions, update to 0.1.1 and uninstall.
+// seed sequence, read the runs in Executions, update to the next patch version and uninstall.
 // Run with `npm run test:ui` (node --test; screenshots go to a temp folder printed at the end).
 //
 // One switch a user would not flip: n8n installs from a registry other than npmjs.org only with the
@@ -41,6 +41,8 @@ import { startUiStack } from './support/stack.mjs';
 
 const PACKAGE = packageManifest().name;
 const VERSION = packageManifest().version;
+/** The update the suite publishes: the next patch version. */
+const NEXT_VERSION = VERSION.replace(/^(\d+)\.(\d+)\.(\d+).*$/, (_, major, minor, patch) => `${major}.${minor}.${Number(patch) + 1}`);
 const TEMPLATE = path.join(REPO_DIR, 'workflows', 'idempotent-webhook.json');
 const OWNER = { email: 'owner@example.com', password: 'Owner-pass-1A' };
 const NODES = {
@@ -115,7 +117,7 @@ test('publish: a plain npm publish is stopped by n8n-node prerelease; the releas
 		const released = await publishRelease(stack.registry);
 		assert.equal(released.code, 0, released.output);
 		assert.match(released.output, /n8n-node prerelease/, 'prepublishOnly ran');
-		assert.match(released.output, new RegExp(`\\+ ${PACKAGE}@${VERSION.replace(/\./g, '\\.')}`));
+		assert.ok(released.output.includes(`+ ${PACKAGE}@${VERSION}`), released.output);
 	}),
 );
 
@@ -266,12 +268,12 @@ test('receive: the seed sequence to the published webhook; Executions shows A an
 	}),
 );
 
-test('update and uninstall: 0.1.1 published and updated from the Community nodes page, the published workflow keeps answering; uninstalled, n8n keeps running', { skip, timeout: 600_000 }, () =>
+test('update and uninstall: the next patch version published and updated from the Community nodes page, the published workflow keeps answering; uninstalled, n8n keeps running', { skip, timeout: 600_000 }, () =>
 	step('update', async () => {
 		assert.ok(webhookUrl, 'the import step published the workflow');
-		const released = await publishReleaseAs(stack.registry, '0.1.1', stack.workDir);
+		const released = await publishReleaseAs(stack.registry, NEXT_VERSION, stack.workDir);
 		assert.equal(released.code, 0, released.output);
-		assert.match(released.output, /\+ n8n-nodes-idempotency@0\.1\.1/);
+		assert.ok(released.output.includes(`+ ${PACKAGE}@${NEXT_VERSION}`), released.output);
 
 		await openCommunityNodes(page, stack.baseUrl);
 		const card = packageCard(page, PACKAGE);
@@ -282,7 +284,7 @@ test('update and uninstall: 0.1.1 published and updated from the Community nodes
 		const confirm = page.getByTestId('communityPackageManageConfirm-modal');
 		await confirm.getByRole('button', { name: /confirm update/i }).click();
 		await confirm.waitFor({ state: 'hidden', timeout: 240_000 });
-		await card.getByText('v0.1.1').waitFor({ timeout: 60_000 });
+		await card.getByText(`v${NEXT_VERSION}`).waitFor({ timeout: 60_000 });
 		await browser.screenshot('community-nodes-updated');
 
 		const after = await sendEvent(webhookUrl, { id: 'evt_C', type: 'payment_intent.succeeded' });

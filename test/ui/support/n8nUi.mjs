@@ -15,21 +15,12 @@ export async function setUpOwner(page, baseUrl, { email, password, firstName = '
 		await signIn(page, { email, password });
 	}
 	await page.waitForURL((url) => !/\/(setup|signin)/.test(url.pathname), { timeout: 60_000 });
-	await dismissPopups(page);
 }
 
 export async function signIn(page, { email, password }) {
 	await page.locator('input[name="emailOrLdapLoginId"], input[name="email"]').first().fill(email);
 	await page.locator('input[name="password"]').fill(password);
 	await page.getByRole('button', { name: /sign in/i }).click();
-}
-
-/** Closes what n8n shows a new owner over the page (surveys, "what's new"), if anything. */
-export async function dismissPopups(page) {
-	for (const name of [/skip|get started|close|dismiss|not now/i]) {
-		const button = page.locator('.el-dialog, [role="dialog"]').getByRole('button', { name });
-		if (await button.first().isVisible().catch(() => false)) await button.first().click().catch(() => undefined);
-	}
 }
 
 export async function openCommunityNodes(page, baseUrl) {
@@ -58,8 +49,7 @@ export function packageCard(page, packageName) {
 /** A new, empty workflow in the editor. */
 export async function newWorkflow(page, baseUrl) {
 	await page.goto(`${baseUrl}/workflow/new`, { waitUntil: 'domcontentloaded' });
-	await page.getByTestId('canvas-wrapper').or(page.locator('.vue-flow')).first().waitFor({ timeout: 60_000 });
-	await dismissPopups(page);
+	await page.getByTestId('canvas-wrapper').waitFor({ timeout: 60_000 });
 }
 
 /** Opens the node panel afresh and types `words` into its search; returns the node names it lists. */
