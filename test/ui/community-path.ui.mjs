@@ -71,7 +71,11 @@ before(
 		if (skip) return;
 		if (process.env.N8N_E2E_SKIP_BUILD !== '1') {
 			progress('npm run build');
-			execFileSync('npm', ['run', 'build'], { cwd: REPO_DIR, stdio: 'ignore', timeout: 300_000 });
+			try {
+				execFileSync('npm', ['run', 'build'], { cwd: REPO_DIR, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
+			} catch (error) {
+				throw new Error(`npm run build failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+			}
 		}
 		stack = await startUiStack({ packageName: PACKAGE });
 		browser = await openBrowser({ screenshotsDir: shots });
