@@ -18,7 +18,7 @@ export class IdempotencyRelease implements INodeType {
 		icon: { light: 'file:idempotencyRelease.svg', dark: 'file:idempotencyRelease.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ "release from " + $parameter["table"] }}',
+		subtitle: '={{ "release in " + $parameter["table"] }}',
 		description: 'Release a reserved idempotency key after a failed business step, so the provider\'s retry runs again',
 		defaults: { name: 'Release Key' },
 		inputs: [NodeConnectionTypes.Main],

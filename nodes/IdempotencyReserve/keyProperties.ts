@@ -9,9 +9,12 @@ function keySourceOptions(): INodePropertyOptions[] {
 	);
 }
 
-/** The node's subtitle: the source's subtitle from the table, then the table name ("Stripe → processed_events"). */
+/**
+ * The node's subtitle: the source's subtitle from the table ("Event ID or body hash"). The table name
+ * is left out: n8n's canvas cuts subtitles at about 28 characters, and the table is in the settings.
+ */
 const SUBTITLES = Object.fromEntries(KEY_SOURCES.map(({ value, subtitle }) => [value, subtitle]));
-export const keySourceSubtitle = `={{ ${JSON.stringify(SUBTITLES)}[$parameter["keySource"]] + " → " + $parameter["table"] }}`;
+export const keySourceSubtitle = `={{ ${JSON.stringify(SUBTITLES)}[$parameter["keySource"]] }}`;
 
 export const keyProperties: INodeProperties[] = [
 	{

@@ -204,3 +204,39 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
 	}
 	return paths;
 }
+
+/**
+ * The local npm registry the UI suite publishes to (test/ui): verdaccio, installed like n8n into
+ * <cache>/verdaccio-<version> rather than into the repo's devDependencies (it is ~60 MB). 6.8.0 is
+ * the newest that runs on the repo's Node 20.
+ */
+export const VERDACCIO_VERSION = '6.8.0';
+
+export async function ensureVerdaccio({ dir = cacheDir() } = {}) {
+	mkdirSync(dir, { recursive: true });
+	removeStaleStaging(dir);
+	const home = path.join(dir, `verdaccio-${VERDACCIO_VERSION}`);
+	const root = path.join(home, 'node_modules', 'verdaccio');
+	const bin = path.join(root, 'bin', 'verdaccio');
+	const installed = () => {
+		try {
+			return JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version === VERDACCIO_VERSION && existsSync(bin);
+		} catch {
+			return false;
+		}
+	};
+	if (installed()) {
+		progress(`verdaccio ${VERDACCIO_VERSION}: reusing ${root}`);
+	} else {
+		progress(`verdaccio ${VERDACCIO_VERSION}: installing from the npm registry into ${home} (about 1 minute; done once)`);
+		const staging = `${home}.partial-${process.pid}`;
+		await npmInstallInto(
+			staging,
+			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=http', '--save-exact', `verdaccio@${VERDACCIO_VERSION}`],
+			{ label: `verdaccio-${VERDACCIO_VERSION}`, logFile: path.join(dir, `verdaccio-${VERDACCIO_VERSION}.log`), timeoutMs: 15 * 60_000 },
+		);
+		moveIntoPlace(staging, home);
+		if (!installed()) throw new Error(`verdaccio ${VERDACCIO_VERSION} is not where it should be after installing: ${root}`);
+	}
+	return { root, bin };
+}

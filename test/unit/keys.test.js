@@ -133,7 +133,7 @@ describe('the key source table', () => {
 		expect(options.map(({ name, value, description: text }) => ({ name, value, description: text }))).toEqual(
 			[...KEY_SOURCES].sort((a, b) => a.name.localeCompare(b.name)).map(({ name, value, description: text }) => ({ name, value, description: text })),
 		);
-		const map = JSON.parse(/^=\{\{ (\{.*\})\[\$parameter\["keySource"\]\] \+ " → " \+ \$parameter\["table"\] \}\}$/.exec(description.subtitle)[1]);
+		const map = JSON.parse(/^=\{\{ (\{.*\})\[\$parameter\["keySource"\]\] \}\}$/.exec(description.subtitle)[1]);
 		expect(map).toEqual(Object.fromEntries(KEY_SOURCES.map(({ value, subtitle }) => [value, subtitle])));
 		expect(map.standardWebhooks).toBe('Standard Webhooks');
 		expect(map.svix).toBe('Svix');

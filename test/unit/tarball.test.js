@@ -64,3 +64,26 @@ test('every template in workflows/ is in it, and the README and the licence', ()
 		expect(packed).toContain(file);
 	}
 });
+
+/** `npm publish --dry-run` with prepublishOnly run (the repo's .npmrc ignores scripts otherwise). */
+function publishDryRun(env) {
+	return spawnSync('npm', ['publish', '--dry-run', '--ignore-scripts=false', '--provenance=false'], {
+		cwd: root,
+		encoding: 'utf8',
+		env,
+		timeout: 120_000,
+	});
+}
+
+test('npm publish is stopped by n8n-node prerelease unless it comes through npm run release (RELEASE_MODE)', () => {
+	const env = { ...process.env };
+	delete env.RELEASE_MODE;
+	const plain = publishDryRun(env);
+	expect(plain.status).not.toBe(0);
+	expect(`${plain.stdout}${plain.stderr}`).toContain('Run `npm run release` to publish the package');
+
+	const release = publishDryRun({ ...env, RELEASE_MODE: 'true' });
+	expect(`${release.stdout}${release.stderr}`).toContain('n8n-node prerelease');
+	expect(release.status).toBe(0);
+	expect(`${release.stdout}${release.stderr}`).toContain(`+ ${pkg.name}@${pkg.version}`);
+}, 240_000);

@@ -1,0 +1,77 @@
+// Debian's Chromium driven by playwright-core (its own browser download cannot work offline), with
+// the launch flags of the key planner's browser tests; screenshots go to a folder outside the repo.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { chromium, selectors } from 'playwright-core';
+
+export const CHROMIUM = process.env.PLANNER_CHROMIUM ?? '/usr/bin/chromium';
+export const chromiumAvailable = existsSync(CHROMIUM);
+
+let testIdSet = false;
+
+/** A fresh profile, a 1440×900 window; n8n marks its elements with data-test-id. */
+export async function openBrowser({ screenshotsDir }) {
+	if (!testIdSet) {
+		selectors.setTestIdAttribute('data-test-id');
+		testIdSet = true;
+	}
+	const profile = mkdtempSync(path.join(tmpdir(), 'n8n-ui-chromium-'));
+	const context = await chromium.launchPersistentContext(profile, {
+		executablePath: CHROMIUM,
+		headless: true,
+		viewport: { width: 1440, height: 900 },
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync',
+		],
+	});
+	context.setDefaultTimeout(20_000);
+	// n8n's test mode (E2E_TESTS=true, support/stack.mjs) frames every page in a red "E2E MODE"
+	// marker; the screenshots show the editor as a user sees it.
+	await context.addInitScript(() => {
+		document.addEventListener('DOMContentLoaded', () => {
+			const style = document.createElement('style');
+			style.textContent = '[data-test-id="e2e-test-mode-marker"] { display: none !important; }';
+			document.head.append(style);
+		});
+	});
+	const page = context.pages()[0] ?? (await context.newPage());
+	const problems = [];
+	page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+	mkdirSync(screenshotsDir, { recursive: true });
+	let shot = 0;
+	return {
+		context,
+		page,
+		problems,
+		screenshotsDir,
+		/** Saves <dir>/NN-name.png of the whole window; returns its path. */
+		async screenshot(name, options = {}) {
+			shot += 1;
+			const file = path.join(screenshotsDir, `${String(shot).padStart(2, '0')}-${name}.png`);
+			await page.screenshot({ path: file, ...options });
+			return file;
+		},
+		async close() {
+			await context.close().catch(() => undefined);
+			rmSync(profile, { recursive: true, force: true });
+		},
+	};
+}
+
+/** The suite's output folder: UI_OUTPUT_DIR, else a new folder under the OS temp dir. */
+export function outputDir() {
+	if (process.env.UI_OUTPUT_DIR) {
+		mkdirSync(process.env.UI_OUTPUT_DIR, { recursive: true });
+		return process.env.UI_OUTPUT_DIR;
+	}
+	return mkdtempSync(path.join(tmpdir(), 'n8n-idem-ui-screens-'));
+}

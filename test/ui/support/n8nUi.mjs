@@ -1,0 +1,235 @@
+// What a user does in n8n 2.41's editor, one function per step, located the way n8n's own
+// Playwright tests locate things (data-test-id attributes, roles and visible labels).
+
+/** First visit: n8n asks for the owner account (/setup); later visits ask to sign in (/signin). */
+export async function setUpOwner(page, baseUrl, { email, password, firstName = 'Ada', lastName = 'Owner' }) {
+	await page.goto(`${baseUrl}/`, { waitUntil: 'domcontentloaded' });
+	await page.waitForURL(/\/(setup|signin)/, { timeout: 60_000 });
+	if (/\/setup/.test(page.url())) {
+		await page.locator('input[name="email"]').fill(email);
+		await page.locator('input[name="firstName"]').fill(firstName);
+		await page.locator('input[name="lastName"]').fill(lastName);
+		await page.locator('input[name="password"]').fill(password);
+		await page.getByRole('button', { name: /next|set up|continue/i }).click();
+	} else {
+		await signIn(page, { email, password });
+	}
+	await page.waitForURL((url) => !/\/(setup|signin)/.test(url.pathname), { timeout: 60_000 });
+}
+
+export async function signIn(page, { email, password }) {
+	await page.locator('input[name="emailOrLdapLoginId"], input[name="email"]').first().fill(email);
+	await page.locator('input[name="password"]').fill(password);
+	await page.getByRole('button', { name: /sign in/i }).click();
+}
+
+export async function openCommunityNodes(page, baseUrl) {
+	await page.goto(`${baseUrl}/settings/community-nodes`, { waitUntil: 'domcontentloaded' });
+	await page.getByTestId('empty-state').or(page.getByTestId('community-package-card')).first().waitFor({ timeout: 30_000 });
+}
+
+/** Settings → Community nodes → Install → package name → risk checkbox → Install. */
+export async function installCommunityPackage(page, packageName, { timeoutMs = 240_000 } = {}) {
+	// The empty page offers "Install a community node"; with packages installed the header has "Install".
+	const emptyState = page.getByTestId('empty-state').getByRole('button');
+	const headerInstall = page.getByRole('button', { name: 'Install', exact: true });
+	await emptyState.or(headerInstall).first().click();
+	const modal = page.getByTestId('communityPackageInstall-modal');
+	await modal.waitFor();
+	await modal.locator('input').first().fill(packageName);
+	await page.getByTestId('user-agreement-checkbox').click();
+	await page.getByTestId('install-community-package-button').click();
+	await modal.waitFor({ state: 'hidden', timeout: timeoutMs });
+}
+
+export function packageCard(page, packageName) {
+	return page.getByTestId('community-package-card').filter({ hasText: packageName });
+}
+
+/** A new, empty workflow in the editor. */
+export async function newWorkflow(page, baseUrl) {
+	await page.goto(`${baseUrl}/workflow/new`, { waitUntil: 'domcontentloaded' });
+	await page.getByTestId('canvas-wrapper').waitFor({ timeout: 60_000 });
+}
+
+/** Opens the node panel afresh and types `words` into its search; returns the node names it lists. */
+export async function searchNodePanel(page, words) {
+	const search = page.getByTestId('node-creator-search-bar');
+	if (await search.isVisible().catch(() => false)) {
+		await page.keyboard.press('Escape');
+		await search.waitFor({ state: 'hidden' });
+	}
+	await page.getByTestId('node-creator-plus-button').click();
+	await search.waitFor();
+	await search.pressSequentially(words, { delay: 20 });
+	const root = page.getByTestId('node-creator');
+	const items = root.getByTestId('node-creator-item-name');
+	const noResults = root.getByTestId('node-creator-no-results');
+	// The panel filters as one types (debounced): wait for search results, then for the list to settle.
+	let previous;
+	let stableSince = Date.now();
+	const deadline = Date.now() + 15_000;
+	while (Date.now() < deadline) {
+		const names = (await items.allInnerTexts()).map((text) => text.trim());
+		const showingResults = (await noResults.isVisible().catch(() => false)) || (names.length > 0 && !names.includes('Trigger manually'));
+		const joined = names.join('|');
+		if (joined !== previous) {
+			previous = joined;
+			stableSince = Date.now();
+		} else if (showingResults && Date.now() - stableSince >= 600) {
+			return names;
+		}
+		await page.waitForTimeout(150);
+	}
+	return previous ? previous.split('|') : [];
+}
+
+export async function closeNodePanel(page) {
+	await page.keyboard.press('Escape');
+}
+
+/** Workflow menu (…) → Import → From File… with `file`. */
+export async function importWorkflowFile(page, file) {
+	await page.getByTestId('workflow-menu').click();
+	await page.getByTestId('workflow-menu-item-import').hover();
+	const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByTestId('workflow-menu-item-import-from-file').click()]);
+	await chooser.setFiles(file);
+}
+
+export function canvasNode(page, name) {
+	return page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
+}
+
+
+export function credentialModal(page) {
+	return page.getByTestId('editCredential-modal');
+}
+
+/** Opens a node's settings (double-click on the canvas). */
+export async function openNode(page, name) {
+	await canvasNode(page, name).dblclick();
+	await page.getByTestId('ndv').waitFor();
+}
+
+export async function closeNode(page) {
+	await page.getByTestId('ndv-close-button').click();
+	await page.getByTestId('ndv').waitFor({ state: 'hidden' });
+}
+
+/** In an open node: "Connect to …" (no credential yet) or the pencil next to the chosen one. */
+export async function openNodeCredential(page) {
+	if (await credentialModal(page).isVisible()) return;
+	const connect = page.getByTestId('node-credentials-empty-state');
+	const edit = page.getByTestId('credential-edit-button');
+	await connect.or(edit).first().click();
+	await credentialModal(page).waitFor();
+}
+
+/** Types values into the open credential dialog's fields, by parameter name. */
+export async function fillCredential(page, values) {
+	const modal = credentialModal(page);
+	for (const [name, value] of Object.entries(values)) {
+		const input = modal.getByTestId(`parameter-input-${name}`).locator('input, textarea').first();
+		await input.fill(String(value));
+	}
+}
+
+/**
+ * Save: n8n stores the credential, then runs the credential type's own test and shows its result
+ * above the fields ("Connection tested successfully", or "Couldn't connect with these settings" with
+ * the test's message behind "More details"; the Retry button runs the test again). Returns
+ * { ok, message } as the test answered, once the dialog shows it.
+ */
+export async function saveCredential(page, { sent, timeoutMs = 30_000 } = {}) {
+	const modal = credentialModal(page);
+	// The test n8n runs for this save: the one whose request carries the value just typed (`sent`).
+	const tested = page.waitForResponse(
+		(response) =>
+			new URL(response.url()).pathname.endsWith('/rest/credentials/test') &&
+			response.request().method() === 'POST' &&
+			(sent === undefined || (response.request().postData() ?? '').includes(JSON.stringify(String(sent)))),
+		{ timeout: timeoutMs },
+	);
+	await modal.getByTestId('credential-save-button').click();
+	const result = (await (await tested).json()).data;
+	// The save button says "Saved" once n8n stored it (unless the dialog closed itself).
+	await modal.getByTestId('credential-save-button').getByText('Saved', { exact: true }).waitFor({ timeout: 5_000 }).catch(() => undefined);
+	if (result.status === 'OK') {
+		// A new credential whose test passed may close its dialog by itself.
+		const success = modal.getByTestId('credentials-config-container-test-success');
+		const deadline = Date.now() + timeoutMs;
+		let shown;
+		while (!shown && Date.now() < deadline) {
+			if (!(await modal.isVisible())) shown = 'closed';
+			else if (await success.isVisible()) shown = 'success shown';
+			else await page.waitForTimeout(200);
+		}
+		if (!shown) throw new Error(`The test answered OK but the dialog does not say so: ${await modal.innerText()}`);
+		return { ok: true, message: result.message, dialog: shown };
+	}
+	await modal.getByText(/Couldn.t connect with these settings/).waitFor({ timeout: timeoutMs });
+	const more = modal.getByText('More details');
+	if (await more.isVisible().catch(() => false)) await more.click();
+	await modal.getByText(result.message, { exact: false }).first().waitFor({ timeout: timeoutMs });
+	return { ok: false, message: result.message };
+}
+
+export async function closeCredential(page) {
+	const modal = credentialModal(page);
+	if (!(await modal.isVisible())) return;
+	await modal.locator('button[aria-label="Close this dialog"]').click();
+	await modal.waitFor({ state: 'hidden' });
+}
+
+/** Publish (top right) → the publish dialog → Publish; waits for n8n to confirm. */
+export async function publishWorkflow(page) {
+	await page.getByTestId('workflow-open-publish-modal-button').click();
+	const modal = page.getByTestId('workflowPublish-modal');
+	await modal.waitFor();
+	await modal.getByTestId('workflow-publish-button').click();
+	await modal.waitFor({ state: 'hidden', timeout: 60_000 });
+	// n8n then explains where production runs show up; "Got it" closes that.
+	const gotIt = page.getByRole('button', { name: 'Got it' });
+	await gotIt.waitFor({ timeout: 10_000 }).catch(() => undefined);
+	if (await gotIt.isVisible().catch(() => false)) await gotIt.click();
+}
+
+/**
+ * The workflow's Executions tab: waits until it lists `count` runs, opens each (newest first) and
+ * reads which nodes its preview marks as run successfully.
+ * @returns {Promise<Array<{ status: string, succeeded: string[] }>>}
+ */
+export async function executionsInUi(page, workflowUrl, count, { timeoutMs = 60_000, screenshot } = {}) {
+	await page.goto(`${workflowUrl}/executions`, { waitUntil: 'domcontentloaded' });
+	const items = page.getByTestId('executions-sidebar').locator('.execution-card, [data-test-id="execution-card"]');
+	const deadline = Date.now() + timeoutMs;
+	while ((await items.count()) < count) {
+		if (Date.now() > deadline) throw new Error(`Executions lists ${await items.count()} runs, not ${count}`);
+		await page.waitForTimeout(500);
+	}
+	const runs = [];
+	for (let i = 0; i < count; i++) {
+		await closeProductionChecklist(page);
+		await items.nth(i).click();
+		const preview = page.getByTestId('execution-preview-host');
+		await preview.getByTestId('canvas-node').first().waitFor({ timeout: 30_000 });
+		await page.waitForTimeout(500);
+		const succeeded = await preview
+			.locator('[data-test-id="canvas-node"]')
+			.filter({ has: page.getByTestId('canvas-node-status-success') })
+			.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-node-name')));
+		const run = { status: (await items.nth(i).getAttribute('data-test-execution-status')) ?? '', succeeded };
+		runs.push(run);
+		await screenshot?.(i, run);
+	}
+	return runs;
+}
+
+/** After a workflow's first production runs n8n opens a "Production Checklist" popover over the list. */
+async function closeProductionChecklist(page) {
+	const checklist = page.locator('[data-reka-popper-content-wrapper]').filter({ hasText: 'Production Checklist' });
+	if (!(await checklist.isVisible().catch(() => false))) return;
+	await page.keyboard.press('Escape');
+	if (await checklist.isVisible().catch(() => false)) await checklist.getByRole('button').first().click();
+	await checklist.waitFor({ state: 'hidden', timeout: 10_000 });
+}

@@ -1,0 +1,120 @@
+// The stack the UI suite drives: n8n 2.41.1 as a user first meets it (no package, no credentials,
+// no workflows, no owner), a throw-away npm registry on 127.0.0.1 that the package is published to,
+// and an embedded PostgreSQL holding n8n's own database and the keys database the user's
+// credential will point at.
+//
+// One thing differs from a user's server: n8n installs community packages from a registry other
+// than npmjs.org only with the licensed feature `feat:communityNodes:customRegistry`. n8n's own
+// test mode (E2E_TESTS=true) makes license features switchable through PATCH /rest/e2e/feature;
+// the suite switches on that one feature, and N8N_COMMUNITY_PACKAGES_REGISTRY names the local
+// registry. Everything else is n8n's default user path.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+import { BUSINESS_LOG_SQL, ensureN8n, progress, startN8nServer, startPostgres } from '../../../scripts/harness/index.mjs';
+import { freePort } from '../../../scripts/harness/ports.mjs';
+import { randomSuffix } from '../../../scripts/harness/postgres.mjs';
+import { onCleanup, onExitSync } from '../../../scripts/harness/processes.mjs';
+import { startRegistry } from '../../../scripts/harness/registry.mjs';
+
+export const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
+
+export async function startUiStack({ packageName }) {
+	const undo = [];
+	let stopped = false;
+	const stop = async () => {
+		if (stopped) return;
+		stopped = true;
+		for (const step of undo.reverse()) {
+			try {
+				await step();
+			} catch (error) {
+				progress(`stop: ${error?.message ?? error}`);
+			}
+		}
+	};
+	undo.push(onCleanup(stop));
+	try {
+		const paths = await ensureN8n();
+		const workDir = mkdtempSync(path.join(tmpdir(), 'n8n-idem-ui-'));
+		const keep = process.env.N8N_E2E_KEEP === '1';
+		const removeWorkDir = () => rmSync(workDir, { recursive: true, force: true });
+		const unregisterRemoval = keep ? () => undefined : onExitSync(removeWorkDir);
+		undo.push(async () => {
+			unregisterRemoval();
+			if (keep) progress(`N8N_E2E_KEEP=1: leaving ${workDir}`);
+			else removeWorkDir();
+		});
+		const userFolder = path.join(workDir, 'n8n-user');
+		const logDir = path.join(workDir, 'logs');
+		mkdirSync(userFolder, { recursive: true });
+		mkdirSync(logDir, { recursive: true });
+
+		// The wrong-password check needs a server that asks for passwords: the embedded one does
+		// (scram-sha-256); a DATABASE_URL server often trusts 127.0.0.1.
+		delete process.env.DATABASE_URL;
+		const server = await startPostgres({ workDir });
+		undo.push(() => server.stop());
+		const suffix = randomSuffix();
+		const keysDatabase = `idem_ui_${suffix}`;
+		const n8nDatabase = `n8n_ui_${suffix}`;
+		await server.createDatabase(keysDatabase);
+		await server.createDatabase(n8nDatabase);
+		const keysDb = new pg.Pool({ ...server.clientConfig(keysDatabase), max: 2 });
+		keysDb.on('error', () => undefined);
+		undo.push(() => keysDb.end().catch(() => undefined));
+		await keysDb.query(BUSINESS_LOG_SQL);
+
+		const registry = await startRegistry({ dir: path.join(workDir, 'registry'), packageName });
+		undo.push(() => registry.stop());
+
+		const ctx = {
+			paths,
+			userFolder,
+			logDir,
+			port: await freePort(),
+			brokerPort: await freePort(),
+			db: { host: server.host, port: server.port, user: server.user, password: server.password, database: n8nDatabase },
+			extraEnv: {
+				E2E_TESTS: 'true',
+				N8N_COMMUNITY_PACKAGES_REGISTRY: registry.url,
+				// n8n's update check runs a bare `npm outdated` in ~/.n8n/nodes, which asks npm's own
+				// registry setting, not N8N_COMMUNITY_PACKAGES_REGISTRY: a user of a private registry sets both.
+				npm_config_registry: registry.url,
+				N8N_LOG_LEVEL: 'info',
+			},
+		};
+		const n8n = await startN8nServer(ctx);
+		undo.push(() => n8n.stop());
+		await setFeature(n8n.baseUrl, CUSTOM_REGISTRY_FEATURE, true);
+		progress(`n8n: ${CUSTOM_REGISTRY_FEATURE} switched on through PATCH /rest/e2e/feature; registry ${registry.url}`);
+
+		return {
+			workDir,
+			n8n,
+			baseUrl: n8n.baseUrl,
+			registry,
+			keysDb,
+			/** What the user types into the Idempotency Postgres credential. */
+			keysLogin: { host: server.host, port: server.port, database: keysDatabase, user: server.user, password: server.password },
+			stop,
+		};
+	} catch (error) {
+		await stop();
+		throw error;
+	}
+}
+
+/** n8n's test-mode switch for one license feature (E2E_TESTS=true only). */
+export async function setFeature(baseUrl, feature, enabled) {
+	const response = await fetch(`${baseUrl}/rest/e2e/feature`, {
+		method: 'PATCH',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ feature, enabled }),
+		signal: AbortSignal.timeout(10_000),
+	});
+	const text = await response.text();
+	if (!response.ok) throw new Error(`PATCH /rest/e2e/feature answered ${response.status}: ${text.slice(0, 300)}`);
+}
