@@ -62,6 +62,6 @@ export async function purgeKeys(this: IExecuteFunctions): Promise<INodeExecution
 			],
 		];
 	} catch (error) {
-		return failWhole(this, databaseError(node, error, credential, 'purge old keys'), 1);
+		return failWhole(this, databaseError(node, error, credential, 'purge old keys', store.ref.qualified), 1);
 	}
 }

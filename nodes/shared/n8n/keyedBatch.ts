@@ -62,7 +62,7 @@ export async function runKeyedBatch<Target, Result>(
 		const present = presentKeys(keys);
 		result = await store.withPreparedTable(batch.prepare, async () => await batch.apply(store, present));
 	} catch (error) {
-		return failWhole(context, databaseError(node, error, credential, batch.action), batch.outputCount, failed);
+		return failWhole(context, databaseError(node, error, credential, batch.action, store.ref.qualified), batch.outputCount, failed);
 	}
 
 	const outputs: INodeExecutionData[][] = Array.from({ length: batch.outputCount }, () => []);
