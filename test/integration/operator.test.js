@@ -170,7 +170,7 @@ describe('settings and privileges changed under a running pool', () => {
 		}
 		expect(failed.run.status).toBe('error');
 		expect(failed.run.error.name).toBe('NodeApiError');
-		expect(failed.run.error.message).toMatch(/^PostgreSQL at .* is read-only, so it could not reserve the keys \(cannot execute \w+ in a read-only transaction\)$/);
+		expect(failed.run.error.message).toMatch(/^PostgreSQL at .* is read-only, so it could not reserve the keys$/);
 		expect(failed.run.error.description).toMatch(/RESET default_transaction_read_only/);
 		expect(await keyCount('evt:op_read_only')).toBe(0);
 		// No n8n restart, no session ended: the pool's read-only connection was dropped with its failure.

@@ -44,7 +44,7 @@ export function describeStatementError(error: unknown, context: Context): Statem
 	const retried = 'Nothing was changed; the sender gets an error and retries.';
 	if (code === '25006') {
 		return {
-			message: `PostgreSQL at ${where} is read-only, so it could not ${context.action} (${message})`,
+			message: `PostgreSQL at ${where} is read-only, so it could not ${context.action}`,
 			hint: `The server is a standby (after a failover?) or default_transaction_read_only is on for database ${database} or user ${user}. Point the credential at the primary, or turn it off: ALTER DATABASE ${database} RESET default_transaction_read_only; ALTER ROLE ${user} RESET default_transaction_read_only; ${retried}`,
 		};
 	}
@@ -68,6 +68,13 @@ export function describeStatementError(error: unknown, context: Context): Statem
 		return {
 			message: `${who}: gave up waiting for it after the lock timeout (at most ${LOCK_WAIT_MS / 1000} s), so PostgreSQL could not ${context.action}`,
 			hint: `Another session keeps it locked in an open transaction (a manual BEGIN; DELETE … not committed, a long job). Find it: SELECT pid, state, xact_start, query FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'; then COMMIT or ROLLBACK it, or SELECT pg_terminate_backend(pid);. Other keys are not held up. ${retried}`,
+		};
+	}
+	if (code === '42501' && /for schema/i.test(message)) {
+		const schema = context.table.slice(0, context.table.indexOf('"."') + 1);
+		return {
+			message: `User ${user} lacks a privilege on schema ${schema} to ${context.action}: ${message}`,
+			hint: `As the schema's owner: GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${user}; or create ${context.table} as its owner and GRANT SELECT, INSERT, UPDATE, DELETE ON ${context.table} TO ${user};. ${retried}`,
 		};
 	}
 	if (code === '42501') {
