@@ -11,6 +11,7 @@ const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const completeWorkflow = require('../fixtures/complete.workflow.json');
+const purgeWorkflow = require('../fixtures/purge.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
@@ -119,6 +120,19 @@ test('a shorter lock_timeout already set for the database is kept', async () => 
 		await db.query(`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} RESET lock_timeout`);
 	}
 }, 30_000);
+
+test('purge keeps an old key whose lease still runs (an old event taken over a moment ago), and deletes old ones whose lease ended', async () => {
+	await db.query(`
+		INSERT INTO processed_events (key, first_seen, status, owner_token, lease_until) VALUES
+		  ('evt:op_old_live', now() - interval '40 days', 'in_progress', 'live', now() + interval '30 seconds'),
+		  ('evt:op_old_expired', now() - interval '40 days', 'in_progress', 'dead', now() - interval '1 second'),
+		  ('evt:op_old_completed', now() - interval '40 days', 'completed', NULL, NULL),
+		  ('evt:op_old_simple', now() - interval '40 days', NULL, NULL, NULL)`);
+	const run = await runWorkflow(purgeWorkflow, [{ json: {} }], { credentials: db.credential() });
+	expect(run.status).toBe('success');
+	const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'evt:op_old_%' ORDER BY key`);
+	expect(rows.map((row) => row.key)).toEqual(['evt:op_old_live']);
+});
 
 describe('settings and privileges changed under a running pool', () => {
 	let database;
