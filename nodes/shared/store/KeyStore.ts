@@ -218,9 +218,12 @@ export class KeyStore {
 	 */
 	private async keysLockedByOthers(keys: readonly string[]): Promise<string[] | undefined> {
 		const distinct = [...new Set(keys)].sort();
+		const { pool } = this.entry;
+		// Naming the keys is worth no wait for a connection: with none free, the error says less.
+		if (pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) return undefined;
 		let client;
 		try {
-			client = await this.entry.pool.connect();
+			client = await pool.connect();
 		} catch {
 			return undefined;
 		}
