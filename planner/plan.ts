@@ -408,7 +408,7 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 	});
 	statements.push({
 		title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
-		sql: purgeBatchSql(ref),
+		sql: purgeBatchSql(ref, { lease }),
 		parameters: [
 			{ name: '$1', type: 'timestamptz', value: 'the cutoff from the statement above' },
 			{

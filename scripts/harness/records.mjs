@@ -32,6 +32,7 @@ export function loadFlatted(paths) {
  * @property {string[]} nodesRun        names of the nodes that ran (runData keys), in execution order
  * @property {string|undefined} lastNodeExecuted
  * @property {string|undefined} error   the execution's error message, if it failed
+ * @property {string|undefined} errorDescription  its description (the node's hint), if any
  * @property {object|undefined} trigger  the first item the first node output (the Webhook's headers/body)
  * @property {string|undefined} requestId  the x-e2e-request header of the triggering request
  * @property {(node: string, output?: number) => object[]} items  json of the items a node output
@@ -72,6 +73,8 @@ function toRecord(row, flatted) {
 		nodesRun,
 		lastNodeExecuted: data?.resultData?.lastNodeExecuted,
 		error: data?.resultData?.error?.message,
+		/** The failed node's description (its hint: what to change), if it failed. */
+		errorDescription: data?.resultData?.error?.description ?? undefined,
 		trigger,
 		requestId: headers[REQUEST_ID_HEADER],
 		items: (node, output = 0) => nodeItems(runData, node, output),

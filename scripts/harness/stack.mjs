@@ -361,6 +361,27 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 				await waitForWebhook(restarted, webhookPathOf(webhookWorkflow));
 				return restarted;
 			},
+			/**
+			 * Stops the main n8n server (SIGTERM, as a deploy would) and starts it again on the same port
+			 * and database, with `env` merged over the stack's extra environment from now on (e.g.
+			 * NODE_OPTIONS with a preload); waits until the published webhooks answer. Regular mode only.
+			 */
+			async restartN8n({ env: changes = {} } = {}) {
+				if (workers.length > 0) throw new Error('restartN8n: regular mode only');
+				await stack.n8n.stop();
+				ctx.extraEnv = { ...(ctx.extraEnv ?? {}), ...changes };
+				for (const [name, value] of Object.entries(changes)) if (value === undefined) delete ctx.extraEnv[name];
+				const restarted = await startN8nServer(ctx);
+				undo.push(() => restarted.stop());
+				stack.n8n = restarted;
+				await waitForPublishedTriggers(n8nDb, publishedIds, restarted);
+				await waitForWebhook(restarted, webhookPathOf(webhookWorkflow));
+				for (const { workflow } of extras) {
+					const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
+					if (webhook) await waitForWebhook(restarted, webhook.parameters.path);
+				}
+				return restarted;
+			},
 			/** POSTs one delivery to the template's webhook. */
 			send: (body, options) => sendEvent(webhookUrl, body, options),
 			/** POSTs and waits until n8n recorded the execution; returns { response, execution, branch }. */

@@ -186,7 +186,7 @@ describeInBrowser('key planner page in Chromium', () => {
 				mode === 'lease'
 					? [sql.createTableSql(ref, { lease: true }), sql.addLeaseColumnsSql(ref), sql.reserveLeaseSql(ref), sql.completeSql(ref), sql.releaseOwnedSql(ref)]
 					: [sql.createTableSql(ref, { lease: false }), sql.reserveWithFirstSeenSql(ref), sql.releaseSql(ref)];
-			expected.push(sql.purgeCutoffSql(), sql.purgeBatchSql(ref));
+			expected.push(sql.purgeCutoffSql(), sql.purgeBatchSql(ref, { lease: mode === 'lease' }));
 			for (const statement of expected) expect(shown.sql).toContain(statement);
 			if (mode === 'simple') expect(shown.sql).not.toContain(sql.reserveLeaseSql(ref));
 			// Bind parameters as the node sends them, the values as JSON in `--` comments (no line break can end one).

@@ -20,9 +20,13 @@ test('63 bytes is the longest name, and its index name still fits', () => {
 test('every statement takes values as bind parameters only', () => {
 	const ref = tableRef('public', 'processed_events');
 	const statements = [sql.reserveSql(ref), sql.reserveWithFirstSeenSql(ref), sql.releaseSql(ref), sql.purgeBatchSql(ref), sql.purgeCutoffSql()];
+	const writes = [sql.reserveSql(ref), sql.reserveWithFirstSeenSql(ref), sql.reserveLeaseSql(ref), sql.releaseSql(ref), sql.releaseOwnedSql(ref), sql.completeSql(ref)];
+	// Every statement that can wait for a key row bounds that wait, before its first row.
+	for (const text of writes) expect(text).toContain(sql.LOCK_BOUND_CTE);
 	for (const text of statements) {
 		expect(text).toMatch(/\$1/);
-		expect(text).not.toMatch(/'[^']*'/); // no string literal: values are never part of the text
+		// No string literal: values are never part of the text. The lock bound's constants are the only ones.
+		expect(text.replace(sql.LOCK_BOUND_CTE, '')).not.toMatch(/'[^']*'/);
 	}
 	expect(sql.reserveSql(ref)).toMatch(/ON CONFLICT \(key\) DO NOTHING/);
 	expect(sql.reserveWithFirstSeenSql(ref)).toMatch(/ON CONFLICT \(key\) DO NOTHING/);

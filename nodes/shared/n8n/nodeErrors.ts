@@ -4,6 +4,7 @@ import { KeyError } from '../keys/KeyError';
 import { IdentifierError } from '../store/identifiers';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
 import { describeConnectionError } from '../transport/describeConnectionError';
+import { describeStatementError } from '../transport/describeStatementError';
 
 interface PostgresError {
 	message?: string;
@@ -26,9 +27,11 @@ export function databaseError(
 	error: unknown,
 	credential: IdempotencyPostgresCredential,
 	action: string,
+	table: string,
 ): NodeApiError {
 	const pgError = (error ?? {}) as PostgresError;
-	const problem = describeConnectionError(error, credential);
+	// SQLSTATEs first: a lock or statement timeout's message mentions "timeout" too.
+	const problem = describeStatementError(error, { ...credential, table, action }) ?? describeConnectionError(error, credential);
 	const message = problem?.message ?? `PostgreSQL could not ${action}: ${pgError.message ?? String(error)}`;
 	const description =
 		problem?.hint ??

@@ -6,8 +6,10 @@ import {
 	completeSql,
 	createIndexIfPermittedSql,
 	createTableSql,
+	existingKeysSql,
 	inspectTableSql,
 	LEASE_COLUMNS,
+	lockableKeysSql,
 	purgeBatchSql,
 	purgeCutoffSql,
 	releaseOwnedSql,
@@ -73,6 +75,15 @@ function tableOrColumnMissing(error: unknown): boolean {
 	const code = (error as { code?: string } | undefined)?.code;
 	return code === '42P01' || code === '42703';
 }
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
+function sqlState(error: unknown): string | undefined {
+	return (error as { code?: string } | undefined)?.code;
+}
+
+/** How long naming the locked keys after a lock timeout may itself wait (a whole table may be locked). */
+const DIAGNOSIS_LOCK_WAIT = '200ms';
 
 export interface PrepareOptions {
 	/** May the table, its index and the lease columns be created? Without, only what lease mode needs is checked. */
@@ -183,6 +194,58 @@ export class KeyStore {
 	}
 
 	/**
+	 * Runs one statement of the key nodes; after a lock timeout, looks up which of its keys another
+	 * transaction holds, for the error message. (A connection that failed, read-only or timed out,
+	 * is dropped by the pool, so a setting it started with cannot outlive its first failed write.)
+	 */
+	private async statement<T>(run: () => Promise<T>, keys: readonly string[] = []): Promise<T> {
+		let failure: unknown;
+		try {
+			return await run();
+		} catch (error) {
+			failure = error;
+		}
+		if (sqlState(failure) === LOCK_NOT_AVAILABLE && keys.length > 0) {
+			(failure as { lockedKeys?: string[] }).lockedKeys = await this.keysLockedByOthers(keys);
+		}
+		throw failure;
+	}
+
+	/**
+	 * The keys that exist and that another transaction holds right now, in a transaction of its own
+	 * that locks nothing it keeps (rolled back) and waits for nothing long. Undefined when that
+	 * could not be told (the table itself locked, the database gone).
+	 */
+	private async keysLockedByOthers(keys: readonly string[]): Promise<string[] | undefined> {
+		const distinct = [...new Set(keys)].sort();
+		const { pool } = this.entry;
+		// Naming the keys is worth no wait for a connection: with none free, the error says less.
+		if (pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) return undefined;
+		let client;
+		try {
+			client = await pool.connect();
+		} catch {
+			return undefined;
+		}
+		let failure: unknown;
+		let locked: string[] | undefined;
+		try {
+			await client.query('BEGIN');
+			await client.query(`SET LOCAL lock_timeout = '${DIAGNOSIS_LOCK_WAIT}'`);
+			const existing = await client.query<{ key: string }>(existingKeysSql(this.ref), [distinct]);
+			const lockable = await client.query<{ key: string }>(lockableKeysSql(this.ref), [distinct]);
+			const free = new Set(lockable.rows.map((row) => row.key));
+			locked = existing.rows.map((row) => row.key).filter((key) => !free.has(key));
+			await client.query('ROLLBACK');
+		} catch (error) {
+			failure = error;
+		}
+		// A failed diagnosis leaves the transaction open: the pool must drop that connection.
+		client.release(failure instanceof Error ? failure : undefined);
+		return failure === undefined ? locked : undefined;
+	}
+
+	/**
 	 * Reserves all keys in one statement and one round trip. The statement is atomic, so on error
 	 * nothing was reserved by it. `firstSeen` also reads when each key that already existed was first
 	 * reserved (an index lookup per such key).
@@ -190,12 +253,16 @@ export class KeyStore {
 	async reserve(keys: readonly string[], { firstSeen }: { firstSeen: boolean }): Promise<ReserveOutcome> {
 		const outcome: ReserveOutcome = { inserted: new Set(), firstSeenMs: new Map() };
 		if (keys.length === 0) return outcome;
-		const result = await this.entry.pool.query<[string, (number | null)?]>({
-			text: firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
-			values: [sortedDistinct(keys)],
-			// Rows as arrays: no object per row for a batch of thousands.
-			rowMode: 'array',
-		});
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<[string, (number | null)?]>({
+					text: firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
+					values: [sortedDistinct(keys)],
+					// Rows as arrays: no object per row for a batch of thousands.
+					rowMode: 'array',
+				}),
+			keys,
+		);
 		for (const [key, firstSeenEpoch] of result.rows) {
 			// Inserted rows come without first_seen; rows that existed always have one (NOT NULL).
 			if (firstSeenEpoch === null || firstSeenEpoch === undefined) outcome.inserted.add(key);
@@ -214,9 +281,13 @@ export class KeyStore {
 	): Promise<LeaseOutcome> {
 		const outcome: LeaseOutcome = { reserved: new Map(), held: new Map() };
 		if (keys.length === 0) return outcome;
-		const result = await this.entry.pool.query<
-			[string, string | null, number | null, number | null, number | null, number | null]
-		>({ text: reserveLeaseSql(this.ref), values: [sortedDistinct(keys), token, leaseSeconds], rowMode: 'array' });
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<
+					[string, string | null, number | null, number | null, number | null, number | null]
+				>({ text: reserveLeaseSql(this.ref), values: [sortedDistinct(keys), token, leaseSeconds], rowMode: 'array' }),
+			keys,
+		);
 		for (const [key, state, attempts, leaseUntilEpoch, firstSeenEpoch, retryAfter] of result.rows) {
 			if (state === 'reserved') {
 				outcome.reserved.set(key, { attempt: attempts ?? 1, leaseUntilMs: Math.round((leaseUntilEpoch ?? 0) * 1000) });
@@ -256,7 +327,7 @@ export class KeyStore {
 		const results: OwnedKeyResults = new Map();
 		if (targets.length === 0) return results;
 		const keys = [...new Set(targets.map((target) => target.key))].sort();
-		const deleted = await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]);
+		const deleted = await this.statement(async () => await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]), keys);
 		const released = new Set(deleted.rows.map((row) => row.key));
 		for (const target of targets) {
 			results.set(ownedKeyId(target), { done: released.has(target.key), rowExists: released.has(target.key) });
@@ -269,10 +340,12 @@ export class KeyStore {
 		if (targets.length === 0) return results;
 		// Sorted by key, so executions with overlapping batches lock rows in one order.
 		const sorted = sortedDistinctOwned(targets);
-		const result = await this.entry.pool.query<Record<string, unknown>>(sql, [
-			sorted.map((target) => target.key),
-			sorted.map((target) => target.token ?? null),
-		]);
+		const keys = sorted.map((target) => target.key);
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<Record<string, unknown>>(sql, [keys, sorted.map((target) => target.token ?? null)]),
+			keys,
+		);
 		for (const row of result.rows) {
 			const target = { key: row.key as string, token: (row.owner_token as string | null) ?? undefined };
 			results.set(ownedKeyId(target), {
@@ -287,13 +360,15 @@ export class KeyStore {
 	/** Deletes keys older than the retention in batches, each its own short statement. */
 	async purge(options: PurgeOptions): Promise<PurgeResult> {
 		const { pool } = this.entry;
-		const cutoffResult = await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]);
+		const cutoffResult = await this.statement(async () => await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]));
 		const cutoff = cutoffResult.rows[0].cutoff;
-		const sql = purgeBatchSql(this.ref);
+		// With the lease columns, keys whose lease still runs are kept (see purgeBatchSql).
+		const state = await this.inspect();
+		const sql = purgeBatchSql(this.ref, { lease: state?.lease_column_count === LEASE_COLUMNS.length });
 		let deleted = 0;
 		let batches = 0;
 		for (;;) {
-			const result = await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]);
+			const result = await this.statement(async () => await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]));
 			const count = result.rowCount ?? 0;
 			batches += 1;
 			deleted += count;

@@ -33,6 +33,29 @@ export function inspectTableSql(): string {
 FROM (SELECT to_regclass($1) AS oid) c`;
 }
 
+/**
+ * How long one statement waits for a key row that another transaction holds (a takeover in flight,
+ * someone's open `BEGIN; DELETE …`), before it fails with lock_not_available (55P03). Short enough
+ * that n8n still answers a webhook sender well within its timeout (Slack waits 3 s, Shopify 5 s),
+ * long enough for any of this package's own statements, which hold a row for milliseconds.
+ */
+export const LOCK_WAIT_MS = 2000;
+
+/**
+ * A CTE that sets lock_timeout for the rest of this statement's implicit transaction (is_local:
+ * reset at its end, so nothing leaks to the connection's next statement; works behind PgBouncer in
+ * transaction mode, where session SET and startup options do not). The row source of every write
+ * reads from it, so it runs before the first row can be waited on. A shorter lock_timeout already
+ * set for the user or database is kept. Table locks are taken before any of it runs (when the
+ * statement is parsed): only a lock_timeout on the role bounds those.
+ */
+export const LOCK_BOUND_CTE = `lock_bound AS MATERIALIZED (
+  SELECT set_config('lock_timeout',
+    CASE WHEN current_setting('lock_timeout')::interval > interval '0'
+          AND current_setting('lock_timeout')::interval < interval '${LOCK_WAIT_MS} milliseconds'
+      THEN current_setting('lock_timeout') ELSE '${LOCK_WAIT_MS}ms' END, true) AS lock_timeout
+)`;
+
 /** Serialises concurrent first-time creators: two CREATE ... IF NOT EXISTS racing can fail on pg_type or pg_class. */
 const DDL_LOCK = `SELECT pg_advisory_xact_lock(hashtext('n8n-nodes-idempotency:create-table'));`;
 
@@ -92,8 +115,9 @@ END $$;`;
  * executions with overlapping batches cannot deadlock.
  */
 export function reserveSql(ref: TableRef): string {
-	return `INSERT INTO ${ref.qualified} (key)
-SELECT unnest($1::text[])
+	return `WITH ${LOCK_BOUND_CTE}
+INSERT INTO ${ref.qualified} (key)
+SELECT unnest($1::text[]) FROM lock_bound
 ON CONFLICT (key) DO NOTHING
 RETURNING key`;
 }
@@ -108,9 +132,9 @@ RETURNING key`;
  * whatever the table's size, where a join could scan the whole table.
  */
 export function reserveWithFirstSeenSql(ref: TableRef): string {
-	return `WITH inserted AS (
+	return `WITH ${LOCK_BOUND_CTE}, inserted AS (
   INSERT INTO ${ref.qualified} (key)
-  SELECT unnest($1::text[])
+  SELECT unnest($1::text[]) FROM lock_bound
   ON CONFLICT (key) DO NOTHING
   RETURNING key
 )
@@ -122,8 +146,22 @@ CROSS JOIN LATERAL (SELECT t.first_seen FROM ${ref.qualified} t WHERE t.key = u.
 WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
 }
 
+/**
+ * Which of the keys in $1 exist and are locked by another transaction right now: the first list
+ * is every key that exists, the second those that could be locked (SKIP LOCKED never waits). Run
+ * after a lock timeout, inside a transaction that is rolled back, to name the keys in the error.
+ */
+export function existingKeysSql(ref: TableRef): string {
+	return `SELECT key FROM ${ref.qualified} WHERE key = ANY($1::text[])`;
+}
+
+export function lockableKeysSql(ref: TableRef): string {
+	return `SELECT key FROM ${ref.qualified} WHERE key = ANY($1::text[]) FOR UPDATE SKIP LOCKED`;
+}
+
 export function releaseSql(ref: TableRef): string {
-	return `DELETE FROM ${ref.qualified} WHERE key = ANY($1::text[]) RETURNING key`;
+	return `WITH ${LOCK_BOUND_CTE}
+DELETE FROM ${ref.qualified} AS t USING lock_bound WHERE t.key = ANY($1::text[]) RETURNING t.key`;
 }
 
 /** The cutoff is computed once, in database time, so every batch of one purge uses the same instant. */
@@ -133,13 +171,20 @@ export function purgeCutoffSql(): string {
 
 /**
  * Deletes at most $3 rows older than $1 (within namespace prefix $2 when not null). SKIP LOCKED
- * leaves rows that a running execution holds, so a purge never waits on a webhook.
+ * leaves rows that a running execution holds, so a purge never waits on a webhook. On a table with
+ * the lease columns (`lease`), a key whose lease still runs is kept whatever its age: an old event
+ * retried and taken over a moment ago is being processed now, and its Complete Key needs the row.
+ * FOR UPDATE re-checks that condition on the newest version of a row a takeover just committed.
  */
-export function purgeBatchSql(ref: TableRef): string {
+export function purgeBatchSql(ref: TableRef, { lease = false }: { lease?: boolean } = {}): string {
+	const liveLease = lease
+		? `
+    AND (status IS DISTINCT FROM 'in_progress' OR lease_until IS NULL OR lease_until <= now())`
+		: '';
 	return `DELETE FROM ${ref.qualified}
 WHERE key IN (
   SELECT key FROM ${ref.qualified}
-  WHERE first_seen < $1 AND ($2::text IS NULL OR starts_with(key, $2::text))
+  WHERE first_seen < $1 AND ($2::text IS NULL OR starts_with(key, $2::text))${liveLease}
   LIMIT $3
   FOR UPDATE SKIP LOCKED
 )`;
@@ -163,8 +208,8 @@ WHERE key IN (
  * taken: it is in progress. Rows as [key, state, attempts, lease_until, first_seen, retry_after].
  */
 export function reserveLeaseSql(ref: TableRef): string {
-	return `WITH input AS MATERIALIZED (
-  SELECT unnest($1::text[]) AS key
+	return `WITH ${LOCK_BOUND_CTE}, input AS MATERIALIZED (
+  SELECT unnest($1::text[]) AS key FROM lock_bound
 ), inserted AS (
   INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until)
   SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8) FROM input
@@ -200,8 +245,8 @@ WHERE NOT EXISTS (SELECT 1 FROM reserved r WHERE r.key = u.key)`;
  * (the lease ended and another execution took the key over), with that row's attempt.
  */
 export function completeSql(ref: TableRef): string {
-	return `WITH target AS (
-  SELECT * FROM unnest($1::text[], $2::text[]) AS c(key, owner_token)
+	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
+  SELECT c.key, c.owner_token FROM unnest($1::text[], $2::text[]) AS c(key, owner_token) CROSS JOIN lock_bound
 ), completed AS (
   UPDATE ${ref.qualified} AS t
   SET status = 'completed', completed_at = coalesce(t.completed_at, now()), lease_until = NULL
@@ -226,8 +271,8 @@ LEFT JOIN LATERAL (
  * it was released and whether a row was there.
  */
 export function releaseOwnedSql(ref: TableRef): string {
-	return `WITH target AS (
-  SELECT * FROM unnest($1::text[], $2::text[]) AS c(key, owner_token)
+	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
+  SELECT c.key, c.owner_token FROM unnest($1::text[], $2::text[]) AS c(key, owner_token) CROSS JOIN lock_bound
 ), released AS (
   DELETE FROM ${ref.qualified} AS t
   USING target
