@@ -1,7 +1,7 @@
 // Reads what n8n itself recorded about executions, straight from its own PostgreSQL tables:
 // execution_entity (one row per execution) and execution_data (the run data, in n8n's `flatted`
 // format). `flatted` is loaded from the cached n8n install by absolute path: it is n8n's own
-// dependency, not one of this package.
+// dependency, not one of this package. Also what the keys database holds (keyStoreReaders).
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -161,4 +161,24 @@ export function branchOf(execution) {
 	if (ran.has('Release Key') || ran.has('Respond 500')) return 'failed, key released';
 	if (ran.has('Business Step (insert business_log)')) return 'processed';
 	return `other (${execution.nodesRun.join(' → ')})`;
+}
+
+/** What the keys database holds: the business step's rows and the reserved keys, all or one. */
+export function keyStoreReaders(keysDb) {
+	return {
+		async businessRows(eventKey) {
+			const { rows } = eventKey
+				? await keysDb.query('SELECT * FROM business_log WHERE event_key = $1 ORDER BY id', [eventKey])
+				: await keysDb.query('SELECT * FROM business_log ORDER BY id');
+			return rows;
+		},
+		async keyRows(key) {
+			const exists = await keysDb.query(`SELECT to_regclass('public.processed_events') IS NOT NULL AS ok`);
+			if (!exists.rows[0].ok) return [];
+			const { rows } = key
+				? await keysDb.query('SELECT key, first_seen FROM processed_events WHERE key = $1', [key])
+				: await keysDb.query('SELECT key, first_seen FROM processed_events ORDER BY key');
+			return rows;
+		},
+	};
 }

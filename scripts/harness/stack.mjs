@@ -9,95 +9,41 @@
 //   5. n8n start, /healthz/readiness, then the webhook answering OPTIONS with 204
 // stop() undoes all of it: n8n, databases (or the embedded server), temp folder.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
+import { importStackCredentials } from './credentials.mjs';
 import { E2E_STRIPE_SECRET, fakeStripeSignature, sendEvent, stripeSignature } from './http.mjs';
 import { ensureN8n } from './install.mjs';
 import { createOwnerRole, startKeyStoreServer } from './keystore.mjs';
 import { startPgBouncer } from './pgbouncer.mjs';
 import { elapsed, progress, waitFor } from './log.mjs';
 import { runN8nCli, startN8nServer, waitForWebhook } from './n8n.mjs';
-import { buildAndPack, installIntoUserFolder, REPO_DIR } from './package.mjs';
+import { publishedVersion, publishWorkflow, waitForPublishedTriggers, waitForWebhookRows } from './publication.mjs';
+import { buildAndPack, installIntoUserFolder } from './package.mjs';
 import { freePort } from './ports.mjs';
 import { randomSuffix, startPostgres } from './postgres.mjs';
 import { onCleanup, onExitSync } from './processes.mjs';
-import { branchOf, executionReader } from './records.mjs';
+import { branchOf, executionReader, keyStoreReaders } from './records.mjs';
 import { connectRedis, deleteKeysContaining } from './redis.mjs';
+import {
+	BUSINESS_LOG_SQL,
+	extraWorkflowCopy,
+	hasWebhook,
+	importableCopy,
+	PURGE_TEMPLATE,
+	PURGE_WORKFLOW_ID,
+	purgeCopyEvery,
+	WEBHOOK_TEMPLATE,
+	WEBHOOK_WORKFLOW_ID,
+	webhookPathOf,
+	withParameters,
+} from './templates.mjs';
 import { queueEnv, startN8nWorkers } from './workers.mjs';
 
-export const WEBHOOK_TEMPLATE = 'workflows/idempotent-webhook.json';
-export const PURGE_TEMPLATE = 'workflows/purge-keys.json';
-export const WEBHOOK_WORKFLOW_ID = 'IdemWebhookTmpl01';
-export const PURGE_WORKFLOW_ID = 'IdemPurgeTmpl0001';
-export const BUSINESS_STEP = 'Business Step (insert business_log)';
-
-export const BUSINESS_LOG_SQL = `CREATE TABLE IF NOT EXISTS business_log (
-  id bigserial PRIMARY KEY,
-  event_key text NOT NULL,
-  event_type text,
-  created_at timestamptz NOT NULL DEFAULT now()
-);`;
-
-function readTemplate(relativePath) {
-	return JSON.parse(readFileSync(path.join(REPO_DIR, relativePath), 'utf8'));
-}
-
-/** The template as import needs it: the same JSON plus an id (and active: false; publishing activates it). */
-function importableCopy(relativePath, id) {
-	return { ...readTemplate(relativePath), id, active: false };
-}
-
-/**
- * `n8n execute --id` only starts at a Manual or Execute Workflow Trigger, so the purge template's
- * Schedule Trigger cannot be run that way. To run the template as it is meant to run (scheduled, in
- * the server), the copy that gets published fires every few seconds instead of every 6 hours.
- * That interval is the only change; the Purge Keys node and the connections stay as in the file.
- */
-function purgeCopyEvery(seconds, id) {
-	const workflow = importableCopy(PURGE_TEMPLATE, id);
-	const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.scheduleTrigger');
-	if (!trigger) throw new Error(`${PURGE_TEMPLATE} has no Schedule Trigger`);
-	trigger.parameters = { ...trigger.parameters, rule: { interval: [{ field: 'seconds', secondsInterval: seconds }] } };
-	return workflow;
-}
-
-/** 2.x publishes a workflow; 1.x, which has no publish:workflow, activates it. */
-async function publishWorkflow(ctx, id) {
-	const args = ctx.paths.line === 1 ? ['update:workflow', `--id=${id}`, '--active=true'] : ['publish:workflow', `--id=${id}`];
-	await runN8nCli(ctx, args, { label: `publish-${id}` });
-}
-
-function withParameters(workflow, parametersByNode) {
-	for (const [name, parameters] of Object.entries(parametersByNode)) {
-		const node = workflow.nodes.find((candidate) => candidate.name === name);
-		if (!node) throw new Error(`templateParameters: the webhook template has no node "${name}"`);
-		node.parameters = { ...node.parameters, ...parameters };
-	}
-	return workflow;
-}
-
-function webhookPathOf(workflow) {
-	const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
-	if (!webhook) throw new Error('The webhook template has no Webhook node');
-	return webhook.parameters.path;
-}
-
-/**
- * An extra workflow to import and publish (startStack's `extraWorkflows`): a path (absolute, or
- * relative to the repository) whose JSON carries its own stable `id`, or `{ path, id }`. The copy
- * that gets imported is the file plus that id and `active: false`, nothing else changed.
- */
-function extraWorkflowCopy(entry) {
-	const file = typeof entry === 'string' ? entry : entry?.path;
-	if (!file) throw new Error(`extraWorkflows: ${JSON.stringify(entry)} is neither a path nor { path, id }`);
-	const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, file), 'utf8'));
-	const id = (typeof entry === 'string' ? undefined : entry.id) ?? json.id;
-	if (!id) throw new Error(`extraWorkflows: ${file} has no "id" (give it one, or pass { path, id })`);
-	return { file, workflow: { ...json, id, active: false } };
-}
+export { BUSINESS_LOG_SQL, BUSINESS_STEP, PURGE_WORKFLOW_ID, WEBHOOK_WORKFLOW_ID } from './templates.mjs';
 
 /**
  * Starts the stack. Registers its own clean-up, so a signal or an early exit still stops n8n.
@@ -232,39 +178,8 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			...(env || queue ? { extraEnv: { ...(queue ? queueEnv({ token: queueToken, ...queue }) : {}), ...(env ?? {}) } } : {}),
 		};
 
-		// Credentials: plain data in the import file; n8n encrypts it with N8N_ENCRYPTION_KEY.
-		const dbFields = { host: keysEndpoint.host, port: keysEndpoint.port, database: keysDatabase, user: keysEndpoint.user, password: keysEndpoint.password };
-		const credentialsFile = path.join(workDir, 'credentials.json');
-		writeFileSync(
-			credentialsFile,
-			JSON.stringify(
-				[
-					{
-						id: 'IdemPgCredE2E0001',
-						name: 'Idempotency Postgres',
-						type: 'idempotencyPostgresApi',
-						data: { ...dbFields, ssl: 'disable', maxConnections: 10 },
-					},
-					{
-						// The template's Verify Webhook Signature node (Stripe); sendEvent signs with it.
-						id: 'WhSigCredE2E00001',
-						name: 'Webhook Signing Secret',
-						type: 'webhookSigningSecretApi',
-						data: { secret: E2E_STRIPE_SECRET, previousSecret: '' },
-					},
-					{
-						id: 'BizPgCredE2E00001',
-						name: 'Business Postgres',
-						type: 'postgres',
-						data: { ...dbFields, ssl: 'disable', allowUnauthorizedCerts: false, maxConnections: 20, sshTunnel: false },
-					},
-				],
-				null,
-				2,
-			),
-			{ mode: 0o600 },
-		);
-		await runN8nCli(ctx, ['import:credentials', `--input=${credentialsFile}`], { label: 'import-credentials' });
+		const keysFields = { host: keysEndpoint.host, port: keysEndpoint.port, database: keysDatabase, user: keysEndpoint.user, password: keysEndpoint.password };
+		await importStackCredentials(ctx, workDir, keysFields);
 
 		const workflowsDir = path.join(workDir, 'workflows');
 		mkdirSync(workflowsDir);
@@ -310,6 +225,17 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 		progress(`n8n: webhook registered at ${webhookUrl} (stack up in ${elapsed(startedAt)})`);
 
 		const executions = executionReader(n8nDb, paths);
+		const webhookPaths = [webhookPathOf(webhookWorkflow), ...extras.filter(hasWebhook).map(({ workflow }) => webhookPathOf(workflow))];
+
+		/** The main n8n again on the same port and database, once every published webhook answers. */
+		const startAgain = async () => {
+			const restarted = await startN8nServer(ctx);
+			undo.push(() => restarted.stop());
+			stack.n8n = restarted;
+			await waitForPublishedTriggers(n8nDb, publishedIds, restarted);
+			for (const webhookPath of webhookPaths) await waitForWebhook(restarted, webhookPath);
+			return restarted;
+		};
 
 		const stack = {
 			label,
@@ -354,12 +280,7 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 					// already gone
 				}
 				await crashed.process.exited;
-				const restarted = await startN8nServer(ctx);
-				undo.push(() => restarted.stop());
-				stack.n8n = restarted;
-				await waitForPublishedTriggers(n8nDb, publishedIds, restarted);
-				await waitForWebhook(restarted, webhookPathOf(webhookWorkflow));
-				return restarted;
+				return await startAgain();
 			},
 			/**
 			 * Stops the main n8n server (SIGTERM, as a deploy would) and starts it again on the same port
@@ -371,16 +292,7 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 				await stack.n8n.stop();
 				ctx.extraEnv = { ...(ctx.extraEnv ?? {}), ...changes };
 				for (const [name, value] of Object.entries(changes)) if (value === undefined) delete ctx.extraEnv[name];
-				const restarted = await startN8nServer(ctx);
-				undo.push(() => restarted.stop());
-				stack.n8n = restarted;
-				await waitForPublishedTriggers(n8nDb, publishedIds, restarted);
-				await waitForWebhook(restarted, webhookPathOf(webhookWorkflow));
-				for (const { workflow } of extras) {
-					const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
-					if (webhook) await waitForWebhook(restarted, webhook.parameters.path);
-				}
-				return restarted;
+				return await startAgain();
 			},
 			/** POSTs one delivery to the template's webhook. */
 			send: (body, options) => sendEvent(webhookUrl, body, options),
@@ -391,20 +303,7 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 				const execution = await executions.waitForRequest(WEBHOOK_WORKFLOW_ID, response.requestId);
 				return { response, execution, branch: branchOf(execution) };
 			},
-			async businessRows(eventKey) {
-				const { rows } = eventKey
-					? await keysDb.query('SELECT * FROM business_log WHERE event_key = $1 ORDER BY id', [eventKey])
-					: await keysDb.query('SELECT * FROM business_log ORDER BY id');
-				return rows;
-			},
-			async keyRows(key) {
-				const exists = await keysDb.query(`SELECT to_regclass('public.processed_events') IS NOT NULL AS ok`);
-				if (!exists.rows[0].ok) return [];
-				const { rows } = key
-					? await keysDb.query('SELECT key, first_seen FROM processed_events WHERE key = $1', [key])
-					: await keysDb.query('SELECT key, first_seen FROM processed_events ORDER BY key');
-				return rows;
-			},
+			...keyStoreReaders(keysDb),
 			/**
 			 * Waits (bounded) for a run of the published purge workflow that started after `since`
 			 * (a Date); needs startStack({ purgeEverySeconds }).
@@ -442,81 +341,4 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 		await stop();
 		throw error;
 	}
-}
-
-/**
- * n8n 2.x applies publications through an outbox: right after start-up it (re)applies every
- * published workflow (reason "startup"), and while that runs the webhook can be briefly
- * unregistered even though OPTIONS already answered 204 a moment before (seen here: OPTIONS 204,
- * then the first POST "not registered"). Wait until no publication of these workflows is pending or
- * in progress and each one's triggers are reported activated for its active version.
- */
-async function waitForPublishedTriggers(n8nDb, workflowIds, server, { timeoutMs = 120_000 } = {}) {
-	const { rows: tables } = await n8nDb.query(
-		`SELECT table_name FROM information_schema.tables WHERE table_name IN ('workflow_publication_outbox', 'workflow_publication_trigger_status')`,
-	);
-	if (tables.length < 2) {
-		progress('n8n: no publication outbox tables in this n8n version; relying on the OPTIONS probe');
-		return;
-	}
-	let state = 'not checked yet';
-	await waitFor(
-		() => `n8n to finish publishing ${workflowIds.join(', ')} (${state})`,
-		async () => {
-			if (server.process.exitStatus) throw new Error(`n8n exited:\n${server.logTail(40)}`);
-			const { rows: open } = await n8nDb.query(
-				`SELECT "workflowId", status FROM workflow_publication_outbox
-				 WHERE "workflowId" = ANY($1) AND status IN ('pending', 'in_progress')`,
-				[workflowIds],
-			);
-			const { rows: triggers } = await n8nDb.query(
-				`SELECT w.id, w."activeVersionId", t.status, t."versionId", t."errorMessage"
-				 FROM workflow_entity w LEFT JOIN workflow_publication_trigger_status t ON t."workflowId" = w.id
-				 WHERE w.id = ANY($1)`,
-				[workflowIds],
-			);
-			// A failed activation is not final: n8n's reconciler re-publishes such workflows every 10 s.
-			const ready = workflowIds.every((id) => {
-				const rows = triggers.filter((t) => t.id === id);
-				return rows.length > 0 && rows.every((t) => t.status === 'activated' && t.versionId === t.activeVersionId);
-			});
-			state = `${open.length} publications open, triggers ${JSON.stringify(triggers.map((t) => [t.id, t.status, t.errorMessage ?? undefined]))}`;
-			return open.length === 0 && ready;
-		},
-		{ timeoutMs, intervalMs: 250 },
-	);
-	progress(`n8n: publications applied (${state})`);
-}
-
-function hasWebhook({ workflow }) {
-	return workflow.nodes.some((node) => node.type === 'n8n-nodes-base.webhook');
-}
-
-/**
- * n8n 1.x answers the OPTIONS probe before it has activated the workflows at start-up, and a POST in
- * that gap is refused as "not registered". It records each activated webhook in webhook_entity: wait
- * for those rows.
- */
-async function waitForWebhookRows(n8nDb, workflowIds, server, { timeoutMs = 120_000 } = {}) {
-	await waitFor(
-		`n8n 1.x to activate the webhooks of ${workflowIds.join(', ')}`,
-		async () => {
-			if (server.process.exitStatus) throw new Error(`n8n exited:\n${server.logTail(40)}`);
-			const { rows } = await n8nDb.query(`SELECT DISTINCT "workflowId" FROM webhook_entity WHERE "workflowId" = ANY($1)`, [workflowIds]);
-			return rows.length === workflowIds.length;
-		},
-		{ timeoutMs, intervalMs: 250 },
-	);
-}
-
-/** The version id n8n serves for a published workflow, where this n8n version records it. */
-async function publishedVersion(n8nDb, workflowId) {
-	const { rows: columns } = await n8nDb.query(
-		`SELECT column_name FROM information_schema.columns WHERE table_name = 'workflow_entity' AND column_name IN ('activeVersionId', 'versionId')`,
-	);
-	const names = columns.map((c) => c.column_name);
-	const column = names.includes('activeVersionId') ? 'activeVersionId' : names.includes('versionId') ? 'versionId' : undefined;
-	if (!column) return undefined;
-	const { rows } = await n8nDb.query(`SELECT "${column}" AS version FROM workflow_entity WHERE id = $1`, [workflowId]);
-	return rows[0]?.version ?? undefined;
 }

@@ -1,0 +1,36 @@
+// The credentials a stack imports into n8n (plain data in the import file; n8n encrypts it with
+// N8N_ENCRYPTION_KEY): the package's Idempotency Postgres and Webhook Signing Secret, and n8n's own
+// Postgres for the template's business step, both Postgres ones on the keys database.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { E2E_STRIPE_SECRET } from './http.mjs';
+import { runN8nCli } from './n8n.mjs';
+
+/** `keys`: { host, port, database, user, password } of the keys database (or the pooler before it). */
+export async function importStackCredentials(ctx, workDir, keys) {
+	const credentialsFile = path.join(workDir, 'credentials.json');
+	const credentials = [
+		{
+			id: 'IdemPgCredE2E0001',
+			name: 'Idempotency Postgres',
+			type: 'idempotencyPostgresApi',
+			data: { ...keys, ssl: 'disable', maxConnections: 10 },
+		},
+		{
+			// The template's Verify Webhook Signature node (Stripe); sendEvent signs with it.
+			id: 'WhSigCredE2E00001',
+			name: 'Webhook Signing Secret',
+			type: 'webhookSigningSecretApi',
+			data: { secret: E2E_STRIPE_SECRET, previousSecret: '' },
+		},
+		{
+			id: 'BizPgCredE2E00001',
+			name: 'Business Postgres',
+			type: 'postgres',
+			data: { ...keys, ssl: 'disable', allowUnauthorizedCerts: false, maxConnections: 20, sshTunnel: false },
+		},
+	];
+	writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2), { mode: 0o600 });
+	await runN8nCli(ctx, ['import:credentials', `--input=${credentialsFile}`], { label: 'import-credentials' });
+}

@@ -1,0 +1,75 @@
+// The workflows a stack imports: the repository's templates as import needs them (an id, inactive),
+// the changes a test asks for (parameters, a faster purge schedule), and extra workflow files.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { REPO_DIR } from './package.mjs';
+
+export const WEBHOOK_TEMPLATE = 'workflows/idempotent-webhook.json';
+export const PURGE_TEMPLATE = 'workflows/purge-keys.json';
+export const WEBHOOK_WORKFLOW_ID = 'IdemWebhookTmpl01';
+export const PURGE_WORKFLOW_ID = 'IdemPurgeTmpl0001';
+export const BUSINESS_STEP = 'Business Step (insert business_log)';
+
+export const BUSINESS_LOG_SQL = `CREATE TABLE IF NOT EXISTS business_log (
+  id bigserial PRIMARY KEY,
+  event_key text NOT NULL,
+  event_type text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);`;
+
+export function readTemplate(relativePath) {
+	return JSON.parse(readFileSync(path.join(REPO_DIR, relativePath), 'utf8'));
+}
+
+/** The template as import needs it: the same JSON plus an id (and active: false; publishing activates it). */
+export function importableCopy(relativePath, id) {
+	return { ...readTemplate(relativePath), id, active: false };
+}
+
+/**
+ * `n8n execute --id` only starts at a Manual or Execute Workflow Trigger, so the purge template's
+ * Schedule Trigger cannot be run that way. To run the template as it is meant to run (scheduled, in
+ * the server), the copy that gets published fires every few seconds instead of every 6 hours.
+ * That interval is the only change; the Purge Keys node and the connections stay as in the file.
+ */
+export function purgeCopyEvery(seconds, id) {
+	const workflow = importableCopy(PURGE_TEMPLATE, id);
+	const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.scheduleTrigger');
+	if (!trigger) throw new Error(`${PURGE_TEMPLATE} has no Schedule Trigger`);
+	trigger.parameters = { ...trigger.parameters, rule: { interval: [{ field: 'seconds', secondsInterval: seconds }] } };
+	return workflow;
+}
+
+export function withParameters(workflow, parametersByNode) {
+	for (const [name, parameters] of Object.entries(parametersByNode)) {
+		const node = workflow.nodes.find((candidate) => candidate.name === name);
+		if (!node) throw new Error(`templateParameters: the webhook template has no node "${name}"`);
+		node.parameters = { ...node.parameters, ...parameters };
+	}
+	return workflow;
+}
+
+export function webhookPathOf(workflow) {
+	const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
+	if (!webhook) throw new Error('The webhook template has no Webhook node');
+	return webhook.parameters.path;
+}
+
+/**
+ * An extra workflow to import and publish (startStack's `extraWorkflows`): a path (absolute, or
+ * relative to the repository) whose JSON carries its own stable `id`, or `{ path, id }`. The copy
+ * that gets imported is the file plus that id and `active: false`, nothing else changed.
+ */
+export function extraWorkflowCopy(entry) {
+	const file = typeof entry === 'string' ? entry : entry?.path;
+	if (!file) throw new Error(`extraWorkflows: ${JSON.stringify(entry)} is neither a path nor { path, id }`);
+	const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, file), 'utf8'));
+	const id = (typeof entry === 'string' ? undefined : entry.id) ?? json.id;
+	if (!id) throw new Error(`extraWorkflows: ${file} has no "id" (give it one, or pass { path, id })`);
+	return { file, workflow: { ...json, id, active: false } };
+}
+
+export function hasWebhook({ workflow }) {
+	return workflow.nodes.some((node) => node.type === 'n8n-nodes-base.webhook');
+}
