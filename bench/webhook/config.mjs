@@ -1,0 +1,61 @@
+// The command line: flags, --help, and the run's config (validated; variant names are checked
+// against VARIANTS by the entry point).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const USAGE =
+	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
+	'                             [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,packageNoVerify] [--warmup 60] [--env NAME=VALUE] [--profile]\n';
+
+export function parseArgs(argv) {
+	const options = { env: [] };
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i];
+		if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+		let [name, value] = arg.slice(2).split(/=(.*)/s, 2);
+		if (name === 'profile' || name === 'help') {
+			options[name] = true;
+			continue;
+		}
+		if (value === undefined) {
+			value = argv[++i];
+			if (value === undefined) throw new Error(`--${name} needs a value`);
+		}
+		if (name === 'env') options.env.push(value);
+		else options[name] = value;
+	}
+	return options;
+}
+
+export const ALL_SHAPES = ['distinct', 'repeated'];
+export const list = (value) => String(value).split(',').map((s) => s.trim()).filter(Boolean);
+const positiveInt = (name, value) => {
+	const n = Number(value);
+	if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new Error(`--${name} must be an integer from 1 to 100000, not ${value}`);
+	return n;
+};
+
+/** The run's settings from the parsed flags, with the defaults. */
+export function configFrom(args) {
+	const config = {
+		rounds: positiveInt('rounds', args.rounds ?? 6),
+		requests: positiveInt('requests', args.requests ?? 120),
+		concurrency: list(args.concurrency ?? '1,16').map((c) => positiveInt('concurrency', c)),
+		shapes: list(args.shapes ?? ALL_SHAPES.join(',')),
+		variants: list(args.variants ?? 'floor,floorNoOp,bare,handBuilt,packageSimple,package,packageNoVerify'),
+		warmup: Number(args.warmup ?? 60),
+		profile: Boolean(args.profile),
+		env: Object.fromEntries(
+			args.env.map((pair) => {
+				const at = pair.indexOf('=');
+				if (at < 1) throw new Error(`--env wants NAME=VALUE, not ${pair}`);
+				return [pair.slice(0, at), pair.slice(at + 1)];
+			}),
+		),
+	};
+	for (const shape of config.shapes) if (!ALL_SHAPES.includes(shape)) throw new Error(`unknown shape ${shape} (${ALL_SHAPES.join(', ')})`);
+	if (config.concurrency.some((c) => c > 256)) throw new Error('--concurrency: at most 256');
+	return config;
+}

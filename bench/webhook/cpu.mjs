@@ -1,0 +1,74 @@
+// CPU of n8n's main process, its task runner and PostgreSQL, from /proc (Linux; zero elsewhere).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+function processTable() {
+	const table = [];
+	let entries = [];
+	try {
+		entries = readdirSync('/proc');
+	} catch {
+		return table;
+	}
+	for (const entry of entries) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+			const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			// fields[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15
+			table.push({
+				pid: Number(entry),
+				ppid: Number(fields[1]),
+				pgrp: Number(fields[2]),
+				cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS,
+				// cutime + cstime: children that exited and were waited for (PostgreSQL backends that ended)
+				reapedChildrenCpuMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS,
+			});
+		} catch {
+			// gone meanwhile
+		}
+	}
+	return table;
+}
+
+export function cpuSnapshot(stack, postmasterPid) {
+	const table = processTable();
+	const n8nPid = stack.n8n.pid;
+	let main = 0;
+	let runner = 0;
+	let postgres = 0;
+	for (const p of table) {
+		if (p.pid === n8nPid) main += p.cpuMs;
+		else if (p.pgrp === n8nPid) runner += p.cpuMs;
+		// PostgreSQL's backends make themselves group leaders: they are found as the postmaster's children.
+		else if (postmasterPid && p.pid === postmasterPid) postgres += p.cpuMs + p.reapedChildrenCpuMs;
+		else if (postmasterPid && p.ppid === postmasterPid) postgres += p.cpuMs;
+	}
+	return { main, runner, postgres, machine: machineBusyMs(), client: clientCpuMs(), at: performance.now() };
+}
+
+/** Busy CPU of the whole machine (all cores), ms, from /proc/stat. */
+function machineBusyMs() {
+	try {
+		const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+		// user nice system idle iowait irq softirq steal …: busy = all but idle and iowait
+		const busy = fields.slice(0, 8).reduce((sum, v) => sum + v, 0) - fields[3] - fields[4];
+		return (busy * 1000) / CLOCK_TICKS;
+	} catch {
+		return 0;
+	}
+}
+
+function clientCpuMs() {
+	const { user, system } = process.cpuUsage();
+	return (user + system) / 1000;
+}
+
+export function postmasterPidOf(stack) {
+	const file = path.join(stack.workDir, 'postgres', 'data', 'postmaster.pid');
+	if (stack.server.kind !== 'embedded' || !existsSync(file)) return undefined;
+	return Number(readFileSync(file, 'utf8').split('\n')[0]);
+}

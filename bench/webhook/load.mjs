@@ -1,0 +1,120 @@
+// Traffic: the event bodies and their ids, one signed POST, a closed-loop load, percentiles.
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+import { stripeSignature } from '../../scripts/harness/index.mjs';
+
+/** A Stripe-like event of ~0.8 KB, the same for every variant except its id. */
+export function eventBody(id, seq) {
+	return Buffer.from(
+		JSON.stringify({
+			id,
+			object: 'event',
+			api_version: '2024-06-20',
+			created: 1_700_000_000 + seq,
+			type: 'invoice.paid',
+			livemode: false,
+			pending_webhooks: 1,
+			request: { id: null, idempotency_key: null },
+			data: {
+				object: {
+					id: `in_${String(seq).padStart(8, '0')}`,
+					object: 'invoice',
+					amount_due: 4200,
+					amount_paid: 4200,
+					currency: 'eur',
+					customer: 'cus_BenchCustomer0001',
+					customer_email: 'bench@example.com',
+					status: 'paid',
+					billing_reason: 'subscription_cycle',
+					lines: {
+						object: 'list',
+						data: [{ id: 'il_0001', amount: 4200, description: '1 × Plan (at €42.00 / month)', quantity: 1 }],
+					},
+					metadata: { order: `ord_${seq}`, source: 'n8n-nodes-idempotency webhook-level bench' },
+				},
+			},
+		}),
+	);
+}
+
+/**
+ * The ids of one load. distinct: n new ids. repeated: blocks of up to 32 new ids followed by the
+ * same 32 again (each id twice, half the requests duplicates; at concurrency 16 the second copy
+ * mostly arrives after the first one finished, like a provider's retry, sometimes alongside it).
+ */
+export function loadIds(prefix, shape, n) {
+	if (shape === 'distinct') return Array.from({ length: n }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
+	const ids = [];
+	let next = 0;
+	while (ids.length < n) {
+		const m = Math.min(32, Math.floor((n - ids.length) / 2));
+		if (m === 0) {
+			ids.push(`${prefix}.${String(next++).padStart(5, '0')}`);
+			continue;
+		}
+		const block = Array.from({ length: m }, () => `${prefix}.${String(next++).padStart(5, '0')}`);
+		ids.push(...block, ...block);
+	}
+	return ids;
+}
+
+export function post(url, bytes, agent, timeoutMs = 60_000) {
+	return new Promise((resolve) => {
+		const started = performance.now();
+		const request = http.request(
+			url,
+			{
+				method: 'POST',
+				agent,
+				// Signed as Stripe signs (the stack's secret), at send time, for every variant alike.
+				headers: { 'content-type': 'application/json', 'content-length': bytes.length, 'stripe-signature': stripeSignature(bytes) },
+				timeout: timeoutMs,
+			},
+			(response) => {
+				const chunks = [];
+				response.on('data', (chunk) => chunks.push(chunk));
+				response.on('end', () =>
+					resolve({
+						status: response.statusCode,
+						text: Buffer.concat(chunks).toString('utf8'),
+						retryAfter: response.headers['retry-after'],
+						ms: performance.now() - started,
+					}),
+				);
+				response.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
+			},
+		);
+		request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+		request.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
+		request.end(bytes);
+	});
+}
+
+/** Closed loop: `concurrency` senders, each sending the next request as soon as its last one was answered. */
+export async function runLoad(url, ids, concurrency, seqBase) {
+	const bodies = ids.map((id, i) => eventBody(id, seqBase + i));
+	const answers = new Array(ids.length);
+	const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+	let next = 0;
+	const startedMono = process.hrtime.bigint();
+	const started = performance.now();
+	await Promise.all(
+		Array.from({ length: Math.min(concurrency, ids.length) }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= ids.length) return;
+				answers[i] = await post(url, bodies[i], agent);
+			}
+		}),
+	);
+	const wallMs = performance.now() - started;
+	const endedMono = process.hrtime.bigint();
+	agent.destroy();
+	return { answers, wallMs, window: [Number(startedMono / 1000n), Number(endedMono / 1000n)] };
+}
+
+export function percentile(values, p) {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}

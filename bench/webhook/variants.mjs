@@ -1,0 +1,89 @@
+// The variants: which workflow each one is, what its answer and its business row look like. A new
+// variant is one entry in VARIANTS below (and its workflow file under bench/workflows/).
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { WEBHOOK_WORKFLOW_ID } from '../../scripts/harness/index.mjs';
+import { REPO_DIR } from './config.mjs';
+
+const TEMPLATE_FILE = 'workflows/idempotent-webhook.json';
+const NO_VERIFY_TABLE = 'processed_events_nover';
+
+/**
+ * The template without its Verify Webhook Signature node and the node its `invalid` output feeds:
+ * Webhook → Idempotency Reserve, as the template was before verification. Own id, webhook path and
+ * key table, everything else as in the file, so package ÷ this is the cost of verification alone.
+ */
+function templateWithoutVerification() {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8'));
+	const verify = template.nodes.find((node) => node.type === 'n8n-nodes-idempotency.verifyWebhookSignature');
+	if (!verify) throw new Error(`${TEMPLATE_FILE} has no Verify Webhook Signature node`);
+	const [validTargets, invalidTargets = []] = template.connections[verify.name].main;
+	const dropped = new Set([verify.name, ...invalidTargets.map((c) => c.node)]);
+	const nodes = template.nodes.filter((node) => !dropped.has(node.name)).map((node) => structuredClone(node));
+	for (const node of nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters.path = 'idempotent-webhook-noverify';
+			node.webhookId = randomUUID();
+		}
+		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = NO_VERIFY_TABLE;
+	}
+	const connections = Object.fromEntries(Object.entries(structuredClone(template.connections)).filter(([from]) => !dropped.has(from)));
+	for (const byType of Object.values(connections)) {
+		byType.main = byType.main.map((targets) => targets.flatMap((c) => (c.node === verify.name ? validTargets : [c])));
+	}
+	return { ...template, id: 'IdemWebhookNoVer1', name: `${template.name} (no signature check)`, nodes, connections };
+}
+
+/**
+ * Writes the generated template to a temporary folder (removed when the process exits) and returns
+ * the table of all variants, each with its workflow id and, for the extra workflows, webhook path.
+ */
+export function loadVariants() {
+	const generatedDir = mkdtempSync(path.join(os.tmpdir(), 'bench-webhook-level-'));
+	process.on('exit', () => rmSync(generatedDir, { recursive: true, force: true }));
+	const NO_VERIFY_FILE = path.join(generatedDir, 'template-without-verification.json');
+	writeFileSync(NO_VERIFY_FILE, JSON.stringify(templateWithoutVerification(), null, 2));
+
+	// One entry per variant: adding a variant is adding an entry (and its workflow file).
+	//   file        the workflow; `template: true` marks the webhook template startStack publishes itself
+	//               (WEBHOOK_WORKFLOW_ID), every other file is an extra workflow with its own id and path
+	//   tag         in every event id of the variant, so no two variants share an event or a key
+	//   dedupe      deduplicating: one business row per distinct event, duplicates answered "duplicate"
+	//   inFlight409 lease mode: a repeat that arrives while its original still runs is answered 409 with
+	//               Retry-After (checked, then resent after the load like a sender would; see record())
+	//   keyTable    its key table, whose rows are counted after the run
+	//   businessKey the event_key of its business row (undefined: no business step)
+	const VARIANTS = {
+		floor: { file: 'bench/workflows/floor.json', tag: 'flr', dedupe: false, businessKey: (id) => `floor:${id}` },
+		floorNoOp: { file: 'bench/workflows/floor-plus-noop.json', tag: 'nop', dedupe: false, businessKey: (id) => `noop:${id}` },
+		bare: { file: 'bench/workflows/bare.json', tag: 'bar', dedupe: false, businessKey: undefined },
+		handBuilt: { file: 'bench/workflows/hand-built.json', tag: 'hnd', dedupe: true, keyTable: 'processed_events_hand', businessKey: (id) => `evt:${id}` },
+		packageSimple: { file: 'bench/workflows/package-simple.json', tag: 'pks', dedupe: true, keyTable: 'processed_events_simple', businessKey: (id) => `evt:${id}` },
+		package: { file: TEMPLATE_FILE, template: true, tag: 'pkg', dedupe: true, inFlight409: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
+		packageNoVerify: { file: NO_VERIFY_FILE, tag: 'pnv', dedupe: true, inFlight409: true, keyTable: NO_VERIFY_TABLE, businessKey: (id) => `evt:${id}` },
+	};
+	for (const variant of Object.values(VARIANTS)) {
+		if (variant.template) {
+			variant.workflowId = WEBHOOK_WORKFLOW_ID;
+			continue;
+		}
+		const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, variant.file), 'utf8'));
+		variant.workflowId = json.id;
+		variant.webhookPath = json.nodes.find((node) => node.type === 'n8n-nodes-base.webhook').parameters.path;
+	}
+	return VARIANTS;
+}
+
+/** Refuses a --variants name that is not in the table. */
+export function checkVariantNames(variants, names) {
+	const all = Object.keys(variants);
+	for (const variant of names) if (!all.includes(variant)) throw new Error(`unknown variant ${variant} (${all.join(', ')})`);
+}
+
+export const HAND_TABLE_SQL = `CREATE TABLE IF NOT EXISTS processed_events_hand (
+  key text PRIMARY KEY,
+  first_seen timestamptz NOT NULL DEFAULT now()
+)`;
