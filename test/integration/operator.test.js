@@ -194,10 +194,12 @@ describe('settings and privileges changed under a running pool', () => {
 
 	test('INSERT revoked from the database user: clear error with the GRANT; after the GRANT the next execution reserves', async () => {
 		const role = `idem_op_${randomBytes(4).toString('hex')}`;
-		await db.query(`CREATE ROLE ${role} LOGIN`);
+		// A password, so the role can log in where the server asks for one (the embedded server of `npm test`).
+		const rolePassword = randomBytes(12).toString('hex');
+		await db.query(`CREATE ROLE ${role} LOGIN PASSWORD '${rolePassword}'`);
 		try {
 			await db.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON processed_events TO ${role}`);
-			const credentials = db.credential({ user: role, password: '' });
+			const credentials = db.credential({ user: role, password: rolePassword });
 			expect((await reserve('op_priv_warm', credentials)).run.status).toBe('success');
 			await db.query(`REVOKE INSERT ON processed_events FROM ${role}`);
 			const failed = await reserve('op_privilege', credentials);
