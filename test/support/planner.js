@@ -2,37 +2,21 @@
 // /usr/bin/chromium through playwright-core), and builds the items n8n's Webhook node would make
 // from the same bytes and headers, to run them through the real Idempotency Reserve node.
 const { spawn } = require('node:child_process');
-const { existsSync, mkdtempSync, rmSync } = require('node:fs');
+const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 
-const CHROMIUM = process.env.PLANNER_CHROMIUM ?? '/usr/bin/chromium';
+const { CHROMIUM, chromiumAvailable, launchChromium } = require('./chromium');
+
 const PAGE_FILE = path.join(__dirname, '..', '..', 'dist', 'planner', 'index.html');
 const PAGE_URL = pathToFileURL(PAGE_FILE).href;
 const SCREENSHOTS = path.join(__dirname, '..', '..', 'test-output', 'planner');
 
-const chromiumAvailable = existsSync(CHROMIUM);
-
 /** A fresh browser profile, no network features; every request of every page is recorded. */
 async function openPlanner() {
-	const { chromium } = require('playwright-core');
 	const profile = mkdtempSync(path.join(os.tmpdir(), 'planner-chromium-'));
-	const context = await chromium.launchPersistentContext(profile, {
-		executablePath: CHROMIUM,
-		headless: true,
-		acceptDownloads: true,
-		args: [
-			'--headless',
-			'--no-sandbox',
-			'--disable-gpu',
-			'--disable-quic',
-			'--no-first-run',
-			'--disable-background-networking',
-			'--disable-component-update',
-			'--disable-sync',
-		],
-	});
+	const context = await launchChromium(profile, { acceptDownloads: true });
 	const requests = [];
 	const problems = [];
 	context.on('request', (request) => requests.push(request.url()));

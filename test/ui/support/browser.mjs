@@ -1,13 +1,14 @@
 // Debian's Chromium driven by playwright-core (its own browser download cannot work offline), with
 // the launch flags of the key planner's browser tests; screenshots go to a folder outside the repo.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { chromium, selectors } from 'playwright-core';
+import { selectors } from 'playwright-core';
 
-export const CHROMIUM = process.env.PLANNER_CHROMIUM ?? '/usr/bin/chromium';
-export const chromiumAvailable = existsSync(CHROMIUM);
+import { CHROMIUM, chromiumAvailable, launchChromium } from '../../support/chromium.js';
+
+export { CHROMIUM, chromiumAvailable };
 
 let testIdSet = false;
 
@@ -18,21 +19,7 @@ export async function openBrowser({ screenshotsDir }) {
 		testIdSet = true;
 	}
 	const profile = mkdtempSync(path.join(tmpdir(), 'n8n-ui-chromium-'));
-	const context = await chromium.launchPersistentContext(profile, {
-		executablePath: CHROMIUM,
-		headless: true,
-		viewport: { width: 1440, height: 900 },
-		args: [
-			'--headless',
-			'--no-sandbox',
-			'--disable-gpu',
-			'--disable-quic',
-			'--no-first-run',
-			'--disable-background-networking',
-			'--disable-component-update',
-			'--disable-sync',
-		],
-	});
+	const context = await launchChromium(profile, { viewport: { width: 1440, height: 900 } });
 	context.setDefaultTimeout(20_000);
 	// n8n's test mode (E2E_TESTS=true, support/stack.mjs) frames every page in a red "E2E MODE"
 	// marker; the screenshots show the editor as a user sees it.
