@@ -13,7 +13,7 @@ import pg from 'pg';
 
 import { progress, waitFor } from './log.mjs';
 import { freePort } from './ports.mjs';
-import { postgresAccount } from './postgres.mjs';
+import { harnessClientConfig, postgresAccount } from './postgres.mjs';
 import { spawnTracked, stopTracked, tailOf } from './processes.mjs';
 
 /** The pgbouncer binary, or undefined when the package is not installed (`apt-get install -y pgbouncer`). */
@@ -92,15 +92,7 @@ export async function startPgBouncer({ workDir, server, login, poolMode = 'trans
 	// SIGINT is PgBouncer's safe shutdown (waits for clients); SIGTERM its immediate one.
 	const processHandle = spawnTracked(binary, [configFile], { name: `PgBouncer (${name})`, cwd: baseDir, env, logFile, stopSignal: 'SIGTERM', ...account });
 
-	const clientConfig = (database) => ({
-		host: '127.0.0.1',
-		port,
-		user,
-		password,
-		database,
-		application_name: 'n8n-nodes-idempotency-e2e',
-		connectionTimeoutMillis: 10_000,
-	});
+	const clientConfig = (database) => harnessClientConfig({ host: '127.0.0.1', port, user, password }, database);
 
 	/** Rows of an admin-console command (SHOW POOLS, SHOW STATS, SHOW CLIENTS …): simple protocol only. */
 	async function admin(command) {

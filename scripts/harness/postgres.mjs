@@ -49,16 +49,13 @@ export function quoteIdent(name) {
 	return `"${String(name).replace(/"/g, '""')}"`;
 }
 
+/** How the harness's own pg clients connect (to a server, or to PgBouncer in front of one). */
+export function harnessClientConfig({ host, port, user, password }, database) {
+	return { host, port, user, password, database, application_name: 'n8n-nodes-idempotency-e2e', connectionTimeoutMillis: 10_000 };
+}
+
 function serverApi(kind, { host, port, user, password, adminDatabase }, stop) {
-	const clientConfig = (database = adminDatabase) => ({
-		host,
-		port,
-		user,
-		password,
-		database,
-		application_name: 'n8n-nodes-idempotency-e2e',
-		connectionTimeoutMillis: 10_000,
-	});
+	const clientConfig = (database = adminDatabase) => harnessClientConfig({ host, port, user, password }, database);
 	async function admin(sql) {
 		const client = new pg.Client(clientConfig());
 		client.on('error', () => undefined);
