@@ -8,44 +8,28 @@ const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
 
+/** A one-input, one-output node type of this test; its output items are its own ({ stored: true }). */
+function registerStep(name, displayName, beforeOutput = async () => undefined) {
+	registerNodeType(`test.${name}`, {
+		description: { displayName, name, group: ['transform'], version: 1, defaults: {}, inputs: ['main'], outputs: ['main'], properties: [] },
+		async execute() {
+			const items = this.getInputData();
+			await beforeOutput(items);
+			return [items.map((_item, item) => ({ json: { stored: true }, pairedItem: { item } }))];
+		},
+	});
+}
+
 /** A business step whose output is its own: nothing of the Reserve output is left in the item. */
-registerNodeType('test.businessStep', {
-	description: {
-		displayName: 'Business Step',
-		name: 'businessStep',
-		group: ['transform'],
-		version: 1,
-		defaults: {},
-		inputs: ['main'],
-		outputs: ['main'],
-		properties: [],
-	},
-	async execute() {
-		return [this.getInputData().map((_item, item) => ({ json: { stored: true }, pairedItem: { item } }))];
-	},
-});
+registerStep('businessStep', 'Business Step');
 
 /** While the business step runs, its lease ends and a retry in another execution takes the key over. */
-registerNodeType('test.leaseLostDuringStep', {
-	description: {
-		displayName: 'Lease Lost During Step',
-		name: 'leaseLostDuringStep',
-		group: ['transform'],
-		version: 1,
-		defaults: {},
-		inputs: ['main'],
-		outputs: ['main'],
-		properties: [],
-	},
-	async execute() {
-		const items = this.getInputData();
-		for (const { json } of items) {
-			await db.query(`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`, [json.idempotency.key]);
-			const retry = await reserveOnly(json.idempotency.key.slice('evt:'.length));
-			if (retry.isNew !== true) throw new Error(`the retry should have taken the key over: ${JSON.stringify(retry)}`);
-		}
-		return [items.map((_item, item) => ({ json: { stored: true }, pairedItem: { item } }))];
-	},
+registerStep('leaseLostDuringStep', 'Lease Lost During Step', async (items) => {
+	for (const { json } of items) {
+		await db.query(`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`, [json.idempotency.key]);
+		const retry = await reserveOnly(json.idempotency.key.slice('evt:'.length));
+		if (retry.isNew !== true) throw new Error(`the retry should have taken the key over: ${JSON.stringify(retry)}`);
+	}
 });
 
 const node = (name, type, parameters = {}, extra = {}) => ({
