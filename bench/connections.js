@@ -37,13 +37,22 @@ async function serverBackends(client) {
 		poolFor(credentials).pool.on('connect', () => (connects += 1));
 		for (let i = 0; i < executions; i++) {
 			const run = await runWorkflow(workflow, [item(i)], { credentials });
-			if (run.output('Idempotency Reserve', 0).length !== 1) throw new Error(`execution ${i} was not routed as new`);
+			if (run.output('Idempotency Reserve', 0).length !== 1)
+				throw new Error(`execution ${i} was not routed as new`);
 		}
 		const after = await serverBackends(observer);
 		const newBackends = after.filter((backend) => !before.includes(backend));
-		const result = { executions, poolConnects: connects, backendsBefore: before.length, backendsAfter: after.length, newBackends: newBackends.length };
+		const result = {
+			executions,
+			poolConnects: connects,
+			backendsBefore: before.length,
+			backendsAfter: after.length,
+			newBackends: newBackends.length,
+		};
 		console.log(JSON.stringify(result));
-		console.log(`${executions} executions after warm-up opened ${connects} new connection(s) (pool) and ${newBackends.length} new backend(s) (server).`);
+		console.log(
+			`${executions} executions after warm-up opened ${connects} new connection(s) (pool) and ${newBackends.length} new backend(s) (server).`,
+		);
 		console.log(`results: ${saveResults('connections', result)}`);
 	} finally {
 		await observer.end();

@@ -9,7 +9,15 @@
 //   node bench/node-level.js [--rounds 5] [--sizes 1000,10000,100000] [--per-item-max 10000] [--timed-runs 5] [--node current]
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
-const { benchDatabase, formatInterval, machine, median, medianInterval, option, saveResults } = require('./support');
+const {
+	benchDatabase,
+	formatInterval,
+	machine,
+	median,
+	medianInterval,
+	option,
+	saveResults,
+} = require('./support');
 
 const rounds = Number(option('rounds', 5));
 const sizes = option('sizes', '1000,10000,100000').split(',').map(Number);
@@ -23,13 +31,22 @@ function measure(variant, size, url) {
 	const output = execFileSync(
 		nodeBinary,
 		// One statement per item is ≥ 20× slower: one timed run of it is enough.
-		['--expose-gc', path.join(__dirname, 'reserve-worker.js'), variant, String(size), url, String(variant === 'perItem' ? 1 : timedRuns)],
+		[
+			'--expose-gc',
+			path.join(__dirname, 'reserve-worker.js'),
+			variant,
+			String(size),
+			url,
+			String(variant === 'perItem' ? 1 : timedRuns),
+		],
 		{ encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
 	);
 	const result = JSON.parse(output.trim().split('\n').pop());
 	for (const run of result.runs) {
 		if (run.newCount !== size / 2 || run.duplicateCount !== size / 2) {
-			throw new Error(`${variant} ${size}: routed ${run.newCount} new / ${run.duplicateCount} duplicates, expected half each`);
+			throw new Error(
+				`${variant} ${size}: routed ${run.newCount} new / ${run.duplicateCount} duplicates, expected half each`,
+			);
 		}
 	}
 	return result;
@@ -50,7 +67,9 @@ function measure(variant, size, url) {
 					if (variant === 'perItem' && size > perItemMax) continue;
 					const result = measure(variant, size, db.url);
 					(samples[`${size}:${variant}`] ??= []).push(result);
-					process.stdout.write(`round ${round} ${String(size).padStart(6)} ${variant.padEnd(20)} ${result.ms.toFixed(1)} ms\n`);
+					process.stdout.write(
+						`round ${round} ${String(size).padStart(6)} ${variant.padEnd(20)} ${result.ms.toFixed(1)} ms\n`,
+					);
 				}
 			}
 		}
@@ -73,7 +92,9 @@ function measure(variant, size, url) {
 				medianMs: +ms.toFixed(1),
 				vsRaw: +(ms / rawMs).toFixed(2),
 				// What the node adds beyond n8n's own cost of handing N items to any node.
-				aboveEngineVsRaw: variant.startsWith('node') ? +((ms - floorMs) / rawMs).toFixed(2) : undefined,
+				aboveEngineVsRaw: variant.startsWith('node')
+					? +((ms - floorMs) / rawMs).toFixed(2)
+					: undefined,
 				bytesPerItem: Math.round(median(results.map((r) => r.rssGrowth / size))),
 			});
 		}
@@ -88,21 +109,37 @@ function measure(variant, size, url) {
 			const b = samples[`${size}:${against}`];
 			if (!a || !b) continue;
 			const perRound = a.map((result, i) => result.ms / b[i].ms);
-			ratios.push({ size, ratio: `${variant}/${against}`, median: median(perRound), interval: medianInterval(perRound), perRound });
+			ratios.push({
+				size,
+				ratio: `${variant}/${against}`,
+				median: median(perRound),
+				interval: medianInterval(perRound),
+				perRound,
+			});
 		}
 	}
-	console.log(`\nNode level, ${rounds} interleaved rounds, ${timedRuns} timed runs per process, PostgreSQL: ${db.kind}, ${JSON.stringify({ ...machine(), node: nodeVersion })}`);
-	console.log('| items | variant | median ms | × raw statement | above pass-through, × raw | RSS growth per item (bytes) |');
+	console.log(
+		`\nNode level, ${rounds} interleaved rounds, ${timedRuns} timed runs per process, PostgreSQL: ${db.kind}, ${JSON.stringify({ ...machine(), node: nodeVersion })}`,
+	);
+	console.log(
+		'| items | variant | median ms | × raw statement | above pass-through, × raw | RSS growth per item (bytes) |',
+	);
 	console.log('| ---: | --- | ---: | ---: | ---: | ---: |');
 	for (const row of rows) {
-		console.log(`| ${row.size} | ${row.variant} | ${row.medianMs} | ${row.vsRaw} | ${row.aboveEngineVsRaw ?? ''} | ${row.bytesPerItem} |`);
+		console.log(
+			`| ${row.size} | ${row.variant} | ${row.medianMs} | ${row.vsRaw} | ${row.aboveEngineVsRaw ?? ''} | ${row.bytesPerItem} |`,
+		);
 	}
 	console.log('\n| items | ratio | median of rounds | interval of the median | per round |');
 	console.log('| ---: | --- | ---: | --- | --- |');
 	for (const r of ratios) {
-		console.log(`| ${r.size} | ${r.ratio} | ${r.median.toFixed(2)} | ${formatInterval(r.interval)} | ${r.perRound.map((x) => x.toFixed(2)).join(', ')} |`);
+		console.log(
+			`| ${r.size} | ${r.ratio} | ${r.median.toFixed(2)} | ${formatInterval(r.interval)} | ${r.perRound.map((x) => x.toFixed(2)).join(', ')} |`,
+		);
 	}
-	console.log(`\nresults: ${saveResults('node-level', { node: nodeVersion, rounds, timedRuns, rows, ratios, samples })}`);
+	console.log(
+		`\nresults: ${saveResults('node-level', { node: nodeVersion, rounds, timedRuns, rows, ratios, samples })}`,
+	);
 })().catch((error) => {
 	console.error(error);
 	process.exit(1);

@@ -34,8 +34,12 @@ function makeItems() {
 }
 
 async function prepare(client) {
-	await client.query(`CREATE TABLE IF NOT EXISTS processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-	await client.query(`CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen)`);
+	await client.query(
+		`CREATE TABLE IF NOT EXISTS processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
+	await client.query(
+		`CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen)`,
+	);
 	// Every other key is already reserved.
 	await client.query(
 		`INSERT INTO processed_events (key) SELECT 'evt:evt_${runId}_' || g FROM generate_series(0, $1::int - 1, 2) g`,
@@ -58,14 +62,25 @@ class PassThrough {
 	};
 	async execute() {
 		const outputs = [[], []];
-		this.getInputData().forEach((item, itemIndex) => outputs[itemIndex % 2].push({ json: item.json, pairedItem: { item: itemIndex } }));
+		this.getInputData().forEach((item, itemIndex) =>
+			outputs[itemIndex % 2].push({ json: item.json, pairedItem: { item: itemIndex } }),
+		);
 		return outputs;
 	}
 }
 
 const PASS_THROUGH_WORKFLOW = {
 	name: 'Pass through (benchmark floor)',
-	nodes: [{ id: 'b0000000-0000-4000-8000-000000000001', name: 'Pass Through', type: 'bench.passThrough', typeVersion: 1, position: [0, 0], parameters: {} }],
+	nodes: [
+		{
+			id: 'b0000000-0000-4000-8000-000000000001',
+			name: 'Pass Through',
+			type: 'bench.passThrough',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
+	],
 	connections: {},
 	settings: { executionOrder: 'v1' },
 };
@@ -76,13 +91,20 @@ async function timedWorkflow(workflow, nodeName, items, options) {
 	const run = await runWorkflow(workflow, items, options);
 	const ms = Number(process.hrtime.bigint() - started) / 1e6;
 	if (run.error) throw run.error;
-	return { ms, newCount: run.output(nodeName, 0).length, duplicateCount: run.output(nodeName, 1).length };
+	return {
+		ms,
+		newCount: run.output(nodeName, 0).length,
+		duplicateCount: run.output(nodeName, 1).length,
+	};
 }
 
 const variants = {
 	async node(items, _client, parameters = {}) {
 		const workflow = require('../test/fixtures/reserve.workflow.json');
-		const options = { credentials: credentialFromUrl(databaseUrl), nodeOverrides: { 'Idempotency Reserve': { parameters } } };
+		const options = {
+			credentials: credentialFromUrl(databaseUrl),
+			nodeOverrides: { 'Idempotency Reserve': { parameters } },
+		};
 		return await timedWorkflow(workflow, 'Idempotency Reserve', items, options);
 	},
 	async passThrough(items) {
@@ -103,7 +125,8 @@ const variants = {
 		const reserved = new Set(result.rows.map((row) => row.key));
 		const fresh = [];
 		const duplicates = [];
-		for (let i = 0; i < items.length; i++) (reserved.has(keys[i]) ? fresh : duplicates).push(items[i]);
+		for (let i = 0; i < items.length; i++)
+			(reserved.has(keys[i]) ? fresh : duplicates).push(items[i]);
 		const ms = Number(process.hrtime.bigint() - started) / 1e6;
 		return { ms, newCount: fresh.length, duplicateCount: duplicates.length };
 	},
@@ -150,14 +173,19 @@ async function startProfile(folder) {
 	const session = new inspector.Session();
 	session.connect();
 	const post = (method, params) =>
-		new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+		new Promise((resolve, reject) =>
+			session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+		);
 	await post('Profiler.enable');
 	await post('Profiler.setSamplingInterval', { interval: 100 });
 	await post('Profiler.start');
 	return async () => {
 		const { profile } = await post('Profiler.stop');
 		mkdirSync(folder, { recursive: true });
-		writeFileSync(path.join(folder, `${variant}-${count}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+		writeFileSync(
+			path.join(folder, `${variant}-${count}-${process.pid}.cpuprofile`),
+			JSON.stringify(profile),
+		);
 		session.disconnect();
 	};
 }
@@ -172,14 +200,18 @@ async function startProfile(folder) {
 	const runs = [];
 	for (let run = 1; run <= timedRuns; run++) {
 		runId = `run${run}_${processTag}`;
-		runs.push(await measured(variant, client, run === 1 ? process.env.BENCH_CPU_PROFILE : undefined));
+		runs.push(
+			await measured(variant, client, run === 1 ? process.env.BENCH_CPU_PROFILE : undefined),
+		);
 	}
 	await client.end();
 	const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');
 	await closeAllPools();
 	const ms = median(runs.map((run) => run.ms));
 	const rssGrowth = median(runs.map((run) => run.peakRss - run.rssBefore));
-	process.stdout.write(`${JSON.stringify({ variant, count, ms, rssGrowth, newCount: runs[0].newCount, duplicateCount: runs[0].duplicateCount, runs })}\n`);
+	process.stdout.write(
+		`${JSON.stringify({ variant, count, ms, rssGrowth, newCount: runs[0].newCount, duplicateCount: runs[0].duplicateCount, runs })}\n`,
+	);
 })().catch((error) => {
 	process.stderr.write(`${error.stack}\n`);
 	process.exit(1);

@@ -16,7 +16,10 @@ async function benchDatabase(name) {
 		kind: server.kind,
 		url: url.toString(),
 		async close() {
-			await withClient(server.url, async (client) => await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+			await withClient(
+				server.url,
+				async (client) => await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+			);
 			await server.stop();
 		},
 	};
@@ -79,4 +82,12 @@ function option(name, fallback) {
 	return index === -1 ? fallback : process.argv[index + 1];
 }
 
-module.exports = { benchDatabase, formatInterval, machine, median, medianInterval, option, saveResults };
+module.exports = {
+	benchDatabase,
+	formatInterval,
+	machine,
+	median,
+	medianInterval,
+	option,
+	saveResults,
+};

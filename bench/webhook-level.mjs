@@ -65,7 +65,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 import { startStack } from '../scripts/harness/index.mjs';
-import { checkBodyWithoutId, checkRecords, createLedger, record, resendInFlight } from './webhook/checks.mjs';
+import {
+	checkBodyWithoutId,
+	checkRecords,
+	createLedger,
+	record,
+	resendInFlight,
+} from './webhook/checks.mjs';
 import { configFrom, list, parseArgs, REPO_DIR, USAGE } from './webhook/config.mjs';
 import { postmasterPidOf } from './webhook/cpu.mjs';
 import { waitForIdle } from './webhook/idle.mjs';
@@ -96,7 +102,11 @@ async function main() {
 	const executionDataBytes = {};
 	const started = Date.now();
 	const profileDir = config.profile
-		? path.join(REPO_DIR, 'bench-results', `webhook-level-profile-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+		? path.join(
+				REPO_DIR,
+				'bench-results',
+				`webhook-level-profile-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+			)
 		: undefined;
 	if (profileDir) mkdirSync(profileDir, { recursive: true });
 	const env = {
@@ -106,7 +116,9 @@ async function main() {
 		...config.env,
 		...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
 	};
-	const extraWorkflows = config.variants.filter((v) => !VARIANTS[v].template).map((v) => VARIANTS[v].file);
+	const extraWorkflows = config.variants
+		.filter((v) => !VARIANTS[v].template)
+		.map((v) => VARIANTS[v].file);
 	const beforeStack = Number(process.hrtime.bigint() / 1000n);
 	const stack = await startStack({ label: 'bench', extraWorkflows, env });
 	const urls = {};
@@ -116,7 +128,9 @@ async function main() {
 	let failed = false;
 	try {
 		for (const v of config.variants) {
-			urls[v] = VARIANTS[v].template ? stack.webhookUrl : stack.extraWorkflows.find((w) => w.id === VARIANTS[v].workflowId)?.webhookUrl;
+			urls[v] = VARIANTS[v].template
+				? stack.webhookUrl
+				: stack.extraWorkflows.find((w) => w.id === VARIANTS[v].workflowId)?.webhookUrl;
 			if (!urls[v]) throw new Error(`no webhook URL for ${v}`);
 		}
 		serverPid = stack.n8n.pid;
@@ -134,7 +148,11 @@ async function main() {
 		let seq = 0;
 		for (const v of config.variants) {
 			for (const c of config.concurrency) {
-				const ids = loadIds(`${runTag}.${VARIANTS[v].tag}.warm.c${c}`, 'distinct', Math.ceil(config.warmup / config.concurrency.length));
+				const ids = loadIds(
+					`${runTag}.${VARIANTS[v].tag}.warm.c${c}`,
+					'distinct',
+					Math.ceil(config.warmup / config.concurrency.length),
+				);
 				const { answers } = await runLoad(urls[v], ids, c, seq);
 				seq += ids.length;
 				ids.forEach((id, i) => record(run, v, id, answers[i]));
@@ -142,7 +160,8 @@ async function main() {
 		}
 		await waitForIdle(stack, run);
 		await resendInFlight(stack, urls, run);
-		if (ledger.failures.length) throw new Error(`the warm-up failed:\n${ledger.failures.slice(0, 20).join('\n')}`);
+		if (ledger.failures.length)
+			throw new Error(`the warm-up failed:\n${ledger.failures.slice(0, 20).join('\n')}`);
 
 		for (let round = 1; round <= config.rounds; round++) {
 			for (const shape of config.shapes) {
@@ -150,7 +169,16 @@ async function main() {
 					// A B C D, then D C B A: a drift of the machine's speed within a round favours no variant.
 					const order = round % 2 === 1 ? config.variants : [...config.variants].reverse();
 					for (const v of order) {
-						const { sample, window } = await measureLoad(stack, run, { urls, postmasterPid, runTag, round, shape, concurrency: c, variant: v, seq });
+						const { sample, window } = await measureLoad(stack, run, {
+							urls,
+							postmasterPid,
+							runTag,
+							round,
+							shape,
+							concurrency: c,
+							variant: v,
+							seq,
+						});
 						seq += sample.requests;
 						samples.push(sample);
 						windows.push(window);
@@ -174,7 +202,9 @@ async function main() {
 
 	if (Object.keys(executionDataBytes).length) {
 		out.push(
-			`\nexecution data n8n saved per execution (average bytes): ${Object.entries(executionDataBytes)
+			`\nexecution data n8n saved per execution (average bytes): ${Object.entries(
+				executionDataBytes,
+			)
 				.map(([v, bytes]) => `${v} ${bytes}`)
 				.join(', ')}`,
 		);
@@ -186,7 +216,9 @@ async function main() {
 	}
 
 	const runSeconds = (Date.now() - started) / 1000;
-	out.push(`\nchecks: ${ledger.failures.length ? `FAILED (${ledger.failures.length})` : 'passed'}; run time ${fmt(runSeconds / 60)} min`);
+	out.push(
+		`\nchecks: ${ledger.failures.length ? `FAILED (${ledger.failures.length})` : 'passed'}; run time ${fmt(runSeconds / 60)} min`,
+	);
 	process.stdout.write(`${out.join('\n')}\n`);
 	const file = saveResults('webhook-level', {
 		command: `node bench/webhook-level.mjs ${process.argv.slice(2).join(' ')}`.trim(),
@@ -200,7 +232,11 @@ async function main() {
 		windows,
 		profile: profileSummary,
 		executionDataBytes,
-		checks: { passed: ledger.failures.length === 0, failures: ledger.failures, requests: ledger.requests },
+		checks: {
+			passed: ledger.failures.length === 0,
+			failures: ledger.failures,
+			requests: ledger.requests,
+		},
 	});
 	process.stdout.write(`results: ${file}\n`);
 	if (ledger.failures.length || failed) {
@@ -219,9 +255,18 @@ if (args.summarise) {
 	const { out } = summarise(config, saved.samples.filter(inShapes), saved.postgres, saved.machine);
 	if (saved.profile?.file && existsSync(saved.profile.file) && saved.windows) {
 		const pid = path.basename(saved.profile.file).split('.')[3];
-		summariseProfile(config, path.dirname(saved.profile.file), Number(pid), saved.windows.filter(inShapes), 0, out);
+		summariseProfile(
+			config,
+			path.dirname(saved.profile.file),
+			Number(pid),
+			saved.windows.filter(inShapes),
+			0,
+			out,
+		);
 	}
-	out.push(`\nchecks: ${saved.checks.passed ? 'passed' : `FAILED (${saved.checks.failures.length})`}; run time ${fmt(saved.runSeconds / 60)} min`);
+	out.push(
+		`\nchecks: ${saved.checks.passed ? 'passed' : `FAILED (${saved.checks.failures.length})`}; run time ${fmt(saved.runSeconds / 60)} min`,
+	);
 	process.stdout.write(`${out.join('\n')}\n`);
 } else {
 	main().catch((error) => {

@@ -5,14 +5,23 @@ export class IdempotencyPostgresApi implements ICredentialType {
 
 	displayName = 'Idempotency Postgres';
 
-	icon = { light: 'file:idempotencyPostgres.svg', dark: 'file:idempotencyPostgres.dark.svg' } as const;
+	icon = {
+		light: 'file:idempotencyPostgres.svg',
+		dark: 'file:idempotencyPostgres.dark.svg',
+	} as const;
 
 	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-idempotency#credential';
 
 	properties: INodeProperties[] = [
 		{ displayName: 'Host', name: 'host', type: 'string', default: 'localhost', required: true },
 		{ displayName: 'Port', name: 'port', type: 'number', default: 5432, required: true },
-		{ displayName: 'Database', name: 'database', type: 'string', default: 'postgres', required: true },
+		{
+			displayName: 'Database',
+			name: 'database',
+			type: 'string',
+			default: 'postgres',
+			required: true,
+		},
 		{ displayName: 'User', name: 'user', type: 'string', default: 'postgres', required: true },
 		{
 			displayName: 'Password',
@@ -27,11 +36,16 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			type: 'options',
 			default: 'disable',
 			options: [
-				{ name: 'Disable', value: 'disable', description: 'Plain connection, for a database on the same host or private network' },
+				{
+					name: 'Disable',
+					value: 'disable',
+					description: 'Plain connection, for a database on the same host or private network',
+				},
 				{
 					name: 'Require',
 					value: 'require',
-					description: 'Encrypted; the certificate is checked unless Ignore Certificate Errors is on',
+					description:
+						'Encrypted; the certificate is checked unless Ignore Certificate Errors is on',
 				},
 				{
 					name: 'Verify Full',
@@ -46,7 +60,8 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true, rows: 4 },
 			default: '',
-			description: 'PEM certificate of the authority that signed the server certificate, when it is not a public one',
+			description:
+				'PEM certificate of the authority that signed the server certificate, when it is not a public one',
 			displayOptions: { show: { ssl: ['require', 'verify-full'] } },
 		},
 		{
@@ -54,7 +69,8 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			name: 'ignoreTlsErrors',
 			type: 'boolean',
 			default: false,
-			description: 'Whether to connect even when the certificate cannot be verified (insecure: traffic can be intercepted)',
+			description:
+				'Whether to connect even when the certificate cannot be verified (insecure: traffic can be intercepted)',
 			displayOptions: { show: { ssl: ['require'] } },
 		},
 		{
@@ -63,7 +79,8 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			type: 'number',
 			default: 10,
 			typeOptions: { minValue: 1 },
-			description: 'Most connections n8n keeps open to this database for these nodes. Executions beyond it wait for a free one.',
+			description:
+				'Most connections n8n keeps open to this database for these nodes. Executions beyond it wait for a free one.',
 		},
 	];
 }

@@ -11,7 +11,10 @@ export class WebhookSigningSecretApi implements ICredentialType {
 	// n8n's strict lint wants credential display names to end in "API".
 	displayName = 'Webhook Signing Secret API';
 
-	icon = { light: 'file:webhookSigningSecret.svg', dark: 'file:webhookSigningSecret.dark.svg' } as const;
+	icon = {
+		light: 'file:webhookSigningSecret.svg',
+		dark: 'file:webhookSigningSecret.dark.svg',
+	} as const;
 
 	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-idempotency#verify-webhook-signature';
 

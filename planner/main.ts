@@ -50,9 +50,12 @@ const fields = {
 
 // The node lists its options sorted by label (nodes/IdempotencyReserve/keyProperties.ts); so does the page.
 for (const source of [...KEY_SOURCES].sort((a, b) => a.name.localeCompare(b.name))) {
-	fields.keySource.add(new Option(source.name, source.value, false, source.value === DEFAULT_SETTINGS.keySource));
+	fields.keySource.add(
+		new Option(source.name, source.value, false, source.value === DEFAULT_SETTINGS.keySource),
+	);
 }
-for (const mode of MODES) fields.mode.add(new Option(mode.name, mode.value, false, mode.value === DEFAULT_SETTINGS.mode));
+for (const mode of MODES)
+	fields.mode.add(new Option(mode.name, mode.value, false, mode.value === DEFAULT_SETTINGS.mode));
 
 /** The exact bytes of a loaded file; undefined when the key comes from the textarea's text. */
 let fileBytes: Uint8Array | undefined;
@@ -76,7 +79,10 @@ function settings(): PlannerSettings {
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
-	if (window.crypto?.subtle === undefined) throw new Error('This browser offers no crypto.subtle here (open the page from a file or from https)');
+	if (window.crypto?.subtle === undefined)
+		throw new Error(
+			'This browser offers no crypto.subtle here (open the page from a file or from https)',
+		);
 	const digest = await window.crypto.subtle.digest('SHA-256', bytes);
 	return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
@@ -117,8 +123,18 @@ async function update(): Promise<void> {
 			fields.key.textContent = plan.key;
 			fields.keyExplain.textContent = plan.explain;
 		} else {
-			const lead = { itemError: 'No key: the node raises an item error. ', refused: 'No key. ', beyond: 'The page cannot tell. ', failed: '' }[plan.kind];
-			fields.key.textContent = { itemError: 'item error', refused: 'request refused by n8n', beyond: 'evaluated by n8n', failed: 'error' }[plan.kind];
+			const lead = {
+				itemError: 'No key: the node raises an item error. ',
+				refused: 'No key. ',
+				beyond: 'The page cannot tell. ',
+				failed: '',
+			}[plan.kind];
+			fields.key.textContent = {
+				itemError: 'item error',
+				refused: 'request refused by n8n',
+				beyond: 'evaluated by n8n',
+				failed: 'error',
+			}[plan.kind];
 			fields.keyExplain.append(lead + plan.message + (/[.!?)]$/.test(plan.message) ? '' : '.'));
 			if (plan.kind === 'itemError') {
 				const hint = document.createElement('span');
@@ -180,15 +196,26 @@ fields.bodyFile.addEventListener('change', () => {
 	});
 });
 
-for (const input of [fields.headers, fields.eventIdPath, fields.namespace, fields.schema, fields.table, fields.retentionDays, fields.leaseSeconds]) {
+for (const input of [
+	fields.headers,
+	fields.eventIdPath,
+	fields.namespace,
+	fields.schema,
+	fields.table,
+	fields.retentionDays,
+	fields.leaseSeconds,
+]) {
 	input.addEventListener('input', scheduleUpdate);
 }
-for (const select of [fields.keySource, fields.mode]) select.addEventListener('change', () => void update());
+for (const select of [fields.keySource, fields.mode])
+	select.addEventListener('change', () => void update());
 
 fields.download.addEventListener('click', () => {
 	const current = settings();
 	const workflow = configureWorkflow(template, current);
-	const blob = new Blob([`${JSON.stringify(workflow, null, '\t')}\n`], { type: 'application/json' });
+	const blob = new Blob([`${JSON.stringify(workflow, null, '\t')}\n`], {
+		type: 'application/json',
+	});
 	const link = document.createElement('a');
 	link.href = URL.createObjectURL(blob);
 	link.download = 'idempotent-webhook.json';

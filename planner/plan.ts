@@ -8,8 +8,17 @@
 import { composeKey } from '../nodes/shared/keys/composeKey';
 import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
 import { KeyError } from '../nodes/shared/keys/KeyError';
-import { KEY_SOURCES, keySourceDefinition, type KeySource } from '../nodes/shared/keys/keySourceTable';
-import { resolveKeyIdentity, settleNumericId, type KeyIdentity, type WebhookItemJson } from '../nodes/shared/keys/keySources';
+import {
+	KEY_SOURCES,
+	keySourceDefinition,
+	type KeySource,
+} from '../nodes/shared/keys/keySourceTable';
+import {
+	resolveKeyIdentity,
+	settleNumericId,
+	type KeyIdentity,
+	type WebhookItemJson,
+} from '../nodes/shared/keys/keySources';
 import { namespaceText } from '../nodes/shared/keys/namespace';
 import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
@@ -62,7 +71,9 @@ export const MODES: ReadonlyArray<{ value: Mode; name: string }> = [
 ];
 
 /** Does this source read the Event ID or Custom Key parameter, and what is it called in the node? */
-export function parameterOfSource(source: KeySource): { name: 'eventId' | 'customKey'; label: string } | undefined {
+export function parameterOfSource(
+	source: KeySource,
+): { name: 'eventId' | 'customKey'; label: string } | undefined {
 	const location = keySourceDefinition(source)?.location.kind;
 	if (location === 'eventIdParameter') return { name: 'eventId', label: 'Event ID' };
 	if (location === 'customKey') return { name: 'customKey', label: 'Custom Key' };
@@ -82,9 +93,24 @@ export function asNodeParameter(text: string): string {
  * twice is joined with ", " (set-cookie becomes an array). https://nodejs.org/api/http.html#messageheaders
  */
 const DISCARD_DUPLICATES = new Set([
-	'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host',
-	'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards',
-	'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent',
+	'age',
+	'authorization',
+	'content-length',
+	'content-type',
+	'etag',
+	'expires',
+	'from',
+	'host',
+	'if-modified-since',
+	'if-unmodified-since',
+	'last-modified',
+	'location',
+	'max-forwards',
+	'proxy-authorization',
+	'referer',
+	'retry-after',
+	'server',
+	'user-agent',
 ]);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -129,14 +155,24 @@ export type ParsedBody =
 export function parseWebhookBody(bytes: Uint8Array, contentType: string): ParsedBody {
 	const [type, ...parameters] = contentType.split(';');
 	const mediaType = type.toLowerCase();
-	const charset = parameters.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='));
-	const charsetNote = charset !== undefined && !/^charset="?utf-?8"?$/.test(charset) ? ` The page reads it as UTF-8, not ${charset.slice(8)}.` : '';
-	if (bytes.length === 0) return { ok: true, body: undefined, note: 'The body is empty: n8n gives no $json.body.' };
+	const charset = parameters
+		.map((p) => p.trim().toLowerCase())
+		.find((p) => p.startsWith('charset='));
+	const charsetNote =
+		charset !== undefined && !/^charset="?utf-?8"?$/.test(charset)
+			? ` The page reads it as UTF-8, not ${charset.slice(8)}.`
+			: '';
+	if (bytes.length === 0)
+		return { ok: true, body: undefined, note: 'The body is empty: n8n gives no $json.body.' };
 	const text = decodeRawBody(bytes);
 	const withoutBom = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 	if (mediaType === 'application/json') {
 		try {
-			return { ok: true, body: JSON.parse(withoutBom), note: `$json.body is JSON.parse of the body's UTF-8 text, as n8n parses it.${charsetNote}` };
+			return {
+				ok: true,
+				body: JSON.parse(withoutBom),
+				note: `$json.body is JSON.parse of the body's UTF-8 text, as n8n parses it.${charsetNote}`,
+			};
 		} catch (error) {
 			return {
 				ok: false,
@@ -144,19 +180,37 @@ export function parseWebhookBody(bytes: Uint8Array, contentType: string): Parsed
 			};
 		}
 	}
-	if (mediaType === 'text/plain') return { ok: true, body: text, note: `Content-Type text/plain: $json.body is the text.${charsetNote}` };
+	if (mediaType === 'text/plain')
+		return {
+			ok: true,
+			body: text,
+			note: `Content-Type text/plain: $json.body is the text.${charsetNote}`,
+		};
 	if (mediaType === 'application/x-www-form-urlencoded') {
 		const body: Record<string, string | string[]> = {};
 		for (const [name, value] of new URLSearchParams(withoutBom)) {
 			const previous = body[name];
-			body[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+			body[name] =
+				previous === undefined
+					? value
+					: Array.isArray(previous)
+						? [...previous, value]
+						: [previous, value];
 		}
 		return { ok: true, body, note: 'Form fields: $json.body holds them by name.' };
 	}
 	if (mediaType.endsWith('/xml') || mediaType.endsWith('+xml')) {
-		return { ok: true, body: XML_BODY, note: 'n8n parses XML bodies; the page does not read their fields.' };
+		return {
+			ok: true,
+			body: XML_BODY,
+			note: 'n8n parses XML bodies; the page does not read their fields.',
+		};
 	}
-	return { ok: true, body: undefined, note: `Content-Type ${mediaType}: n8n gives no $json.body, only the raw bytes.` };
+	return {
+		ok: true,
+		body: undefined,
+		note: `Content-Type ${mediaType}: n8n gives no $json.body, only the raw bytes.`,
+	};
 }
 
 /** Stands for an XML body, whose parsed form the page does not compute. */
@@ -221,7 +275,9 @@ function explainIdentity(
 ): string {
 	const definition = keySourceDefinition(source);
 	const location = definition?.location;
-	const exact = numeric ? ' It is a JSON number: its exact digits were read from the raw body, not from n8n\'s parsed (rounded) number.' : '';
+	const exact = numeric
+		? " It is a JSON number: its exact digits were read from the raw body, not from n8n's parsed (rounded) number."
+		: '';
 	const hash = `SHA-256 of the ${byteCount} raw body byte${byteCount === 1 ? '' : 's'} (the Webhook node's Raw Body, as sha256sum computes it)`;
 	if (location === undefined) return '';
 	switch (location.kind) {
@@ -230,7 +286,9 @@ function explainIdentity(
 		case 'customKey':
 			return `The Custom Key ${parameter?.stored.slice(parameter.stored.startsWith('=') ? 1 : 0)} as it is, no prefix.${exact}`;
 		case 'eventIdParameter': {
-			const shown = parameter?.stored.startsWith('=') ? parameter.stored.slice(1) : `fixed text "${parameter?.stored}"`;
+			const shown = parameter?.stored.startsWith('=')
+				? parameter.stored.slice(1)
+				: `fixed text "${parameter?.stored}"`;
 			if (identity.kind === 'eventId') return `"evt:" + the Event ID ${shown}.${exact}`;
 			return `The Event ID ${shown} is ${describeId(parameter?.value)}, so the key fell back to "sha256:" + ${hash}.`;
 		}
@@ -238,7 +296,11 @@ function explainIdentity(
 			const path = `body.${location.path.join('.')}`;
 			if (identity.kind === 'eventId') return `${definition?.name}: "evt:" + ${path}.${exact}`;
 			let value: unknown = json.body;
-			for (const step of location.path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[step] : undefined;
+			for (const step of location.path)
+				value =
+					value !== null && typeof value === 'object'
+						? (value as Record<string, unknown>)[step]
+						: undefined;
 			return `${definition?.name}: ${path} is ${describeId(value)}, so the key fell back to "sha256:" + ${hash}.`;
 		}
 		case 'headers': {
@@ -266,15 +328,21 @@ export async function planKey(
 ): Promise<KeyPlan> {
 	const { headers, ignored } = parseHeaders(delivery.headersText);
 	const notes: string[] = [];
-	if (ignored.length > 0) notes.push(`Ignored ${ignored.length} line${ignored.length === 1 ? '' : 's'} that ${ignored.length === 1 ? 'is' : 'are'} not "Name: value".`);
+	if (ignored.length > 0)
+		notes.push(
+			`Ignored ${ignored.length} line${ignored.length === 1 ? '' : 's'} that ${ignored.length === 1 ? 'is' : 'are'} not "Name: value".`,
+		);
 	let contentType = headers['content-type'];
 	if (contentType === undefined) {
 		contentType = 'application/json';
 		headers['content-type'] = contentType;
-		notes.push('No Content-Type given: the page assumes application/json, as webhook senders send.');
+		notes.push(
+			'No Content-Type given: the page assumes application/json, as webhook senders send.',
+		);
 	}
 	const parsed = parseWebhookBody(delivery.bytes, String(contentType));
-	if (!parsed.ok) return { ok: false, kind: 'refused', message: parsed.message, explain: notes.join(' ') };
+	if (!parsed.ok)
+		return { ok: false, kind: 'refused', message: parsed.message, explain: notes.join(' ') };
 	notes.push(parsed.note);
 	const json = {
 		headers,
@@ -287,9 +355,13 @@ export async function planKey(
 	const parameterInfo = parameterOfSource(settings.keySource);
 	let parameter: { stored: string; value: unknown } | undefined;
 	try {
-		const readsBody = keySourceDefinition(settings.keySource)?.location.kind === 'body' || (parameterInfo !== undefined && /\$json\.body/.test(settings.eventIdPath));
+		const readsBody =
+			keySourceDefinition(settings.keySource)?.location.kind === 'body' ||
+			(parameterInfo !== undefined && /\$json\.body/.test(settings.eventIdPath));
 		if (parsed.body === XML_BODY && readsBody) {
-			throw new BeyondPage('This key reads a field of an XML body: n8n parses XML (xml2js), this page does not.');
+			throw new BeyondPage(
+				'This key reads a field of an XML body: n8n parses XML (xml2js), this page does not.',
+			);
 		}
 		if (parameterInfo !== undefined) {
 			const stored = asNodeParameter(settings.eventIdPath);
@@ -302,25 +374,47 @@ export async function planKey(
 			parameter?.value,
 			parameter === undefined ? undefined : bodyPathOf(parameter.stored),
 		);
-		const namespace = namespaceText(readParameter(asNodeParameter(settings.namespace), json, 'Namespace'));
+		const namespace = namespaceText(
+			readParameter(asNodeParameter(settings.namespace), json, 'Namespace'),
+		);
 		const numeric = resolution.kind === 'number';
 		// The template's Webhook node has Raw Body on: the exact bytes are always there.
-		const identity = resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
+		const identity =
+			resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
 		const hex = identity.kind === 'bodyHash' ? await sha256Hex(delivery.bytes) : undefined;
 		const key = composeKey(identity, namespace, hex);
 		const explain = [
-			explainIdentity(settings.keySource, json, identity, parameter, numeric, delivery.bytes.length),
+			explainIdentity(
+				settings.keySource,
+				json,
+				identity,
+				parameter,
+				numeric,
+				delivery.bytes.length,
+			),
 			namespace === '' ? '' : `Namespace "${namespace}" + ":" in front.`,
 			...notes,
 		];
 		return { ok: true, key, explain: explain.filter((part) => part !== '').join(' ') };
 	} catch (error) {
 		if (error instanceof KeyError) {
-			return { ok: false, kind: 'itemError', message: error.message, hint: error.hint, explain: notes.join(' ') };
+			return {
+				ok: false,
+				kind: 'itemError',
+				message: error.message,
+				hint: error.hint,
+				explain: notes.join(' '),
+			};
 		}
-		if (error instanceof BeyondPage) return { ok: false, kind: 'beyond', message: error.message, explain: notes.join(' ') };
+		if (error instanceof BeyondPage)
+			return { ok: false, kind: 'beyond', message: error.message, explain: notes.join(' ') };
 		// Not expected from the key modules: shown as it is rather than hidden.
-		return { ok: false, kind: 'failed', message: `The page failed: ${(error as Error).message}`, explain: notes.join(' ') };
+		return {
+			ok: false,
+			kind: 'failed',
+			message: `The page failed: ${(error as Error).message}`,
+			explain: notes.join(' '),
+		};
 	}
 }
 
@@ -359,43 +453,70 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 	];
 	if (lease) {
 		statements.push({
-			title: 'A table that exists without the lease columns (made in simple mode or by hand): the node adds them, or asks the table owner to run',
+			title:
+				'A table that exists without the lease columns (made in simple mode or by hand): the node adds them, or asks the table owner to run',
 			sql: addLeaseColumnsSql(ref),
 			parameters: [],
 		});
 		statements.push({
-			title: 'Reserve (Idempotency Reserve, lease mode): all keys of one execution in one statement',
+			title:
+				'Reserve (Idempotency Reserve, lease mode): all keys of one execution in one statement',
 			sql: reserveLeaseSql(ref),
 			parameters: [
-				{ name: '$1', type: 'text[]', value: `${keys} (the execution's keys, distinct and sorted)` },
+				{
+					name: '$1',
+					type: 'text[]',
+					value: `${keys} (the execution's keys, distinct and sorted)`,
+				},
 				{ name: '$2', type: 'text', value: `${token} (the owner token of this reservation)` },
-				{ name: '$3', type: 'float8', value: `${commentValue(settings.leaseSeconds)} (Lease, seconds)` },
+				{
+					name: '$3',
+					type: 'float8',
+					value: `${commentValue(settings.leaseSeconds)} (Lease, seconds)`,
+				},
 			],
 		});
 		statements.push({
-			title: 'Complete (Idempotency Complete Key, after the business step): only where the token still owns the key',
+			title:
+				'Complete (Idempotency Complete Key, after the business step): only where the token still owns the key',
 			sql: completeSql(ref),
 			parameters: [
 				{ name: '$1', type: 'text[]', value: `${keys} (keys)` },
-				{ name: '$2', type: 'text[]', value: `[${JSON.stringify(token)}] (each key's token, from Reserve's output)` },
+				{
+					name: '$2',
+					type: 'text[]',
+					value: `[${JSON.stringify(token)}] (each key's token, from Reserve's output)`,
+				},
 			],
 		});
 		statements.push({
-			title: 'Release (Release Key, on the business step\'s error path): only while the token still owns the key',
+			title:
+				"Release (Release Key, on the business step's error path): only while the token still owns the key",
 			sql: releaseOwnedSql(ref),
 			parameters: [
 				{ name: '$1', type: 'text[]', value: `${keys} (keys)` },
-				{ name: '$2', type: 'text[]', value: `[${JSON.stringify(token)}] (each key's token; null deletes the key whoever holds it)` },
+				{
+					name: '$2',
+					type: 'text[]',
+					value: `[${JSON.stringify(token)}] (each key's token; null deletes the key whoever holds it)`,
+				},
 			],
 		});
 	} else {
 		statements.push({
-			title: 'Reserve (Idempotency Reserve, simple mode, Look Up First Seen Time on): all keys of one execution in one statement',
+			title:
+				'Reserve (Idempotency Reserve, simple mode, Look Up First Seen Time on): all keys of one execution in one statement',
 			sql: reserveWithFirstSeenSql(ref),
-			parameters: [{ name: '$1', type: 'text[]', value: `${keys} (the execution's keys, distinct and sorted)` }],
+			parameters: [
+				{
+					name: '$1',
+					type: 'text[]',
+					value: `${keys} (the execution's keys, distinct and sorted)`,
+				},
+			],
 		});
 		statements.push({
-			title: 'Release (Release Key, on the business step\'s error path)',
+			title: "Release (Release Key, on the business step's error path)",
 			sql: releaseSql(ref),
 			parameters: [{ name: '$1', type: 'text[]', value: `${keys} (keys)` }],
 		});
@@ -404,7 +525,13 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 	statements.push({
 		title: 'Purge (Purge Keys, on a schedule): the cutoff, once, in database time',
 		sql: purgeCutoffSql(),
-		parameters: [{ name: '$1', type: 'interval', value: `${commentValue(`${settings.retentionDays} days`)} (Keep Keys For)` }],
+		parameters: [
+			{
+				name: '$1',
+				type: 'interval',
+				value: `${commentValue(`${settings.retentionDays} days`)} (Keep Keys For)`,
+			},
+		],
 	});
 	statements.push({
 		title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
@@ -414,7 +541,10 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 			{
 				name: '$2',
 				type: 'text',
-				value: namespace === '' || namespace.includes('{{') ? 'null (all keys; with Only Namespace: "<namespace>:")' : `${commentValue(`${namespace}:`)} (Only Namespace), or null for all keys`,
+				value:
+					namespace === '' || namespace.includes('{{')
+						? 'null (all keys; with Only Namespace: "<namespace>:")'
+						: `${commentValue(`${namespace}:`)} (Only Namespace), or null for all keys`,
 			},
 			{ name: '$3', type: 'integer', value: `${PURGE_BATCH_SIZE} (Batch Size)` },
 		],
@@ -426,7 +556,10 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 export function sqlText(statements: readonly SqlStatement[]): string {
 	return statements
 		.map(({ title, sql, parameters }) => {
-			const comments = [`-- ${title}`, ...parameters.map((p) => `-- ${p.name} (${p.type}) = ${p.value}`)];
+			const comments = [
+				`-- ${title}`,
+				...parameters.map((p) => `-- ${p.name} (${p.type}) = ${p.value}`),
+			];
 			return `${comments.join('\n')}\n${sql}${sql.trimEnd().endsWith(';') ? '' : ';'}`;
 		})
 		.join('\n\n');
@@ -509,7 +642,9 @@ export function configureWorkflow(template: unknown, settings: PlannerSettings):
 			removeNode(workflow, complete.name);
 		}
 		const duplicates = outputsOf(workflow, reserve.name)[1] ?? [];
-		const inFlight = workflow.nodes.find((node) => node.name === duplicates[0]?.node && node.type === 'n8n-nodes-base.if');
+		const inFlight = workflow.nodes.find(
+			(node) => node.name === duplicates[0]?.node && node.type === 'n8n-nodes-base.if',
+		);
 		if (inFlight !== undefined) {
 			const [yes, no] = outputsOf(workflow, inFlight.name);
 			workflow.connections[reserve.name].main[1] = no ?? [];

@@ -14,9 +14,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist/planner/index.html');
 
 // esbuild does not type-check: the page's code is checked against the nodes' types first.
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'planner/tsconfig.json')], {
-	stdio: 'inherit',
-});
+execFileSync(
+	process.execPath,
+	[join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'planner/tsconfig.json')],
+	{
+		stdio: 'inherit',
+	},
+);
 
 const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
 const bundle = await build({
@@ -57,5 +61,6 @@ await writeFile(out, page);
 // screenshot of this page and the browser tests' screenshots are not part of the package.
 await rm(join(root, 'dist/test-output'), { recursive: true, force: true });
 await rm(join(root, 'dist/docs/planner.png'), { force: true });
-if ((await readdir(join(root, 'dist/docs')).catch(() => ['?'])).length === 0) await rmdir(join(root, 'dist/docs'));
+if ((await readdir(join(root, 'dist/docs')).catch(() => ['?'])).length === 0)
+	await rmdir(join(root, 'dist/docs'));
 console.log(`Key planner: ${out} (${Math.round(page.length / 1024)} KB)`);

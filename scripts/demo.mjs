@@ -6,7 +6,14 @@
 // seed sequence (event A, A again with a new stripe-signature, B), prints what happened, then keeps
 // n8n running so you can open the editor and look at the executions, until Ctrl-C.
 // --once stops everything after the table.
-import { formatTable, isShuttingDown, progress, runCleanups, runSeedSequence, startStack } from './harness/index.mjs';
+import {
+	formatTable,
+	isShuttingDown,
+	progress,
+	runCleanups,
+	runSeedSequence,
+	startStack,
+} from './harness/index.mjs';
 
 const args = process.argv.slice(2);
 const once = args.includes('--once');
@@ -23,7 +30,9 @@ if (args.includes('--help') || args.includes('-h')) {
 
 let stack;
 try {
-	progress('demo: starting PostgreSQL and n8n with n8n-nodes-idempotency (the first run installs n8n, ~5 min)');
+	progress(
+		'demo: starting PostgreSQL and n8n with n8n-nodes-idempotency (the first run installs n8n, ~5 min)',
+	);
 	stack = await startStack({ label: 'demo', port });
 	const owner = await stack.setupOwner();
 
@@ -36,14 +45,18 @@ try {
 				'#': i + 1,
 				request: row.request,
 				HTTP: row.status,
-				answer: row.answer ? `${row.answer.status} ${row.answer.key ?? ''}`.trim() : row.response.text.slice(0, 40),
+				answer: row.answer
+					? `${row.answer.status} ${row.answer.key ?? ''}`.trim()
+					: row.response.text.slice(0, 40),
 				'branch taken (recorded by n8n)': row.branch,
 				'business rows': row.businessRows,
 			})),
 		),
 	);
 	const executions = await stack.executions.list({ workflowId: stack.webhookWorkflowId });
-	console.log(`\n${executions.length} executions recorded by n8n; ${rows.at(-1).businessRows} rows in business_log.`);
+	console.log(
+		`\n${executions.length} executions recorded by n8n; ${rows.at(-1).businessRows} rows in business_log.`,
+	);
 
 	if (once) {
 		await stack.stop();
@@ -73,7 +86,9 @@ Press Ctrl-C to stop n8n and PostgreSQL and delete the demo's temp folder.`);
 		await new Promise(() => undefined);
 	}
 	clearInterval(keepAlive);
-	console.error(`n8n exited unexpectedly (${JSON.stringify(status)}). Last lines of its log:\n${stack.n8n.logTail(30)}`);
+	console.error(
+		`n8n exited unexpectedly (${JSON.stringify(status)}). Last lines of its log:\n${stack.n8n.logTail(30)}`,
+	);
 	await stack.stop();
 	process.exit(1);
 } catch (error) {

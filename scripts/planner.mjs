@@ -28,7 +28,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 const page = readFileSync(file);
-const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(page.toString('utf8'))?.[1];
+const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(
+	page.toString('utf8'),
+)?.[1];
 const server = createServer((request, response) => {
 	const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
 	if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -36,7 +38,9 @@ const server = createServer((request, response) => {
 		return;
 	}
 	if (path !== '/' && path !== '/index.html') {
-		response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: the key planner is at /\n');
+		response
+			.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+			.end('Not found: the key planner is at /\n');
 		return;
 	}
 	response.writeHead(200, {
@@ -55,4 +59,5 @@ server.on('error', (error) => {
 server.listen(port, '127.0.0.1', () => {
 	console.log(`Key planner: http://127.0.0.1:${server.address().port}/ (Ctrl+C to stop)`);
 });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.close(() => process.exit(0)));
+for (const signal of ['SIGINT', 'SIGTERM'])
+	process.on(signal, () => server.close(() => process.exit(0)));

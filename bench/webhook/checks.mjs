@@ -47,18 +47,26 @@ export function record(run, variantName, id, answer) {
 	try {
 		json = JSON.parse(answer.text);
 	} catch {
-		ledger.fail(`${variantName} ${id}: 200 without a JSON body (${JSON.stringify(answer.text.slice(0, 100))}): no Respond node ran?`);
+		ledger.fail(
+			`${variantName} ${id}: 200 without a JSON body (${JSON.stringify(answer.text.slice(0, 100))}): no Respond node ran?`,
+		);
 		return;
 	}
 	if (variantName === 'bare') {
-		if (json.status !== 'ok' || json.id !== id) ledger.fail(`bare ${id}: answered ${answer.text.slice(0, 200)}`);
+		if (json.status !== 'ok' || json.id !== id)
+			ledger.fail(`bare ${id}: answered ${answer.text.slice(0, 200)}`);
 		return;
 	}
-	if (json.key !== key || !['processed', 'duplicate'].includes(json.status) || (!variant.dedupe && json.status !== 'processed')) {
+	if (
+		json.key !== key ||
+		!['processed', 'duplicate'].includes(json.status) ||
+		(!variant.dedupe && json.status !== 'processed')
+	) {
 		ledger.fail(`${variantName} ${id}: answered ${answer.text.slice(0, 200)}, expected key ${key}`);
 		return;
 	}
-	if (json.status === 'processed') ledger.processed[variantName].set(key, (ledger.processed[variantName].get(key) ?? 0) + 1);
+	if (json.status === 'processed')
+		ledger.processed[variantName].set(key, (ledger.processed[variantName].get(key) ?? 0) + 1);
 }
 
 /**
@@ -80,8 +88,16 @@ function recordInFlight(ledger, variantName, id, key, answer) {
 		json = {};
 	}
 	const seconds = Number(answer.retryAfter);
-	if (json.status !== 'in_progress' || json.key !== key || !Number.isInteger(seconds) || seconds < 1 || json.retryAfterSeconds !== seconds) {
-		ledger.fail(`${variantName} ${id}: 409 ${answer.text.slice(0, 200)} (Retry-After ${answer.retryAfter}), expected in_progress for ${key} with a matching Retry-After`);
+	if (
+		json.status !== 'in_progress' ||
+		json.key !== key ||
+		!Number.isInteger(seconds) ||
+		seconds < 1 ||
+		json.retryAfterSeconds !== seconds
+	) {
+		ledger.fail(
+			`${variantName} ${id}: 409 ${answer.text.slice(0, 200)} (Retry-After ${answer.retryAfter}), expected in_progress for ${key} with a matching Retry-After`,
+		);
 		return;
 	}
 	ledger.inFlight[variantName] += 1;
@@ -108,12 +124,16 @@ export async function resendInFlight(stack, urls, run) {
 			} catch {
 				// record() reported it
 			}
-			if (answer.status === 200 && json.status !== 'duplicate') ledger.fail(`${variantName} ${id}: the retry of a 409 was answered ${answer.text.slice(0, 200)}, expected duplicate`);
+			if (answer.status === 200 && json.status !== 'duplicate')
+				ledger.fail(
+					`${variantName} ${id}: the retry of a 409 was answered ${answer.text.slice(0, 200)}, expected duplicate`,
+				);
 		}
 		agent.destroy();
 		await waitForIdle(stack, run);
 	}
-	for (const { variantName, id } of ledger.resend.splice(0)) ledger.fail(`${variantName} ${id}: still 409 after 3 retries on an idle n8n`);
+	for (const { variantName, id } of ledger.resend.splice(0))
+		ledger.fail(`${variantName} ${id}: still 409 after 3 retries on an idle n8n`);
 }
 
 /** Smoke: a body without id, twice, to each deduplicating variant: the key is sha256 of the raw bytes. */
@@ -135,10 +155,15 @@ export async function checkBodyWithoutId(run, urls, runTag) {
 				json = {};
 			}
 			statuses.push(`${answer.status} ${json.status}`);
-			if (answer.status !== 200 || json.key !== key) ledger.fail(`${v} body without id: answered ${answer.status} ${answer.text.slice(0, 200)}, expected key ${key}`);
-			if (json.status === 'processed') ledger.processed[v].set(key, (ledger.processed[v].get(key) ?? 0) + 1);
+			if (answer.status !== 200 || json.key !== key)
+				ledger.fail(
+					`${v} body without id: answered ${answer.status} ${answer.text.slice(0, 200)}, expected key ${key}`,
+				);
+			if (json.status === 'processed')
+				ledger.processed[v].set(key, (ledger.processed[v].get(key) ?? 0) + 1);
 		}
-		if (statuses.join(',') !== '200 processed,200 duplicate') ledger.fail(`${v} body without id, sent twice: ${statuses.join(', ')}`);
+		if (statuses.join(',') !== '200 processed,200 duplicate')
+			ledger.fail(`${v} body without id, sent twice: ${statuses.join(', ')}`);
 		agent.destroy();
 	}
 }
@@ -149,7 +174,9 @@ export async function checkBodyWithoutId(run, urls, runTag) {
  */
 export async function checkRecords(stack, run, executionDataBytes) {
 	const { config, variants, ledger } = run;
-	const { rows } = await stack.keysDb.query(`SELECT event_key, count(*)::int AS n FROM business_log GROUP BY event_key`);
+	const { rows } = await stack.keysDb.query(
+		`SELECT event_key, count(*)::int AS n FROM business_log GROUP BY event_key`,
+	);
 	const business = new Map(rows.map((r) => [r.event_key, r.n]));
 	const claimed = new Set();
 	for (const v of config.variants) {
@@ -162,21 +189,36 @@ export async function checkRecords(stack, run, executionDataBytes) {
 			const got = business.get(key) ?? 0;
 			if (got !== expected) {
 				problems += 1;
-				ledger.fail(`${v}: ${got} business rows for ${key}, expected ${expected} (${sentCount} requests)`);
+				ledger.fail(
+					`${v}: ${got} business rows for ${key}, expected ${expected} (${sentCount} requests)`,
+				);
 			}
 			if (variant.dedupe) {
 				const processed = ledger.processed[v].get(key) ?? 0;
-				if (processed !== 1) ledger.fail(`${v}: ${key} was answered "processed" ${processed} times, expected once`);
+				if (processed !== 1)
+					ledger.fail(`${v}: ${key} was answered "processed" ${processed} times, expected once`);
 			}
 		}
-		const expectedRows = [...ledger.sent[v]].reduce((sum, [, n]) => sum + (variant.dedupe ? 1 : n), 0);
-		process.stderr.write(`check ${v}: ${ledger.requests[v]} requests, ${ledger.sent[v].size} distinct events, ${expectedRows} business rows expected, ${problems} keys wrong\n`);
+		const expectedRows = [...ledger.sent[v]].reduce(
+			(sum, [, n]) => sum + (variant.dedupe ? 1 : n),
+			0,
+		);
+		process.stderr.write(
+			`check ${v}: ${ledger.requests[v]} requests, ${ledger.sent[v].size} distinct events, ${expectedRows} business rows expected, ${problems} keys wrong\n`,
+		);
 		if (variant.keyTable) {
-			const { rows: keyRows } = await stack.keysDb.query(`SELECT count(*)::int AS n FROM ${variant.keyTable}`);
-			if (keyRows[0].n !== ledger.sent[v].size) ledger.fail(`${v}: ${keyRows[0].n} rows in ${variant.keyTable}, expected ${ledger.sent[v].size}`);
+			const { rows: keyRows } = await stack.keysDb.query(
+				`SELECT count(*)::int AS n FROM ${variant.keyTable}`,
+			);
+			if (keyRows[0].n !== ledger.sent[v].size)
+				ledger.fail(
+					`${v}: ${keyRows[0].n} rows in ${variant.keyTable}, expected ${ledger.sent[v].size}`,
+				);
 		}
 	}
-	for (const [key, n] of business) if (!claimed.has(key)) ledger.fail(`business_log has ${n} rows for ${key}, which no request carried`);
+	for (const [key, n] of business)
+		if (!claimed.has(key))
+			ledger.fail(`business_log has ${n} rows for ${key}, which no request carried`);
 
 	// What n8n saved per execution (execution_data.data, flatted JSON): each node's output is in it.
 	const { rows: sizes } = await stack.n8nDb.query(
@@ -194,6 +236,7 @@ export async function checkRecords(stack, run, executionDataBytes) {
 		const bad = mine.filter((r) => r.status !== 'success');
 		for (const r of bad) ledger.fail(`${v}: ${r.n} executions with status ${r.status}`);
 		const total = mine.reduce((sum, r) => sum + r.n, 0);
-		if (savesSuccess(config) && total !== ledger.requests[v]) ledger.fail(`${v}: n8n recorded ${total} executions for ${ledger.requests[v]} requests`);
+		if (savesSuccess(config) && total !== ledger.requests[v])
+			ledger.fail(`${v}: n8n recorded ${total} executions for ${ledger.requests[v]} requests`);
 	}
 }

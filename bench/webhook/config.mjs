@@ -30,10 +30,15 @@ export function parseArgs(argv) {
 }
 
 export const ALL_SHAPES = ['distinct', 'repeated'];
-export const list = (value) => String(value).split(',').map((s) => s.trim()).filter(Boolean);
+export const list = (value) =>
+	String(value)
+		.split(',')
+		.map((s) => s.trim())
+		.filter(Boolean);
 const positiveInt = (name, value) => {
 	const n = Number(value);
-	if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new Error(`--${name} must be an integer from 1 to 100000, not ${value}`);
+	if (!Number.isInteger(n) || n < 1 || n > 100_000)
+		throw new Error(`--${name} must be an integer from 1 to 100000, not ${value}`);
 	return n;
 };
 
@@ -44,7 +49,9 @@ export function configFrom(args) {
 		requests: positiveInt('requests', args.requests ?? 120),
 		concurrency: list(args.concurrency ?? '1,16').map((c) => positiveInt('concurrency', c)),
 		shapes: list(args.shapes ?? ALL_SHAPES.join(',')),
-		variants: list(args.variants ?? 'floor,floorNoOp,bare,handBuilt,packageSimple,package,packageNoVerify'),
+		variants: list(
+			args.variants ?? 'floor,floorNoOp,bare,handBuilt,packageSimple,package,packageNoVerify',
+		),
 		warmup: Number(args.warmup ?? 60),
 		profile: Boolean(args.profile),
 		env: Object.fromEntries(
@@ -55,7 +62,9 @@ export function configFrom(args) {
 			}),
 		),
 	};
-	for (const shape of config.shapes) if (!ALL_SHAPES.includes(shape)) throw new Error(`unknown shape ${shape} (${ALL_SHAPES.join(', ')})`);
+	for (const shape of config.shapes)
+		if (!ALL_SHAPES.includes(shape))
+			throw new Error(`unknown shape ${shape} (${ALL_SHAPES.join(', ')})`);
 	if (config.concurrency.some((c) => c > 256)) throw new Error('--concurrency: at most 256');
 	return config;
 }

@@ -47,13 +47,25 @@ export function cpuSnapshot(stack, postmasterPid) {
 		else if (postmasterPid && p.pid === postmasterPid) postgres += p.cpuMs + p.reapedChildrenCpuMs;
 		else if (postmasterPid && p.ppid === postmasterPid) postgres += p.cpuMs;
 	}
-	return { main, runner, postgres, machine: machineBusyMs(), client: clientCpuMs(), at: performance.now() };
+	return {
+		main,
+		runner,
+		postgres,
+		machine: machineBusyMs(),
+		client: clientCpuMs(),
+		at: performance.now(),
+	};
 }
 
 /** Busy CPU of the whole machine (all cores), ms, from /proc/stat. */
 function machineBusyMs() {
 	try {
-		const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+		const fields = readFileSync('/proc/stat', 'utf8')
+			.split('\n')[0]
+			.trim()
+			.split(/\s+/)
+			.slice(1)
+			.map(Number);
 		// user nice system idle iowait irq softirq steal …: busy = all but idle and iowait
 		const busy = fields.slice(0, 8).reduce((sum, v) => sum + v, 0) - fields[3] - fields[4];
 		return (busy * 1000) / CLOCK_TICKS;

@@ -4,7 +4,8 @@
 const FINISHED = ['success', 'error', 'crashed', 'canceled'];
 
 /** Whether n8n saves successful executions (the checks can count them only then). */
-export const savesSuccess = (config) => (config.env.EXECUTIONS_DATA_SAVE_ON_SUCCESS ?? 'all') !== 'none';
+export const savesSuccess = (config) =>
+	(config.env.EXECUTIONS_DATA_SAVE_ON_SUCCESS ?? 'all') !== 'none';
 
 export async function executionCounts(stack) {
 	const { rows } = await stack.n8nDb.query(
@@ -14,7 +15,11 @@ export async function executionCounts(stack) {
 }
 
 /** Waits (bounded) until n8n finished and saved every execution sent so far: each load starts on an idle n8n. */
-export async function waitForIdle(stack, { config, variants, ledger }, { timeoutMs = 180_000 } = {}) {
+export async function waitForIdle(
+	stack,
+	{ config, variants, ledger },
+	{ timeoutMs = 180_000 } = {},
+) {
 	const deadline = Date.now() + timeoutMs;
 	let state = '';
 	while (Date.now() < deadline) {
@@ -22,7 +27,9 @@ export async function waitForIdle(stack, { config, variants, ledger }, { timeout
 		const open = rows.filter((r) => !FINISHED.includes(r.status)).reduce((sum, r) => sum + r.n, 0);
 		const lagging = savesSuccess(config)
 			? config.variants.filter((v) => {
-					const done = rows.filter((r) => r.workflow === variants[v].workflowId && FINISHED.includes(r.status)).reduce((s, r) => s + r.n, 0);
+					const done = rows
+						.filter((r) => r.workflow === variants[v].workflowId && FINISHED.includes(r.status))
+						.reduce((s, r) => s + r.n, 0);
 					return done < ledger.requests[v];
 				})
 			: [];

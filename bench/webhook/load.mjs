@@ -29,7 +29,14 @@ export function eventBody(id, seq) {
 					billing_reason: 'subscription_cycle',
 					lines: {
 						object: 'list',
-						data: [{ id: 'il_0001', amount: 4200, description: '1 × Plan (at €42.00 / month)', quantity: 1 }],
+						data: [
+							{
+								id: 'il_0001',
+								amount: 4200,
+								description: '1 × Plan (at €42.00 / month)',
+								quantity: 1,
+							},
+						],
 					},
 					metadata: { order: `ord_${seq}`, source: 'n8n-nodes-idempotency webhook-level bench' },
 				},
@@ -44,7 +51,8 @@ export function eventBody(id, seq) {
  * mostly arrives after the first one finished, like a provider's retry, sometimes alongside it).
  */
 export function loadIds(prefix, shape, n) {
-	if (shape === 'distinct') return Array.from({ length: n }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
+	if (shape === 'distinct')
+		return Array.from({ length: n }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
 	const ids = [];
 	let next = 0;
 	while (ids.length < n) {
@@ -68,7 +76,11 @@ export function post(url, bytes, agent, timeoutMs = 60_000) {
 				method: 'POST',
 				agent,
 				// Signed as Stripe signs (the stack's secret), at send time, for every variant alike.
-				headers: { 'content-type': 'application/json', 'content-length': bytes.length, 'stripe-signature': stripeSignature(bytes) },
+				headers: {
+					'content-type': 'application/json',
+					'content-length': bytes.length,
+					'stripe-signature': stripeSignature(bytes),
+				},
 				timeout: timeoutMs,
 			},
 			(response) => {
@@ -82,11 +94,15 @@ export function post(url, bytes, agent, timeoutMs = 60_000) {
 						ms: performance.now() - started,
 					}),
 				);
-				response.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
+				response.on('error', (error) =>
+					resolve({ status: 0, text: String(error.message), ms: performance.now() - started }),
+				);
 			},
 		);
 		request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-		request.on('error', (error) => resolve({ status: 0, text: String(error.message), ms: performance.now() - started }));
+		request.on('error', (error) =>
+			resolve({ status: 0, text: String(error.message), ms: performance.now() - started }),
+		);
 		request.end(bytes);
 	});
 }

@@ -12,9 +12,17 @@ import { fmt } from './report.mjs';
  * Sends the load (request numbers from `seq` on), waits until n8n saved its last execution, and
  * returns the sample and the load's window on the monotonic clock (for --profile).
  */
-export async function measureLoad(stack, run, { urls, postmasterPid, runTag, round, shape, concurrency: c, variant: v, seq }) {
+export async function measureLoad(
+	stack,
+	run,
+	{ urls, postmasterPid, runTag, round, shape, concurrency: c, variant: v, seq },
+) {
 	const { config, variants, ledger } = run;
-	const ids = loadIds(`${runTag}.${variants[v].tag}.r${round}.${shape}.c${c}`, shape, config.requests);
+	const ids = loadIds(
+		`${runTag}.${variants[v].tag}.r${round}.${shape}.c${c}`,
+		shape,
+		config.requests,
+	);
 	const cpuBefore = cpuSnapshot(stack, postmasterPid);
 	const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq);
 	const inFlightBefore = ledger.inFlight[v];
@@ -46,7 +54,10 @@ export async function measureLoad(stack, run, { urls, postmasterPid, runTag, rou
 		otherCpuShare:
 			(cpuAfter.machine -
 				cpuBefore.machine -
-				['main', 'runner', 'postgres', 'client'].reduce((sum, k) => sum + (cpuAfter[k] - cpuBefore[k]), 0)) /
+				['main', 'runner', 'postgres', 'client'].reduce(
+					(sum, k) => sum + (cpuAfter[k] - cpuBefore[k]),
+					0,
+				)) /
 			((cpuAfter.at - cpuBefore.at) * os.cpus().length),
 	};
 	process.stderr.write(
@@ -55,5 +66,8 @@ export async function measureLoad(stack, run, { urls, postmasterPid, runTag, rou
 			`CPU/req main ${fmt(sample.cpuMsPerRequest.main)} runner ${fmt(sample.cpuMsPerRequest.runner)} pg ${fmt(sample.cpuMsPerRequest.postgres)} ms, ` +
 			`others' CPU ${fmt(sample.otherCpuShare * 100, 0)}%${inFlight ? `, ${inFlight} × 409 in flight (resent)` : ''}\n`,
 	);
-	return { sample, window: { variant: v, shape, concurrency: c, round, requests: ids.length, window } };
+	return {
+		sample,
+		window: { variant: v, shape, concurrency: c, round, requests: ids.length, window },
+	};
 }

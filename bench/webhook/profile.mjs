@@ -24,7 +24,8 @@ function analyseProfile(file, windows) {
 	const profile = JSON.parse(readFileSync(file, 'utf8'));
 	const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 	const parent = new Map();
-	for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+	for (const node of profile.nodes)
+		for (const child of node.children ?? []) parent.set(child, node.id);
 	const insidePackage = new Map();
 	const isPackage = (id) => {
 		if (insidePackage.has(id)) return insidePackage.get(id);
@@ -49,7 +50,14 @@ function analyseProfile(file, windows) {
 		stackKeys.set(id, keys);
 		return keys;
 	};
-	const stats = windows.map(() => ({ activeMs: 0, packageMs: 0, gcMs: 0, modules: new Map(), functions: new Map(), inclusive: new Map() }));
+	const stats = windows.map(() => ({
+		activeMs: 0,
+		packageMs: 0,
+		gcMs: 0,
+		modules: new Map(),
+		functions: new Map(),
+		inclusive: new Map(),
+	}));
 	let t = profile.startTime;
 	for (let i = 0; i < profile.samples.length; i++) {
 		t += profile.timeDeltas[i];
@@ -74,15 +82,25 @@ function analyseProfile(file, windows) {
 }
 
 function mergeProfileStats(entries) {
-	const merged = { requests: 0, activeMs: 0, packageMs: 0, gcMs: 0, modules: new Map(), functions: new Map(), inclusive: new Map() };
+	const merged = {
+		requests: 0,
+		activeMs: 0,
+		packageMs: 0,
+		gcMs: 0,
+		modules: new Map(),
+		functions: new Map(),
+		inclusive: new Map(),
+	};
 	for (const { stats, requests } of entries) {
 		merged.requests += requests;
 		merged.activeMs += stats.activeMs;
 		merged.packageMs += stats.packageMs;
 		merged.gcMs += stats.gcMs;
 		for (const [k, v] of stats.modules) merged.modules.set(k, (merged.modules.get(k) ?? 0) + v);
-		for (const [k, v] of stats.functions) merged.functions.set(k, (merged.functions.get(k) ?? 0) + v);
-		for (const [k, v] of stats.inclusive) merged.inclusive.set(k, (merged.inclusive.get(k) ?? 0) + v);
+		for (const [k, v] of stats.functions)
+			merged.functions.set(k, (merged.functions.get(k) ?? 0) + v);
+		for (const [k, v] of stats.inclusive)
+			merged.inclusive.set(k, (merged.inclusive.get(k) ?? 0) + v);
 	}
 	return merged;
 }
@@ -92,19 +110,30 @@ function mergeProfileStats(entries) {
  * tables to `out` and returns the summary saved with the results (undefined without a profile file).
  */
 export function summariseProfile(config, profileDir, serverPid, windows, beforeStack, out) {
-	const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(serverPid)));
+	const file = readdirSync(profileDir).find(
+		(name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(serverPid)),
+	);
 	if (!file) {
-		out.push(`\nprofile: no .cpuprofile of pid ${serverPid} in ${profileDir} (n8n did not exit cleanly?)`);
+		out.push(
+			`\nprofile: no .cpuprofile of pid ${serverPid} in ${profileDir} (n8n did not exit cleanly?)`,
+		);
 		return undefined;
 	}
 	const analysed = analyseProfile(path.join(profileDir, file), windows);
 	// Both clocks are CLOCK_MONOTONIC: the profile must start after this process started the stack.
 	const aligned = analysed.startTime >= beforeStack && analysed.startTime <= windows[0]?.window[0];
-	out.push(`\n## CPU profile of n8n's main process (${path.relative(REPO_DIR, path.join(profileDir, file))})`);
-	if (!aligned) out.push(`WARNING: the profile's clock does not line up with the load windows (start ${analysed.startTime} µs, stack started at ${beforeStack} µs)`);
+	out.push(
+		`\n## CPU profile of n8n's main process (${path.relative(REPO_DIR, path.join(profileDir, file))})`,
+	);
+	if (!aligned)
+		out.push(
+			`WARNING: the profile's clock does not line up with the load windows (start ${analysed.startTime} µs, stack started at ${beforeStack} µs)`,
+		);
 	const perVariant = {};
 	for (const v of config.variants) {
-		const entries = windows.map((w, i) => ({ ...w, stats: analysed.stats[i] })).filter((w) => w.variant === v);
+		const entries = windows
+			.map((w, i) => ({ ...w, stats: analysed.stats[i] }))
+			.filter((w) => w.variant === v);
 		perVariant[v] = mergeProfileStats(entries);
 	}
 	const modules = new Set();
@@ -116,22 +145,37 @@ export function summariseProfile(config, profileDir, serverPid, windows, beforeS
 		['package', 'floor'],
 		['package', 'packageSimple'],
 	].filter(([a, b]) => config.variants.includes(a) && config.variants.includes(b));
-	out.push('\nSampled CPU of n8n\'s main process per request, by module (self time), all load windows of each variant:\n');
-	out.push(`| module | ${config.variants.join(' | ')} |${diffPairs.map(([a, b]) => ` ${a} − ${b} |`).join('')}`);
-	out.push(`| --- |${config.variants.map(() => ' ---: |').join('')}${diffPairs.map(() => ' ---: |').join('')}`);
+	out.push(
+		"\nSampled CPU of n8n's main process per request, by module (self time), all load windows of each variant:\n",
+	);
+	out.push(
+		`| module | ${config.variants.join(' | ')} |${diffPairs.map(([a, b]) => ` ${a} − ${b} |`).join('')}`,
+	);
+	out.push(
+		`| --- |${config.variants.map(() => ' ---: |').join('')}${diffPairs.map(() => ' ---: |').join('')}`,
+	);
 	const rowsOut = [...modules]
-		.map((m) => ({ m, values: config.variants.map((v) => perReq(v, perVariant[v].modules.get(m) ?? 0)) }))
+		.map((m) => ({
+			m,
+			values: config.variants.map((v) => perReq(v, perVariant[v].modules.get(m) ?? 0)),
+		}))
 		.sort((a, b) => Math.max(...b.values) - Math.max(...a.values))
 		.filter((r) => Math.max(...r.values) >= 0.05);
 	const diff = (r) =>
-		diffPairs.map(([a, b]) => ` ${fmt(r.values[config.variants.indexOf(a)] - r.values[config.variants.indexOf(b)], 2)} |`).join('');
+		diffPairs
+			.map(
+				([a, b]) =>
+					` ${fmt(r.values[config.variants.indexOf(a)] - r.values[config.variants.indexOf(b)], 2)} |`,
+			)
+			.join('');
 	out.push(
 		`| **total (non-idle)** | ${config.variants.map((v) => fmt(perReq(v, perVariant[v].activeMs), 2)).join(' | ')} |${diff({ values: config.variants.map((v) => perReq(v, perVariant[v].activeMs)) })}`,
 	);
 	out.push(
 		`| of which inside this package's code (inclusive) | ${config.variants.map((v) => fmt(perReq(v, perVariant[v].packageMs), 2)).join(' | ')} |${diff({ values: config.variants.map((v) => perReq(v, perVariant[v].packageMs)) })}`,
 	);
-	for (const r of rowsOut) out.push(`| ${r.m} | ${r.values.map((x) => fmt(x, 2)).join(' | ')} |${diff(r)}`);
+	for (const r of rowsOut)
+		out.push(`| ${r.m} | ${r.values.map((x) => fmt(x, 2)).join(' | ')} |${diff(r)}`);
 	const summary = { file: path.join(profileDir, file), aligned, variants: {} };
 	for (const v of config.variants) {
 		const top = [...perVariant[v].functions].sort((a, b) => b[1] - a[1]).slice(0, 15);
@@ -140,13 +184,18 @@ export function summariseProfile(config, profileDir, serverPid, windows, beforeS
 			cpuMsPerRequest: perReq(v, perVariant[v].activeMs),
 			packageMsPerRequest: perReq(v, perVariant[v].packageMs),
 			gcMsPerRequest: perReq(v, perVariant[v].gcMs),
-			modulesMsPerRequest: Object.fromEntries([...perVariant[v].modules].map(([m, ms]) => [m, perReq(v, ms)]).sort((a, b) => b[1] - a[1])),
+			modulesMsPerRequest: Object.fromEntries(
+				[...perVariant[v].modules].map(([m, ms]) => [m, perReq(v, ms)]).sort((a, b) => b[1] - a[1]),
+			),
 			topFunctionsMsPerRequest: top.map(([fn, ms]) => [fn, perReq(v, ms)]),
 		};
 	}
-	for (const v of config.variants.filter((name) => ['package', 'packageSimple', 'floor'].includes(name))) {
+	for (const v of config.variants.filter((name) =>
+		['package', 'packageSimple', 'floor'].includes(name),
+	)) {
 		out.push(`\nTop functions (self ms/request), ${v}:`);
-		for (const [fn, ms] of summary.variants[v].topFunctionsMsPerRequest.slice(0, 12)) out.push(`  ${fmt(ms, 2).padStart(6)}  ${fn}`);
+		for (const [fn, ms] of summary.variants[v].topFunctionsMsPerRequest.slice(0, 12))
+			out.push(`  ${fmt(ms, 2).padStart(6)}  ${fn}`);
 	}
 	for (const [a, b] of diffPairs) {
 		// Where the two differ: functions by inclusive time (itself and what it calls, on the
@@ -162,11 +211,17 @@ export function summariseProfile(config, profileDir, serverPid, windows, beforeS
 			.sort((x, y) => Math.abs(y.diff) - Math.abs(x.diff))
 			.slice(0, 30);
 		// The name the results files have used for package − floor.
-		summary[b === 'floor' ? 'inclusiveDiffPackageMinusFloor' : `inclusiveDiff_${a}_minus_${b}`] = rows;
-		out.push(`\nLargest differences ${a} − ${b}, inclusive ms/request (function with everything it calls synchronously):`);
+		summary[b === 'floor' ? 'inclusiveDiffPackageMinusFloor' : `inclusiveDiff_${a}_minus_${b}`] =
+			rows;
+		out.push(
+			`\nLargest differences ${a} − ${b}, inclusive ms/request (function with everything it calls synchronously):`,
+		);
 		out.push(`| function | ${b} | ${a} | ${a} − ${b} |`);
 		out.push('| --- | ---: | ---: | ---: |');
-		for (const r of rows) out.push(`| ${r.key.replace(/\|/g, '\\|')} | ${fmt(r[b], 2)} | ${fmt(r[a], 2)} | ${fmt(r.diff, 2)} |`);
+		for (const r of rows)
+			out.push(
+				`| ${r.key.replace(/\|/g, '\\|')} | ${fmt(r[b], 2)} | ${fmt(r[a], 2)} | ${fmt(r.diff, 2)} |`,
+			);
 	}
 	return summary;
 }

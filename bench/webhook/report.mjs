@@ -6,7 +6,8 @@ import os from 'node:os';
 const require = createRequire(import.meta.url);
 const { formatInterval, machine, median, medianInterval } = require('../support.js');
 
-export const fmt = (n, digits = 1) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(digits));
+export const fmt = (n, digits = 1) =>
+	n === undefined || Number.isNaN(n) ? '–' : n.toFixed(digits);
 
 /** The tables: medians per variant, shape and concurrency, and the ratios. Also used by --summarise. */
 export function summarise(config, samples, serverKind, machineInfo = machine()) {
@@ -15,7 +16,9 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 	for (const shape of config.shapes) {
 		for (const c of config.concurrency) {
 			for (const v of config.variants) {
-				const runs = samples.filter((s) => s.shape === shape && s.concurrency === c && s.variant === v);
+				const runs = samples.filter(
+					(s) => s.shape === shape && s.concurrency === c && s.variant === v,
+				);
 				if (!runs.length) continue;
 				table.push({
 					shape,
@@ -52,10 +55,15 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 	out.push(
 		`\n## Webhook level: n8n 2.41.1, one server, ${config.rounds} interleaved rounds of ${config.requests} requests per variant, shape and concurrency\n`,
 	);
-	out.push(`machine: ${JSON.stringify(machineInfo)}, PostgreSQL: ${serverKind}${config.profile ? ', CPU PROFILER ON (throughput not comparable)' : ''}`);
-	if (Object.keys(config.env).length) out.push(`extra n8n environment: ${JSON.stringify(config.env)}`);
+	out.push(
+		`machine: ${JSON.stringify(machineInfo)}, PostgreSQL: ${serverKind}${config.profile ? ', CPU PROFILER ON (throughput not comparable)' : ''}`,
+	);
+	if (Object.keys(config.env).length)
+		out.push(`extra n8n environment: ${JSON.stringify(config.env)}`);
 	out.push('');
-	out.push('| shape | conc. | variant | req/s | p50 ms | p99 ms | CPU ms/req n8n main | task runner | PostgreSQL | others\' CPU | 409 in flight |');
+	out.push(
+		"| shape | conc. | variant | req/s | p50 ms | p99 ms | CPU ms/req n8n main | task runner | PostgreSQL | others' CPU | 409 in flight |",
+	);
 	out.push('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 	for (const r of table) {
 		out.push(
@@ -68,7 +76,9 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 			'409 in flight: repeats answered 409 while their original still ran (lease mode), all rounds together; each was resent after the load and answered duplicate.\n',
 	);
 	const interval = (i) => formatInterval(i, 3);
-	out.push('| shape | conc. | ratio | req/s ratio: median of rounds | interval of the median | per round | CPU-based: median | interval | n8n CPU/req ratio: median | interval | per round |');
+	out.push(
+		'| shape | conc. | ratio | req/s ratio: median of rounds | interval of the median | per round | CPU-based: median | interval | n8n CPU/req ratio: median | interval | per round |',
+	);
 	out.push('| --- | ---: | --- | ---: | --- | --- | ---: | --- | ---: | --- | --- |');
 	for (const r of ratios) {
 		out.push(
@@ -77,20 +87,29 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 		);
 	}
 	out.push(
-		'\nreq/s ratio: package req/s ÷ the other variant\'s, within each round (the two loads ran a minute or two apart), median over rounds. ' +
+		"\nreq/s ratio: package req/s ÷ the other variant's, within each round (the two loads ran a minute or two apart), median over rounds. " +
 			"CPU-based: the other variant's CPU per request (n8n main + task runner + PostgreSQL) ÷ the package's: the throughput ratio " +
 			'to expect when CPU is the bottleneck (n8n uses most of both cores here); it moves less than req/s with other load. ' +
 			"n8n CPU/req ratio: the first variant's CPU per request of n8n (main process + task runner) ÷ the second's, within each round: " +
 			'a cost (below 1: cheaper), what the lease targets are about.',
 	);
-	const target = ratios.filter((r) => r.ratio === 'package/floor' && r.shape === config.shapes.join('+'));
+	const target = ratios.filter(
+		(r) => r.ratio === 'package/floor' && r.shape === config.shapes.join('+'),
+	);
 	if (target.length) {
 		// Met only when the whole interval of the median is at or above 0.95: the spread is then smaller than the gap.
 		const verdict = (r) => {
-			const state = r.interval.low >= 0.95 ? 'met' : r.interval.high < 0.95 ? 'MISSED' : 'NOT PROVEN (the interval straddles 0.95)';
+			const state =
+				r.interval.low >= 0.95
+					? 'met'
+					: r.interval.high < 0.95
+						? 'MISSED'
+						: 'NOT PROVEN (the interval straddles 0.95)';
 			return `c=${r.concurrency} ${state}: median ${fmt(r.median, 3)}, interval ${interval(r.interval)}; CPU-based ${fmt(r.cpuMedian, 3)}, ${interval(r.cpuInterval)}`;
 		};
-		out.push(`\ntarget package ≥ 0.95 × floor req/s, both shapes: ${target.map(verdict).join('; ')}`);
+		out.push(
+			`\ntarget package ≥ 0.95 × floor req/s, both shapes: ${target.map(verdict).join('; ')}`,
+		);
 	}
 	// The lease template's targets (issue 9), in n8n CPU per request, both shapes together: at most
 	// 1.10 × the floor's, and below the hand-built pattern's. Met only when the whole interval is on its side.
@@ -101,16 +120,24 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 		['floor', 1.1, false],
 		['handBuilt', 1, true],
 	]) {
-		const rows = ratios.filter((r) => r.ratio === `${leaseTemplate}/${against}` && r.shape === config.shapes.join('+'));
+		const rows = ratios.filter(
+			(r) => r.ratio === `${leaseTemplate}/${against}` && r.shape === config.shapes.join('+'),
+		);
 		if (!rows.length) continue;
 		const verdict = (r) => {
 			const { low, high } = r.n8nCpuInterval;
 			const inside = strict ? high < limit : high <= limit;
 			const outside = strict ? low >= limit : low > limit;
-			const state = inside ? 'met' : outside ? 'MISSED' : `NOT PROVEN (the interval straddles ${limit})`;
+			const state = inside
+				? 'met'
+				: outside
+					? 'MISSED'
+					: `NOT PROVEN (the interval straddles ${limit})`;
 			return `c=${r.concurrency} ${state}: median ${fmt(r.n8nCpuMedian, 3)}, interval ${interval(r.n8nCpuInterval)}`;
 		};
-		out.push(`target ${leaseTemplate} n8n CPU/req ${strict ? '<' : '≤'} ${limit} × ${against}, both shapes: ${rows.map(verdict).join('; ')}`);
+		out.push(
+			`target ${leaseTemplate} n8n CPU/req ${strict ? '<' : '≤'} ${limit} × ${against}, both shapes: ${rows.map(verdict).join('; ')}`,
+		);
 	}
 
 	return { table, ratios, out };
@@ -138,12 +165,18 @@ function ratioRow(config, samples, shapes, c, of, against) {
 	const n8nCpuPerRound = [];
 	for (const shape of shapes) {
 		for (let round = 1; round <= config.rounds; round++) {
-			const pick = (v) => samples.find((s) => s.shape === shape && s.concurrency === c && s.variant === v && s.round === round);
+			const pick = (v) =>
+				samples.find(
+					(s) => s.shape === shape && s.concurrency === c && s.variant === v && s.round === round,
+				);
 			const mine = pick(of);
 			const other = pick(against);
 			if (!mine || !other) continue;
 			perRound.push(mine.rps / other.rps);
-			const stackCpu = (sample) => sample.cpuMsPerRequest.main + sample.cpuMsPerRequest.runner + sample.cpuMsPerRequest.postgres;
+			const stackCpu = (sample) =>
+				sample.cpuMsPerRequest.main +
+				sample.cpuMsPerRequest.runner +
+				sample.cpuMsPerRequest.postgres;
 			cpuPerRound.push(stackCpu(other) / stackCpu(mine));
 			const n8nCpu = (sample) => sample.cpuMsPerRequest.main + sample.cpuMsPerRequest.runner;
 			n8nCpuPerRound.push(n8nCpu(mine) / n8nCpu(other));

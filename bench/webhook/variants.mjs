@@ -18,11 +18,15 @@ const NO_VERIFY_TABLE = 'processed_events_nover';
  */
 function templateWithoutVerification() {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8'));
-	const verify = template.nodes.find((node) => node.type === 'n8n-nodes-idempotency.verifyWebhookSignature');
+	const verify = template.nodes.find(
+		(node) => node.type === 'n8n-nodes-idempotency.verifyWebhookSignature',
+	);
 	if (!verify) throw new Error(`${TEMPLATE_FILE} has no Verify Webhook Signature node`);
 	const [validTargets, invalidTargets = []] = template.connections[verify.name].main;
 	const dropped = new Set([verify.name, ...invalidTargets.map((c) => c.node)]);
-	const nodes = template.nodes.filter((node) => !dropped.has(node.name)).map((node) => structuredClone(node));
+	const nodes = template.nodes
+		.filter((node) => !dropped.has(node.name))
+		.map((node) => structuredClone(node));
 	for (const node of nodes) {
 		if (node.type === 'n8n-nodes-base.webhook') {
 			node.parameters.path = 'idempotent-webhook-noverify';
@@ -30,11 +34,21 @@ function templateWithoutVerification() {
 		}
 		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = NO_VERIFY_TABLE;
 	}
-	const connections = Object.fromEntries(Object.entries(structuredClone(template.connections)).filter(([from]) => !dropped.has(from)));
+	const connections = Object.fromEntries(
+		Object.entries(structuredClone(template.connections)).filter(([from]) => !dropped.has(from)),
+	);
 	for (const byType of Object.values(connections)) {
-		byType.main = byType.main.map((targets) => targets.flatMap((c) => (c.node === verify.name ? validTargets : [c])));
+		byType.main = byType.main.map((targets) =>
+			targets.flatMap((c) => (c.node === verify.name ? validTargets : [c])),
+		);
 	}
-	return { ...template, id: 'IdemWebhookNoVer1', name: `${template.name} (no signature check)`, nodes, connections };
+	return {
+		...template,
+		id: 'IdemWebhookNoVer1',
+		name: `${template.name} (no signature check)`,
+		nodes,
+		connections,
+	};
 }
 
 /**
@@ -57,13 +71,50 @@ export function loadVariants() {
 	//   keyTable    its key table, whose rows are counted after the run
 	//   businessKey the event_key of its business row (undefined: no business step)
 	const VARIANTS = {
-		floor: { file: 'bench/workflows/floor.json', tag: 'flr', dedupe: false, businessKey: (id) => `floor:${id}` },
-		floorNoOp: { file: 'bench/workflows/floor-plus-noop.json', tag: 'nop', dedupe: false, businessKey: (id) => `noop:${id}` },
+		floor: {
+			file: 'bench/workflows/floor.json',
+			tag: 'flr',
+			dedupe: false,
+			businessKey: (id) => `floor:${id}`,
+		},
+		floorNoOp: {
+			file: 'bench/workflows/floor-plus-noop.json',
+			tag: 'nop',
+			dedupe: false,
+			businessKey: (id) => `noop:${id}`,
+		},
 		bare: { file: 'bench/workflows/bare.json', tag: 'bar', dedupe: false, businessKey: undefined },
-		handBuilt: { file: 'bench/workflows/hand-built.json', tag: 'hnd', dedupe: true, keyTable: 'processed_events_hand', businessKey: (id) => `evt:${id}` },
-		packageSimple: { file: 'bench/workflows/package-simple.json', tag: 'pks', dedupe: true, keyTable: 'processed_events_simple', businessKey: (id) => `evt:${id}` },
-		package: { file: TEMPLATE_FILE, template: true, tag: 'pkg', dedupe: true, inFlight409: true, keyTable: 'processed_events', businessKey: (id) => `evt:${id}` },
-		packageNoVerify: { file: NO_VERIFY_FILE, tag: 'pnv', dedupe: true, inFlight409: true, keyTable: NO_VERIFY_TABLE, businessKey: (id) => `evt:${id}` },
+		handBuilt: {
+			file: 'bench/workflows/hand-built.json',
+			tag: 'hnd',
+			dedupe: true,
+			keyTable: 'processed_events_hand',
+			businessKey: (id) => `evt:${id}`,
+		},
+		packageSimple: {
+			file: 'bench/workflows/package-simple.json',
+			tag: 'pks',
+			dedupe: true,
+			keyTable: 'processed_events_simple',
+			businessKey: (id) => `evt:${id}`,
+		},
+		package: {
+			file: TEMPLATE_FILE,
+			template: true,
+			tag: 'pkg',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: 'processed_events',
+			businessKey: (id) => `evt:${id}`,
+		},
+		packageNoVerify: {
+			file: NO_VERIFY_FILE,
+			tag: 'pnv',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: NO_VERIFY_TABLE,
+			businessKey: (id) => `evt:${id}`,
+		},
 	};
 	for (const variant of Object.values(VARIANTS)) {
 		if (variant.template) {
@@ -72,7 +123,9 @@ export function loadVariants() {
 		}
 		const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, variant.file), 'utf8'));
 		variant.workflowId = json.id;
-		variant.webhookPath = json.nodes.find((node) => node.type === 'n8n-nodes-base.webhook').parameters.path;
+		variant.webhookPath = json.nodes.find(
+			(node) => node.type === 'n8n-nodes-base.webhook',
+		).parameters.path;
 	}
 	return VARIANTS;
 }
@@ -80,7 +133,8 @@ export function loadVariants() {
 /** Refuses a --variants name that is not in the table. */
 export function checkVariantNames(variants, names) {
 	const all = Object.keys(variants);
-	for (const variant of names) if (!all.includes(variant)) throw new Error(`unknown variant ${variant} (${all.join(', ')})`);
+	for (const variant of names)
+		if (!all.includes(variant)) throw new Error(`unknown variant ${variant} (${all.join(', ')})`);
 }
 
 export const HAND_TABLE_SQL = `CREATE TABLE IF NOT EXISTS processed_events_hand (

@@ -25,7 +25,13 @@ export class IdempotencyComplete implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		usableAsTool: true,
-		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
 		properties: [...ownedKeyProperties({ action: 'complete' }), schemaProperty, tableProperty],
 	};
 

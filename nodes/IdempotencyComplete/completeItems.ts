@@ -12,7 +12,7 @@ const readOwnedKey = (context: IExecuteFunctions) => {
 		if (target.token === undefined) {
 			throw new KeyError(
 				`The key "${target.key}" comes without the token of its reservation`,
-				"Reserve it in Lease mode earlier in this execution and leave Reservation empty, or point Reservation at idempotency.token of the Reserve output.",
+				'Reserve it in Lease mode earlier in this execution and leave Reservation empty, or point Reservation at idempotency.token of the Reserve output.',
 			);
 		}
 		return target;
@@ -29,7 +29,8 @@ export async function completeItems(this: IExecuteFunctions): Promise<INodeExecu
 		apply: async (store, targets) => await store.complete(targets),
 		route: (results, target) => {
 			const result = results.get(ownedKeyId(target));
-			if (result?.done === true) return { output: 0, idempotency: { key: target.key, completed: true } };
+			if (result?.done === true)
+				return { output: 0, idempotency: { key: target.key, completed: true } };
 			return lostKeyError(target.key, result ?? { rowExists: false });
 		},
 	});

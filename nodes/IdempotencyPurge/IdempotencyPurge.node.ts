@@ -17,13 +17,21 @@ export class IdempotencyPurge implements INodeType {
 		icon: { light: 'file:idempotencyPurge.svg', dark: 'file:idempotencyPurge.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ "older than " + $parameter["retentionAmount"] + " " + $parameter["retentionUnit"] + " from " + $parameter["table"] }}',
-		description: 'Delete idempotency keys older than a retention, in small batches. Run it from a Schedule Trigger.',
+		subtitle:
+			'={{ "older than " + $parameter["retentionAmount"] + " " + $parameter["retentionUnit"] + " from " + $parameter["table"] }}',
+		description:
+			'Delete idempotency keys older than a retention, in small batches. Run it from a Schedule Trigger.',
 		defaults: { name: 'Purge Keys' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		usableAsTool: true,
-		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
 		properties: [
 			{
 				displayName: 'Keep Keys For',
@@ -50,7 +58,8 @@ export class IdempotencyPurge implements INodeType {
 				name: 'namespace',
 				type: 'string',
 				default: '',
-				description: 'Only purge keys of this namespace (keys starting with "namespace:"). Leave empty to purge every key in the table.',
+				description:
+					'Only purge keys of this namespace (keys starting with "namespace:"). Leave empty to purge every key in the table.',
 			},
 			{
 				displayName: 'Batch Size',
@@ -58,7 +67,8 @@ export class IdempotencyPurge implements INodeType {
 				type: 'number',
 				default: 1000,
 				typeOptions: { minValue: 1, maxValue: MAX_BATCH_SIZE },
-				description: 'Rows deleted per statement. Small batches keep each lock short on a big table.',
+				description:
+					'Rows deleted per statement. Small batches keep each lock short on a big table.',
 			},
 			schemaProperty,
 			tableProperty,

@@ -15,16 +15,23 @@ function purgeSettings(context: IExecuteFunctions) {
 	const amount = Number(context.getNodeParameter('retentionAmount', 0));
 	const unit = context.getNodeParameter('retentionUnit', 0) as RetentionUnit;
 	if (!Number.isFinite(amount) || amount < 0) {
-		throw new NodeOperationError(node, `Keep Keys For must be a number of 0 or more, not ${String(amount)}`, {
-			description: 'Keep keys longer than the provider can redeliver (Stripe: up to 30 days).',
-		});
+		throw new NodeOperationError(
+			node,
+			`Keep Keys For must be a number of 0 or more, not ${String(amount)}`,
+			{
+				description: 'Keep keys longer than the provider can redeliver (Stripe: up to 30 days).',
+			},
+		);
 	}
 	if (!RETENTION_UNITS.includes(unit)) {
 		throw new NodeOperationError(node, `Unknown retention unit "${String(unit)}"`);
 	}
 	const batchSize = Number(context.getNodeParameter('batchSize', 0, 1000));
 	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
-		throw new NodeOperationError(node, `Batch Size must be a whole number from 1 to ${MAX_BATCH_SIZE}`);
+		throw new NodeOperationError(
+			node,
+			`Batch Size must be a whole number from 1 to ${MAX_BATCH_SIZE}`,
+		);
 	}
 	// Reserve's own rule (shared/keys/namespace.ts), so "Only Namespace" matches exactly the keys Reserve made with it.
 	const namespace = namespaceText(context.getNodeParameter('namespace', 0, ''));
@@ -42,8 +49,17 @@ export async function purgeKeys(this: IExecuteFunctions): Promise<INodeExecution
 	if (opened instanceof FailedStep) return opened.outputs;
 	const create = this.getNodeParameter('createTable', 0, true) as boolean;
 	const step = { outputCount: 1, action: 'purge old keys', prepare: { create, lease: false } };
-	const result = await statementStep(this, opened, step, async (store) => await store.purge(opened.settings));
+	const result = await statementStep(
+		this,
+		opened,
+		step,
+		async (store) => await store.purge(opened.settings),
+	);
 	if (result instanceof FailedStep) return result.outputs;
-	const summary = { deleted: result.deleted, cutoff: result.cutoff.toISOString(), batches: result.batches };
+	const summary = {
+		deleted: result.deleted,
+		cutoff: result.cutoff.toISOString(),
+		batches: result.batches,
+	};
 	return [[{ json: summary, pairedItem: { item: 0 } }]];
 }

@@ -19,12 +19,19 @@ export class IdempotencyRelease implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{ "release in " + $parameter["table"] }}',
-		description: 'Release a reserved idempotency key after a failed business step, so the provider\'s retry runs again',
+		description:
+			"Release a reserved idempotency key after a failed business step, so the provider's retry runs again",
 		defaults: { name: 'Release Key' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		usableAsTool: true,
-		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
 		properties: [
 			...ownedKeyProperties({ action: 'release' }),
 			schemaProperty,

@@ -17,7 +17,8 @@ export async function releaseItems(this: IExecuteFunctions): Promise<INodeExecut
 		apply: async (store, targets) => await store.release(targets),
 		route: (results, target) => {
 			const result = results.get(ownedKeyId(target));
-			if (result?.done === true) return { output: 0, idempotency: { key: target.key, released: true } };
+			if (result?.done === true)
+				return { output: 0, idempotency: { key: target.key, released: true } };
 			const reason = result?.rowExists === true ? 'not_owner' : 'not_found';
 			return { output: 0, idempotency: { key: target.key, released: false, reason } };
 		},

@@ -7,7 +7,12 @@ import {
 } from 'n8n-workflow';
 
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { namespaceProperty, schemaProperty, tableProperty, createTableProperty } from '../shared/n8n/properties';
+import {
+	namespaceProperty,
+	schemaProperty,
+	tableProperty,
+	createTableProperty,
+} from '../shared/n8n/properties';
 import { keyProperties, keySourceSubtitle } from './keyProperties';
 import { modeProperties } from './modeProperties';
 import { reserveItems } from './reserveItems';
@@ -20,14 +25,28 @@ export class IdempotencyReserve implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: keySourceSubtitle,
-		description: 'Reserve a webhook event key once in PostgreSQL: new events go to true, retries and duplicates to false',
+		description:
+			'Reserve a webhook event key once in PostgreSQL: new events go to true, retries and duplicates to false',
 		defaults: { name: 'Idempotency Reserve' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
 		outputNames: ['true', 'false'],
 		usableAsTool: true,
-		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
-		properties: [...modeProperties, ...keyProperties, namespaceProperty, schemaProperty, tableProperty, createTableProperty],
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
+		properties: [
+			...modeProperties,
+			...keyProperties,
+			namespaceProperty,
+			schemaProperty,
+			tableProperty,
+			createTableProperty,
+		],
 	};
 
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };

@@ -43,7 +43,10 @@ async function bodyBytes(
 }
 
 /** Synchronous unless the raw body must be read (binary data may live outside memory). */
-export type ItemKeyDeriver = (item: INodeExecutionData, itemIndex: number) => string | Promise<string>;
+export type ItemKeyDeriver = (
+	item: INodeExecutionData,
+	itemIndex: number,
+) => string | Promise<string>;
 
 /** The parameter a source reads per item: Event ID for the default source, Custom Key for Custom, none for presets. */
 function sourceParameterName(source: KeySource): string | undefined {
@@ -56,19 +59,31 @@ function sourceParameterName(source: KeySource): string | undefined {
 export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings): ItemKeyDeriver {
 	const { source, rawBodyProperty } = settings;
 	const parameterName = sourceParameterName(source);
-	const readSourceParameter = parameterName === undefined ? () => undefined : itemParameterReader(context, parameterName);
-	const parameterBodyPath = parameterName === undefined ? undefined : bodyPathOfParameter(context, parameterName);
+	const readSourceParameter =
+		parameterName === undefined ? () => undefined : itemParameterReader(context, parameterName);
+	const parameterBodyPath =
+		parameterName === undefined ? undefined : bodyPathOfParameter(context, parameterName);
 	const readNamespace = itemParameterReader(context, 'namespace');
 	return (item, itemIndex) => {
 		const json = item.json as WebhookItemJson;
-		const resolution = resolveKeyIdentity(source, json, readSourceParameter(item, itemIndex), parameterBodyPath);
+		const resolution = resolveKeyIdentity(
+			source,
+			json,
+			readSourceParameter(item, itemIndex),
+			parameterBodyPath,
+		);
 		const namespace = namespaceText(readNamespace(item, itemIndex));
-		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) => composeKey(identity, namespace, bodySha256Hex);
+		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) =>
+			composeKey(identity, namespace, bodySha256Hex);
 		if (resolution.kind === 'number') {
 			// A JSON number's exact text is in the raw body (see shared/keys/idText.ts).
-			return readRawBody(context, item, itemIndex, rawBodyProperty).then((raw) => keyOf(settleNumericId(resolution, raw)));
+			return readRawBody(context, item, itemIndex, rawBodyProperty).then((raw) =>
+				keyOf(settleNumericId(resolution, raw)),
+			);
 		}
 		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
-		return bodyBytes(context, item, itemIndex, rawBodyProperty).then((bytes) => keyOf(resolution, sha256Hex(bytes)));
+		return bodyBytes(context, item, itemIndex, rawBodyProperty).then((bytes) =>
+			keyOf(resolution, sha256Hex(bytes)),
+		);
 	};
 }

@@ -4,8 +4,8 @@ import { KEY_SOURCES } from '../shared/keys/keySourceTable';
 
 /** The Key Source list, made from the one table of sources; n8n lists options sorted by name. */
 function keySourceOptions(): INodePropertyOptions[] {
-	return KEY_SOURCES.map(({ name, value, description }) => ({ name, value, description })).sort((a, b) =>
-		a.name.localeCompare(b.name),
+	return KEY_SOURCES.map(({ name, value, description }) => ({ name, value, description })).sort(
+		(a, b) => a.name.localeCompare(b.name),
 	);
 }
 
@@ -30,7 +30,8 @@ export const keyProperties: INodeProperties[] = [
 		name: 'eventId',
 		type: 'string',
 		default: '={{ $json.body.id }}',
-		description: 'The ID that stays the same across retries of one event. When empty, the raw body is hashed instead.',
+		description:
+			'The ID that stays the same across retries of one event. When empty, the raw body is hashed instead.',
 		displayOptions: { show: { keySource: ['eventIdOrBodyHash'] } },
 	},
 	{

@@ -16,9 +16,14 @@ const isoTime = (ms: number) => new Date(ms).toISOString();
 function leaseSecondsOf(context: IExecuteFunctions): number {
 	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, 300));
 	if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_LEASE_SECONDS) {
-		throw new NodeOperationError(context.getNode(), `Lease must be from 1 to ${MAX_LEASE_SECONDS} seconds, not ${String(seconds)}`, {
-			description: 'Make it longer than the slowest run from Reserve to Complete Key (a few minutes is usual).',
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			`Lease must be from 1 to ${MAX_LEASE_SECONDS} seconds, not ${String(seconds)}`,
+			{
+				description:
+					'Make it longer than the slowest run from Reserve to Complete Key (a few minutes is usual).',
+			},
+		);
 	}
 	return seconds;
 }
@@ -27,14 +32,24 @@ function leaseSecondsOf(context: IExecuteFunctions): number {
 function routeSimple(outcome: ReserveOutcome, key: string): ItemRoute {
 	// Taking the key out of `inserted` makes only the first item of a key new within the
 	// execution; later items with the same key are its duplicates.
-	if (outcome.inserted.delete(key)) return { output: NEW_OUTPUT, idempotency: { key, isNew: true } };
+	if (outcome.inserted.delete(key))
+		return { output: NEW_OUTPUT, idempotency: { key, isNew: true } };
 	const firstSeenMs = outcome.firstSeenMs.get(key);
-	if (firstSeenMs === undefined) return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false } };
-	return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false, firstSeenAt: isoTime(firstSeenMs) } };
+	if (firstSeenMs === undefined)
+		return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false } };
+	return {
+		output: DUPLICATE_OUTPUT,
+		idempotency: { key, isNew: false, firstSeenAt: isoTime(firstSeenMs) },
+	};
 }
 
 /** Lease mode: new or taken over goes to true with its token; completed or in flight to false. */
-function routeLease(outcome: LeaseOutcome, key: string, token: string, leaseSeconds: number): ItemRoute {
+function routeLease(
+	outcome: LeaseOutcome,
+	key: string,
+	token: string,
+	leaseSeconds: number,
+): ItemRoute {
 	const reserved = outcome.reserved.get(key);
 	if (reserved !== undefined) {
 		outcome.reserved.delete(key);
@@ -42,10 +57,19 @@ function routeLease(outcome: LeaseOutcome, key: string, token: string, leaseSeco
 		outcome.held.set(key, { status: 'in_progress', retryAfterSeconds: Math.ceil(leaseSeconds) });
 		return {
 			output: NEW_OUTPUT,
-			idempotency: { key, isNew: true, token, leaseUntil: isoTime(reserved.leaseUntilMs), attempt: reserved.attempt },
+			idempotency: {
+				key,
+				isNew: true,
+				token,
+				leaseUntil: isoTime(reserved.leaseUntilMs),
+				attempt: reserved.attempt,
+			},
 		};
 	}
-	const held = outcome.held.get(key) ?? { status: 'in_progress', retryAfterSeconds: Math.ceil(leaseSeconds) };
+	const held = outcome.held.get(key) ?? {
+		status: 'in_progress',
+		retryAfterSeconds: Math.ceil(leaseSeconds),
+	};
 	return {
 		output: DUPLICATE_OUTPUT,
 		idempotency: {
@@ -53,7 +77,9 @@ function routeLease(outcome: LeaseOutcome, key: string, token: string, leaseSeco
 			isNew: false,
 			status: held.status,
 			...(held.firstSeenMs !== undefined ? { firstSeenAt: isoTime(held.firstSeenMs) } : {}),
-			...(held.retryAfterSeconds !== undefined ? { retryAfterSeconds: held.retryAfterSeconds } : {}),
+			...(held.retryAfterSeconds !== undefined
+				? { retryAfterSeconds: held.retryAfterSeconds }
+				: {}),
 		},
 	};
 }

@@ -7,25 +7,36 @@ import {
 } from 'n8n-workflow';
 
 import { webhookSigningSecretTest } from './secretTest';
-import { hmacProperties, providerProperty, rawBodyProperty, toleranceProperty } from './signatureProperties';
+import {
+	hmacProperties,
+	providerProperty,
+	rawBodyProperty,
+	toleranceProperty,
+} from './signatureProperties';
 import { verifyItems } from './verifyItems';
 
 export class VerifyWebhookSignature implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Verify Webhook Signature',
 		name: 'verifyWebhookSignature',
-		icon: { light: 'file:verifyWebhookSignature.svg', dark: 'file:verifyWebhookSignature.dark.svg' },
+		icon: {
+			light: 'file:verifyWebhookSignature.svg',
+			dark: 'file:verifyWebhookSignature.dark.svg',
+		},
 		group: ['transform'],
 		version: 1,
 		subtitle:
 			'={{ {"stripe": "Stripe", "github": "GitHub", "shopify": "Shopify", "standardWebhooks": "Standard Webhooks", "svix": "Svix", "slack": "Slack", "hmac": "Generic HMAC"}[$parameter["provider"]] }}',
-		description: "Check a webhook's signature over the exact request bytes: signed deliveries go to valid, everything else to invalid",
+		description:
+			"Check a webhook's signature over the exact request bytes: signed deliveries go to valid, everything else to invalid",
 		defaults: { name: 'Verify Webhook Signature' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
 		outputNames: ['valid', 'invalid'],
 		usableAsTool: true,
-		credentials: [{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' }],
+		credentials: [
+			{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' },
+		],
 		properties: [providerProperty, ...hmacProperties, toleranceProperty, rawBodyProperty],
 	};
 

@@ -1,4 +1,8 @@
-import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTestResult } from 'n8n-workflow';
+import type {
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
+	INodeCredentialTestResult,
+} from 'n8n-workflow';
 
 /**
  * A signing secret can only be proven right by a delivery the sender signed, so the test checks
@@ -15,7 +19,11 @@ export async function webhookSigningSecretTest(
 		['Previous Secret', data.previousSecret ?? '', false],
 	] as const) {
 		if (value === '' && required) return { status: 'Error', message: `${field} is empty` };
-		if (value !== value.trim()) return { status: 'Error', message: `${field} starts or ends with spaces or a line break` };
+		if (value !== value.trim())
+			return { status: 'Error', message: `${field} starts or ends with spaces or a line break` };
 	}
-	return { status: 'OK', message: 'Secret set. Send a signed test delivery to check it against the sender.' };
+	return {
+		status: 'OK',
+		message: 'Secret set. Send a signed test delivery to check it against the sender.',
+	};
 }

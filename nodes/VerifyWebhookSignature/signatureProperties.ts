@@ -1,9 +1,14 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { PROVIDER_OPTIONS, SIGNATURE_SCHEMES, type Provider } from '../shared/webhook/signatureSchemes';
+import {
+	PROVIDER_OPTIONS,
+	SIGNATURE_SCHEMES,
+	type Provider,
+} from '../shared/webhook/signatureSchemes';
 
 const TIMESTAMPED: Provider[] = [...PROVIDER_OPTIONS.map((option) => option.value)].filter(
-	(provider) => provider === 'hmac' || SIGNATURE_SCHEMES[provider as Exclude<Provider, 'hmac'>].hasTimestamp,
+	(provider) =>
+		provider === 'hmac' || SIGNATURE_SCHEMES[provider as Exclude<Provider, 'hmac'>].hasTimestamp,
 );
 
 const providerDescriptions: Record<Provider, string> = {
@@ -23,8 +28,13 @@ export const providerProperty: INodeProperties = {
 	type: 'options',
 	default: 'stripe',
 	// Listed in the scheme table's order (Stripe first, Generic HMAC last), not alphabetically.
-	options: PROVIDER_OPTIONS.map(({ value, label }) => ({ name: label, value, description: providerDescriptions[value] })),
-	description: 'Who signs the deliveries, which decides the headers and how the signed content is built',
+	options: PROVIDER_OPTIONS.map(({ value, label }) => ({
+		name: label,
+		value,
+		description: providerDescriptions[value],
+	})),
+	description:
+		'Who signs the deliveries, which decides the headers and how the signed content is built',
 };
 
 const showForHmac = { displayOptions: { show: { provider: ['hmac'] } } };
@@ -102,5 +112,6 @@ export const rawBodyProperty: INodeProperties = {
 	type: 'string',
 	default: 'data',
 	required: true,
-	description: 'Binary property holding the exact request bytes (the Webhook node\'s "Raw Body" option puts them in "data")',
+	description:
+		'Binary property holding the exact request bytes (the Webhook node\'s "Raw Body" option puts them in "data")',
 };

@@ -10,12 +10,21 @@ import {
 } from '../shared/webhook/signatureSchemes';
 import { signingKey, SigningSecretError } from '../shared/webhook/verifySignature';
 
-function settingsError(context: IExecuteFunctions, message: string, hint: string): NodeOperationError {
+function settingsError(
+	context: IExecuteFunctions,
+	message: string,
+	hint: string,
+): NodeOperationError {
 	return new NodeOperationError(context.getNode(), message, { description: hint });
 }
 
 /** The HMAC key of a credential field; a secret that does not decode is the credential's problem, said without its value. */
-function keyOf(context: IExecuteFunctions, secret: string, scheme: SignatureScheme, field: string): Buffer {
+function keyOf(
+	context: IExecuteFunctions,
+	secret: string,
+	scheme: SignatureScheme,
+	field: string,
+): Buffer {
 	try {
 		return signingKey(secret, scheme.secretFormat, field);
 	} catch (error) {
@@ -47,11 +56,21 @@ export interface SignatureSetup {
 function schemeOf(context: IExecuteFunctions, provider: Provider): SignatureScheme {
 	if (provider !== 'hmac') {
 		const scheme = SIGNATURE_SCHEMES[provider];
-		if (scheme === undefined) throw settingsError(context, `Unknown provider "${String(provider)}"`, 'Pick a provider from the list.');
+		if (scheme === undefined)
+			throw settingsError(
+				context,
+				`Unknown provider "${String(provider)}"`,
+				'Pick a provider from the list.',
+			);
 		return scheme;
 	}
 	const header = (context.getNodeParameter('signatureHeader', 0, '') as string).trim();
-	if (header === '') throw settingsError(context, 'Signature Header is empty', 'Enter the name of the header that carries the signature.');
+	if (header === '')
+		throw settingsError(
+			context,
+			'Signature Header is empty',
+			'Enter the name of the header that carries the signature.',
+		);
 	return hmacScheme({
 		header,
 		algorithm: context.getNodeParameter('algorithm', 0, 'sha256') as HmacAlgorithm,
@@ -70,10 +89,17 @@ export async function signatureSetup(context: IExecuteFunctions): Promise<Signat
 	const scheme = schemeOf(context, provider);
 	const credential = (await context.getCredentials(CREDENTIAL_TYPE)) as SigningSecretCredential;
 	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
-	if (credential.previousSecret) keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
-	const toleranceSeconds = scheme.hasTimestamp ? (context.getNodeParameter('toleranceSeconds', 0, 300) as number) : 0;
+	if (credential.previousSecret)
+		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
+	const toleranceSeconds = scheme.hasTimestamp
+		? (context.getNodeParameter('toleranceSeconds', 0, 300) as number)
+		: 0;
 	if (scheme.hasTimestamp && !(Number.isFinite(toleranceSeconds) && toleranceSeconds >= 1)) {
-		throw settingsError(context, 'Tolerance must be at least 1 second', 'Set Tolerance (Seconds) to 300, the providers\' default, or more.');
+		throw settingsError(
+			context,
+			'Tolerance must be at least 1 second',
+			"Set Tolerance (Seconds) to 300, the providers' default, or more.",
+		);
 	}
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
 	return { provider, scheme, keys, toleranceSeconds, rawBodyProperty };

@@ -29,7 +29,10 @@ async function rawBodyOf(
 	const message = readFailure
 		? `Could not read the raw body (binary property "${property}")${readFailure}`
 		: `The item has no raw body (binary property "${property}"), so its signature cannot be checked`;
-	return new NodeOperationError(context.getNode(), message, { itemIndex, description: RAW_BODY_HINT });
+	return new NodeOperationError(context.getNode(), message, {
+		itemIndex,
+		description: RAW_BODY_HINT,
+	});
 }
 
 /** Output 0 (`valid`): signed by the sender. Output 1 (`invalid`): anything else, with the reason. */
@@ -40,7 +43,8 @@ export async function verifyItems(this: IExecuteFunctions): Promise<INodeExecuti
 		setup = await signatureSetup(this);
 	} catch (error) {
 		// Settings and secret problems arrive as NodeOperationError naming the field, never a secret's value.
-		const nodeError = error instanceof NodeOperationError ? error : new NodeOperationError(node, error as Error);
+		const nodeError =
+			error instanceof NodeOperationError ? error : new NodeOperationError(node, error as Error);
 		return failWhole(this, nodeError, OUTPUT_COUNT, new Map(), INVALID_OUTPUT);
 	}
 
@@ -63,7 +67,10 @@ export async function verifyItems(this: IExecuteFunctions): Promise<INodeExecuti
 		const signature = verification.valid
 			? { valid: true, provider: setup.provider }
 			: { valid: false, provider: setup.provider, reason: verification.reason };
-		const routed: INodeExecutionData = { json: { ...item.json, signature }, pairedItem: { item: itemIndex } };
+		const routed: INodeExecutionData = {
+			json: { ...item.json, signature },
+			pairedItem: { item: itemIndex },
+		};
 		if (item.binary !== undefined) routed.binary = item.binary;
 		outputs[verification.valid ? VALID_OUTPUT : INVALID_OUTPUT].push(routed);
 	}

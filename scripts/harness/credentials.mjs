@@ -28,9 +28,17 @@ export async function importStackCredentials(ctx, workDir, keys) {
 			id: 'BizPgCredE2E00001',
 			name: 'Business Postgres',
 			type: 'postgres',
-			data: { ...keys, ssl: 'disable', allowUnauthorizedCerts: false, maxConnections: 20, sshTunnel: false },
+			data: {
+				...keys,
+				ssl: 'disable',
+				allowUnauthorizedCerts: false,
+				maxConnections: 20,
+				sshTunnel: false,
+			},
 		},
 	];
 	writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2), { mode: 0o600 });
-	await runN8nCli(ctx, ['import:credentials', `--input=${credentialsFile}`], { label: 'import-credentials' });
+	await runN8nCli(ctx, ['import:credentials', `--input=${credentialsFile}`], {
+		label: 'import-credentials',
+	});
 }

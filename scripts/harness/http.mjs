@@ -11,7 +11,10 @@ import { REQUEST_ID_HEADER } from './records.mjs';
 export const E2E_STRIPE_SECRET = 'whsec_e2e_harness_0123456789abcdefABCDEF';
 
 /** A genuine `Stripe-Signature` value for these exact bytes: HMAC-SHA256 hex of "<t>.<bytes>", as Stripe signs. */
-export function stripeSignature(bytes, { secret = E2E_STRIPE_SECRET, timestamp = Math.floor(Date.now() / 1000) } = {}) {
+export function stripeSignature(
+	bytes,
+	{ secret = E2E_STRIPE_SECRET, timestamp = Math.floor(Date.now() / 1000) } = {},
+) {
 	const hex = createHmac('sha256', secret).update(`${timestamp}.`).update(bytes).digest('hex');
 	return `t=${timestamp},v1=${hex}`;
 }
@@ -32,10 +35,22 @@ function hasHeader(headers, name) {
 export async function sendEvent(
 	url,
 	body,
-	{ headers = {}, contentType = 'application/json', requestId = randomUUID(), timeoutMs = 60_000, sign = true, signedAt } = {},
+	{
+		headers = {},
+		contentType = 'application/json',
+		requestId = randomUUID(),
+		timeoutMs = 60_000,
+		sign = true,
+		signedAt,
+	} = {},
 ) {
-	const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
-	const signature = sign && !hasHeader(headers, 'stripe-signature') ? stripeSignature(bytes, { timestamp: signedAt }) : undefined;
+	const bytes = Buffer.isBuffer(body)
+		? body
+		: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
+	const signature =
+		sign && !hasHeader(headers, 'stripe-signature')
+			? stripeSignature(bytes, { timestamp: signedAt })
+			: undefined;
 	const started = Date.now();
 	const response = await fetch(url, {
 		method: 'POST',
@@ -71,6 +86,9 @@ export async function sendEvent(
 /** A header in Stripe's format whose signature is not valid for any body: a forgery, which the template answers with 401. */
 export function fakeStripeSignature(seed) {
 	const timestamp = Math.floor(Date.now() / 1000);
-	const hex = Buffer.from(`${seed}:${timestamp}:${randomUUID()}`).toString('hex').slice(0, 64).padEnd(64, '0');
+	const hex = Buffer.from(`${seed}:${timestamp}:${randomUUID()}`)
+		.toString('hex')
+		.slice(0, 64)
+		.padEnd(64, '0');
 	return `t=${timestamp},v1=${hex}`;
 }

@@ -9,7 +9,15 @@
 // built and n8n must use PostgreSQL. Each install goes to a staging folder that is renamed into
 // place only when it succeeded, so an interrupted install is never mistaken for a good one.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -29,7 +37,8 @@ export const N8N_LINES = {
 /** N8N_LINE=1 runs a suite on n8n 1.x; 2.x otherwise. */
 export function selectedLine() {
 	const line = process.env.N8N_LINE ?? '2';
-	if (!(line in N8N_LINES)) throw new Error(`N8N_LINE must be one of ${Object.keys(N8N_LINES).join(', ')}, not ${line}`);
+	if (!(line in N8N_LINES))
+		throw new Error(`N8N_LINE must be one of ${Object.keys(N8N_LINES).join(', ')}, not ${line}`);
 	return { line: Number(line), ...N8N_LINES[line] };
 }
 
@@ -37,7 +46,9 @@ export const N8N_VERSION = selectedLine().n8nVersion;
 const NODE_MAJOR = selectedLine().nodeMajor;
 
 export function cacheDir() {
-	return process.env.N8N_IDEMPOTENCY_CACHE || path.join(homedir(), '.cache', 'n8n-nodes-idempotency');
+	return (
+		process.env.N8N_IDEMPOTENCY_CACHE || path.join(homedir(), '.cache', 'n8n-nodes-idempotency')
+	);
 }
 
 export function cachePaths(dir = cacheDir()) {
@@ -60,7 +71,10 @@ export function cachePaths(dir = cacheDir()) {
 function nodeBinaryWorks(nodeBin) {
 	if (!existsSync(nodeBin)) return false;
 	try {
-		const version = execFileSync(nodeBin, ['--version'], { encoding: 'utf8', timeout: 20_000 }).trim();
+		const version = execFileSync(nodeBin, ['--version'], {
+			encoding: 'utf8',
+			timeout: 20_000,
+		}).trim();
 		return version.startsWith(`v${NODE_MAJOR}.`);
 	} catch {
 		return false;
@@ -84,7 +98,12 @@ function npmEnv() {
 	const env = {};
 	for (const [name, value] of Object.entries(process.env)) {
 		const lower = name.toLowerCase();
-		if (lower.startsWith('npm_') && !/^npm_config_(registry|.*proxy|cafile|ca|strict_ssl|userconfig|globalconfig|cache|fetch_.*|@.*:registry)$/.test(lower)) {
+		if (
+			lower.startsWith('npm_') &&
+			!/^npm_config_(registry|.*proxy|cafile|ca|strict_ssl|userconfig|globalconfig|cache|fetch_.*|@.*:registry)$/.test(
+				lower,
+			)
+		) {
 			continue;
 		}
 		env[name] = value;
@@ -132,14 +151,21 @@ function removeStaleStaging(dir) {
 async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs, overrides }) {
 	rmSync(stagingDir, { recursive: true, force: true });
 	mkdirSync(stagingDir, { recursive: true });
-	const manifest = { name: `n8n-nodes-idempotency-cache-${label}`, private: true, description: 'Installed by scripts/harness/install.mjs of n8n-nodes-idempotency', overrides };
+	const manifest = {
+		name: `n8n-nodes-idempotency-cache-${label}`,
+		private: true,
+		description: 'Installed by scripts/harness/install.mjs of n8n-nodes-idempotency',
+		overrides,
+	};
 	writeFileSync(path.join(stagingDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 	writeFileSync(logFile, `npm ${args.join(' ')}\n`);
 	const started = Date.now();
 	const ticker = setInterval(() => {
 		const fetched = countFetches(logFile);
 		const modules = countEntries(path.join(stagingDir, 'node_modules'));
-		progress(`  still installing ${label}: ${elapsed(started)}, ${fetched} registry requests, ${modules} folders in node_modules (log: ${logFile})`);
+		progress(
+			`  still installing ${label}: ${elapsed(started)}, ${fetched} registry requests, ${modules} folders in node_modules (log: ${logFile})`,
+		);
 	}, 15_000);
 	try {
 		const status = await runTracked('npm', args, {
@@ -150,7 +176,9 @@ async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs, ove
 			timeoutMs,
 		});
 		if (status.code !== 0) {
-			throw new Error(`npm install of ${label} failed (exit ${status.code ?? status.signal}). Last lines of ${logFile}:\n${tailOf(logFile, 30)}`);
+			throw new Error(
+				`npm install of ${label} failed (exit ${status.code ?? status.signal}). Last lines of ${logFile}:\n${tailOf(logFile, 30)}`,
+			);
 		}
 	} finally {
 		clearInterval(ticker);
@@ -170,15 +198,28 @@ export async function ensureNode({ paths = cachePaths() } = {}) {
 	if (nodeBinaryWorks(paths.nodeBin)) {
 		progress(`Node.js ${NODE_MAJOR}: reusing ${paths.nodeBin}`);
 	} else {
-		progress(`Node.js ${NODE_MAJOR}: installing ${paths.nodePackage}@${NODE_MAJOR} from the npm registry into ${paths.nodeDir} (about 30 MB)`);
+		progress(
+			`Node.js ${NODE_MAJOR}: installing ${paths.nodePackage}@${NODE_MAJOR} from the npm registry into ${paths.nodeDir} (about 30 MB)`,
+		);
 		const staging = `${paths.nodeDir}.partial-${process.pid}`;
-		await npmInstallInto(staging, ['install', '--no-audit', '--no-fund', '--loglevel=http', `${paths.nodePackage}@${NODE_MAJOR}`], {
-			label: `node${NODE_MAJOR}`,
-			logFile: path.join(paths.dir, `node${NODE_MAJOR}.log`),
-			timeoutMs: 15 * 60_000,
-		});
+		await npmInstallInto(
+			staging,
+			[
+				'install',
+				'--no-audit',
+				'--no-fund',
+				'--loglevel=http',
+				`${paths.nodePackage}@${NODE_MAJOR}`,
+			],
+			{
+				label: `node${NODE_MAJOR}`,
+				logFile: path.join(paths.dir, `node${NODE_MAJOR}.log`),
+				timeoutMs: 15 * 60_000,
+			},
+		);
 		moveIntoPlace(staging, paths.nodeDir);
-		if (!nodeBinaryWorks(paths.nodeBin)) throw new Error(`The installed Node.js binary does not run: ${paths.nodeBin}`);
+		if (!nodeBinaryWorks(paths.nodeBin))
+			throw new Error(`The installed Node.js binary does not run: ${paths.nodeBin}`);
 	}
 	return paths;
 }
@@ -192,15 +233,33 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
 	if (n8nInstalled(paths)) {
 		progress(`n8n ${N8N_VERSION}: reusing ${paths.n8nRoot}`);
 	} else {
-		progress(`n8n ${N8N_VERSION}: installing from the npm registry into ${paths.n8nDir} with --ignore-scripts (about 5 minutes, ~2.9 GB; done once)`);
+		progress(
+			`n8n ${N8N_VERSION}: installing from the npm registry into ${paths.n8nDir} with --ignore-scripts (about 5 minutes, ~2.9 GB; done once)`,
+		);
 		const staging = `${paths.n8nDir}.partial-${process.pid}`;
 		await npmInstallInto(
 			staging,
-			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=http', '--save-exact', `n8n@${N8N_VERSION}`],
-			{ label: `n8n-${N8N_VERSION}`, logFile: path.join(paths.dir, `n8n-${N8N_VERSION}.log`), timeoutMs: 40 * 60_000, overrides: selectedLine().overrides },
+			[
+				'install',
+				'--ignore-scripts',
+				'--no-audit',
+				'--no-fund',
+				'--loglevel=http',
+				'--save-exact',
+				`n8n@${N8N_VERSION}`,
+			],
+			{
+				label: `n8n-${N8N_VERSION}`,
+				logFile: path.join(paths.dir, `n8n-${N8N_VERSION}.log`),
+				timeoutMs: 40 * 60_000,
+				overrides: selectedLine().overrides,
+			},
 		);
 		moveIntoPlace(staging, paths.n8nDir);
-		if (!n8nInstalled(paths)) throw new Error(`n8n ${N8N_VERSION} is not where it should be after installing: ${paths.n8nRoot}`);
+		if (!n8nInstalled(paths))
+			throw new Error(
+				`n8n ${N8N_VERSION} is not where it should be after installing: ${paths.n8nRoot}`,
+			);
 	}
 	return paths;
 }
@@ -220,7 +279,10 @@ export async function ensureVerdaccio({ dir = cacheDir() } = {}) {
 	const bin = path.join(root, 'bin', 'verdaccio');
 	const installed = () => {
 		try {
-			return JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version === VERDACCIO_VERSION && existsSync(bin);
+			return (
+				JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version ===
+					VERDACCIO_VERSION && existsSync(bin)
+			);
 		} catch {
 			return false;
 		}
@@ -228,15 +290,32 @@ export async function ensureVerdaccio({ dir = cacheDir() } = {}) {
 	if (installed()) {
 		progress(`verdaccio ${VERDACCIO_VERSION}: reusing ${root}`);
 	} else {
-		progress(`verdaccio ${VERDACCIO_VERSION}: installing from the npm registry into ${home} (about 1 minute; done once)`);
+		progress(
+			`verdaccio ${VERDACCIO_VERSION}: installing from the npm registry into ${home} (about 1 minute; done once)`,
+		);
 		const staging = `${home}.partial-${process.pid}`;
 		await npmInstallInto(
 			staging,
-			['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=http', '--save-exact', `verdaccio@${VERDACCIO_VERSION}`],
-			{ label: `verdaccio-${VERDACCIO_VERSION}`, logFile: path.join(dir, `verdaccio-${VERDACCIO_VERSION}.log`), timeoutMs: 15 * 60_000 },
+			[
+				'install',
+				'--ignore-scripts',
+				'--no-audit',
+				'--no-fund',
+				'--loglevel=http',
+				'--save-exact',
+				`verdaccio@${VERDACCIO_VERSION}`,
+			],
+			{
+				label: `verdaccio-${VERDACCIO_VERSION}`,
+				logFile: path.join(dir, `verdaccio-${VERDACCIO_VERSION}.log`),
+				timeoutMs: 15 * 60_000,
+			},
 		);
 		moveIntoPlace(staging, home);
-		if (!installed()) throw new Error(`verdaccio ${VERDACCIO_VERSION} is not where it should be after installing: ${root}`);
+		if (!installed())
+			throw new Error(
+				`verdaccio ${VERDACCIO_VERSION} is not where it should be after installing: ${root}`,
+			);
 	}
 	return { root, bin };
 }

@@ -42,7 +42,9 @@ export async function startKeyStoreServer({ workDir, name = 'keystore-postgres' 
 		if (serverProcess && !serverProcess.exitStatus) return;
 		starts += 1;
 		serverProcess = await cluster.spawn();
-		progress(`PostgreSQL: key-store server ${starts === 1 ? 'ready' : 'started again'} on 127.0.0.1:${port} (pid ${serverProcess.pid})`);
+		progress(
+			`PostgreSQL: key-store server ${starts === 1 ? 'ready' : 'started again'} on 127.0.0.1:${port} (pid ${serverProcess.pid})`,
+		);
 	}
 
 	async function stopServer({ mode = 'fast' } = {}) {
@@ -100,9 +102,12 @@ export async function startKeyStoreServer({ workDir, name = 'keystore-postgres' 
  * else: not a superuser, so REVOKE works on it. Returns { user, password }.
  */
 export async function createOwnerRole(server, database, role) {
-	if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new Error(`keyStore.role must be a plain lower-case identifier, not ${role}`);
+	if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role))
+		throw new Error(`keyStore.role must be a plain lower-case identifier, not ${role}`);
 	const password = randomBytes(12).toString('hex');
-	await server.admin(`CREATE ROLE ${quoteIdent(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${quoteLiteral(password)}`);
+	await server.admin(
+		`CREATE ROLE ${quoteIdent(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${quoteLiteral(password)}`,
+	);
 	await server.admin(`ALTER DATABASE ${quoteIdent(database)} OWNER TO ${quoteIdent(role)}`);
 	// PostgreSQL < 15 gives the public schema to the bootstrap user: hand it over as well.
 	await server.admin(`ALTER SCHEMA public OWNER TO ${quoteIdent(role)}`, database);

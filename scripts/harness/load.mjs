@@ -33,10 +33,15 @@ import { sleep } from './log.mjs';
  *   paceMs: at least this long between the starts of two jobs (a steady sender, not a burst)
  * @returns {Promise<{ results: DeliveryResult[], notSent: Delivery[], seconds: number, maxInFlight: number }>}
  */
-export async function runLoad(url, jobs, { concurrency, timeoutMs = 120_000, deadlineMs = 600_000, paceMs = 0, onResult }) {
+export async function runLoad(
+	url,
+	jobs,
+	{ concurrency, timeoutMs = 120_000, deadlineMs = 600_000, paceMs = 0, onResult },
+) {
 	if (!(concurrency >= 1)) throw new Error('runLoad: concurrency must be at least 1');
 	for (const job of jobs) {
-		if (job.length < 1 || job.length > concurrency) throw new Error(`runLoad: a job must have 1..${concurrency} deliveries`);
+		if (job.length < 1 || job.length > concurrency)
+			throw new Error(`runLoad: a job must have 1..${concurrency} deliveries`);
 	}
 	const started = Date.now();
 	const deadline = started + deadlineMs;
@@ -57,9 +62,27 @@ export async function runLoad(url, jobs, { concurrency, timeoutMs = 120_000, dea
 				contentType: delivery.contentType ?? 'application/json',
 				timeoutMs: Math.max(1_000, Math.min(timeoutMs, deadline - sentAt)),
 			});
-			result = { delivery, status: response.status, json: response.json, text: response.text, headers: response.headers, requestId: response.requestId, sentAt, ms: response.ms };
+			result = {
+				delivery,
+				status: response.status,
+				json: response.json,
+				text: response.text,
+				headers: response.headers,
+				requestId: response.requestId,
+				sentAt,
+				ms: response.ms,
+			};
 		} catch (error) {
-			result = { delivery, status: 0, json: undefined, text: '', requestId: undefined, error: String(error?.cause?.code ?? error?.name ?? error), sentAt, ms: Date.now() - sentAt };
+			result = {
+				delivery,
+				status: 0,
+				json: undefined,
+				text: '',
+				requestId: undefined,
+				error: String(error?.cause?.code ?? error?.name ?? error),
+				sentAt,
+				ms: Date.now() - sentAt,
+			};
 		}
 		results.push(result);
 		onResult?.(result, results.length);

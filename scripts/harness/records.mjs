@@ -43,7 +43,8 @@ export function loadFlatted(paths) {
 function nodeItems(runData, node, output = 0) {
 	const runs = runData?.[node] ?? [];
 	const items = [];
-	for (const run of runs) for (const item of run?.data?.main?.[output] ?? []) items.push(item?.json);
+	for (const run of runs)
+		for (const item of run?.data?.main?.[output] ?? []) items.push(item?.json);
 	return items;
 }
 
@@ -56,7 +57,10 @@ function toRecord(row, flatted) {
 	}
 	const runData = data?.resultData?.runData ?? {};
 	const nodesRun = Object.entries(runData)
-		.map(([name, runs]) => ({ name, order: runs?.[0]?.executionIndex ?? runs?.[0]?.startTime ?? 0 }))
+		.map(([name, runs]) => ({
+			name,
+			order: runs?.[0]?.executionIndex ?? runs?.[0]?.startTime ?? 0,
+		}))
 		.sort((a, b) => a.order - b.order)
 		.map(({ name }) => name);
 	const triggerNode = nodesRun[0];
@@ -135,7 +139,9 @@ export function executionReader(n8nDb, paths) {
 			`${count} finished executions of workflow ${workflowId} in n8n's database`,
 			async () => {
 				const executions = await list({ workflowId });
-				return executions.length >= count && executions.every((e) => e.nodesRun.length > 0) ? executions : undefined;
+				return executions.length >= count && executions.every((e) => e.nodesRun.length > 0)
+					? executions
+					: undefined;
 			},
 			{ timeoutMs, intervalMs: 250 },
 		);
@@ -156,8 +162,10 @@ export function executionReader(n8nDb, paths) {
 /** Which way a template execution went, from the nodes n8n recorded as run. */
 export function branchOf(execution) {
 	const ran = new Set(execution.nodesRun);
-	if (ran.has('Respond 200 duplicate')) return ran.has('Business Step (insert business_log)') ? 'both?!' : 'duplicate';
-	if (ran.has('Respond 409 in flight')) return ran.has('Business Step (insert business_log)') ? 'both?!' : 'in flight';
+	if (ran.has('Respond 200 duplicate'))
+		return ran.has('Business Step (insert business_log)') ? 'both?!' : 'duplicate';
+	if (ran.has('Respond 409 in flight'))
+		return ran.has('Business Step (insert business_log)') ? 'both?!' : 'in flight';
 	if (ran.has('Release Key') || ran.has('Respond 500')) return 'failed, key released';
 	if (ran.has('Business Step (insert business_log)')) return 'processed';
 	return `other (${execution.nodesRun.join(' → ')})`;
@@ -168,12 +176,16 @@ export function keyStoreReaders(keysDb) {
 	return {
 		async businessRows(eventKey) {
 			const { rows } = eventKey
-				? await keysDb.query('SELECT * FROM business_log WHERE event_key = $1 ORDER BY id', [eventKey])
+				? await keysDb.query('SELECT * FROM business_log WHERE event_key = $1 ORDER BY id', [
+						eventKey,
+					])
 				: await keysDb.query('SELECT * FROM business_log ORDER BY id');
 			return rows;
 		},
 		async keyRows(key) {
-			const exists = await keysDb.query(`SELECT to_regclass('public.processed_events') IS NOT NULL AS ok`);
+			const exists = await keysDb.query(
+				`SELECT to_regclass('public.processed_events') IS NOT NULL AS ok`,
+			);
 			if (!exists.rows[0].ok) return [];
 			const { rows } = key
 				? await keysDb.query('SELECT key, first_seen FROM processed_events WHERE key = $1', [key])

@@ -19,7 +19,14 @@ function loadIoredis(paths) {
 /** Connects (bounded) and answers PING; throws with a start hint when Redis is not there. */
 export async function connectRedis(paths, { host = '127.0.0.1', port = 6379 } = {}) {
 	const Redis = loadIoredis(paths);
-	const client = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: () => null });
+	const client = new Redis({
+		host,
+		port,
+		lazyConnect: true,
+		maxRetriesPerRequest: 1,
+		connectTimeout: 5_000,
+		retryStrategy: () => null,
+	});
 	client.on('error', () => undefined);
 	try {
 		await client.connect();
@@ -40,7 +47,8 @@ export async function connectRedis(paths, { host = '127.0.0.1', port = 6379 } = 
  * at most `maxRounds` SCAN calls. Returns the number of keys deleted.
  */
 export async function deleteKeysContaining(client, token, { maxRounds = 2_000 } = {}) {
-	if (!/^[A-Za-z0-9_-]{8,}$/.test(token)) throw new Error(`refusing to delete Redis keys for a short or unusual token: ${token}`);
+	if (!/^[A-Za-z0-9_-]{8,}$/.test(token))
+		throw new Error(`refusing to delete Redis keys for a short or unusual token: ${token}`);
 	let cursor = '0';
 	let deleted = 0;
 	for (let round = 0; round < maxRounds; round++) {

@@ -43,12 +43,16 @@ export async function startRegistry({ dir, packageName }) {
 	);
 	const logFile = path.join(dir, 'verdaccio.log');
 	progress(`registry: starting verdaccio on ${url} (log: ${logFile})`);
-	const child = spawnTracked(process.execPath, [bin, '--config', config, '--listen', `127.0.0.1:${port}`], {
-		name: 'verdaccio',
-		cwd: dir,
-		env: { ...process.env, VERDACCIO_APPDIR: dir },
-		logFile,
-	});
+	const child = spawnTracked(
+		process.execPath,
+		[bin, '--config', config, '--listen', `127.0.0.1:${port}`],
+		{
+			name: 'verdaccio',
+			cwd: dir,
+			env: { ...process.env, VERDACCIO_APPDIR: dir },
+			logFile,
+		},
+	);
 	const stop = async () => {
 		if (!child.exitStatus) await stopTracked(child, { graceMs: 10_000 });
 	};
@@ -79,10 +83,17 @@ async function addUser(url, name, password) {
 	const response = await fetch(`${url}-/user/org.couchdb.user:${name}`, {
 		method: 'PUT',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ name, password, type: 'user', roles: [], date: new Date().toISOString() }),
+		body: JSON.stringify({
+			name,
+			password,
+			type: 'user',
+			roles: [],
+			date: new Date().toISOString(),
+		}),
 		signal: AbortSignal.timeout(10_000),
 	});
 	const body = await response.json().catch(() => ({}));
-	if (!response.ok || !body.token) throw new Error(`verdaccio adduser answered ${response.status}: ${JSON.stringify(body)}`);
+	if (!response.ok || !body.token)
+		throw new Error(`verdaccio adduser answered ${response.status}: ${JSON.stringify(body)}`);
 	return body.token;
 }

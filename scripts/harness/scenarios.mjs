@@ -19,9 +19,20 @@ export async function runSeedSequence(stack, { onStep } = {}) {
 	];
 	const results = [];
 	for (const step of steps) {
-		const { response, execution, branch } = await stack.deliver(step.body, { signedAt: step.signedAt });
+		const { response, execution, branch } = await stack.deliver(step.body, {
+			signedAt: step.signedAt,
+		});
 		const businessRows = (await stack.businessRows()).length;
-		const result = { ...step, signature: response.signature, status: response.status, answer: response.json, branch, businessRows, response, execution };
+		const result = {
+			...step,
+			signature: response.signature,
+			status: response.status,
+			answer: response.json,
+			branch,
+			businessRows,
+			response,
+			execution,
+		};
 		results.push(result);
 		onStep?.(result);
 	}
@@ -30,7 +41,17 @@ export async function runSeedSequence(stack, { onStep } = {}) {
 
 /** Prints rows as a plain text table. */
 export function formatTable(columns, rows) {
-	const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => String(row[column] ?? '').length)));
-	const line = (cells) => cells.map((cell, i) => String(cell ?? '').padEnd(widths[i])).join('  ').trimEnd();
-	return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((row) => line(columns.map((c) => row[c])))].join('\n');
+	const widths = columns.map((column) =>
+		Math.max(column.length, ...rows.map((row) => String(row[column] ?? '').length)),
+	);
+	const line = (cells) =>
+		cells
+			.map((cell, i) => String(cell ?? '').padEnd(widths[i]))
+			.join('  ')
+			.trimEnd();
+	return [
+		line(columns),
+		line(widths.map((w) => '-'.repeat(w))),
+		...rows.map((row) => line(columns.map((c) => row[c]))),
+	].join('\n');
 }

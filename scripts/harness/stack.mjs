@@ -21,7 +21,12 @@ import { createOwnerRole, startKeyStoreServer } from './keystore.mjs';
 import { startPgBouncer } from './pgbouncer.mjs';
 import { elapsed, progress, waitFor } from './log.mjs';
 import { runN8nCli, startN8nServer, waitForWebhook } from './n8n.mjs';
-import { publishedVersion, publishWorkflow, waitForPublishedTriggers, waitForWebhookRows } from './publication.mjs';
+import {
+	publishedVersion,
+	publishWorkflow,
+	waitForPublishedTriggers,
+	waitForWebhookRows,
+} from './publication.mjs';
 import { buildAndPack, installIntoUserFolder } from './package.mjs';
 import { freePort } from './ports.mjs';
 import { randomSuffix, startPostgres } from './postgres.mjs';
@@ -43,7 +48,12 @@ import {
 } from './templates.mjs';
 import { queueEnv, startN8nWorkers } from './workers.mjs';
 
-export { BUSINESS_LOG_SQL, BUSINESS_STEP, PURGE_WORKFLOW_ID, WEBHOOK_WORKFLOW_ID } from './templates.mjs';
+export {
+	BUSINESS_LOG_SQL,
+	BUSINESS_STEP,
+	PURGE_WORKFLOW_ID,
+	WEBHOOK_WORKFLOW_ID,
+} from './templates.mjs';
 
 /**
  * Starts the stack. Registers its own clean-up, so a signal or an early exit still stops n8n.
@@ -73,7 +83,17 @@ export { BUSINESS_LOG_SQL, BUSINESS_STEP, PURGE_WORKFLOW_ID, WEBHOOK_WORKFLOW_ID
  *   both credentials reach the keys database through PgBouncer in transaction mode (pgbouncer.mjs),
  *   started in front of its server; stack.pooler is it (port, admin console, SHOW STATS).
  */
-export async function startStack({ label = 'e2e', purgeEverySeconds, port, extraWorkflows = [], env, queue, keyStore, templateParameters = {}, pooler: poolerOptions } = {}) {
+export async function startStack({
+	label = 'e2e',
+	purgeEverySeconds,
+	port,
+	extraWorkflows = [],
+	env,
+	queue,
+	keyStore,
+	templateParameters = {},
+	pooler: poolerOptions,
+} = {}) {
 	const startedAt = Date.now();
 	const undo = [];
 	let stopped = false;
@@ -126,7 +146,8 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 
 		const server = await startPostgres({ workDir });
 		undo.push(() => server.stop());
-		if (keyStore?.role && !keyStore.separate) throw new Error('keyStore.role needs keyStore.separate');
+		if (keyStore?.role && !keyStore.separate)
+			throw new Error('keyStore.role needs keyStore.separate');
 		const keyServer = keyStore?.separate ? await startKeyStoreServer({ workDir }) : server;
 		if (keyServer !== server) undo.push(() => keyServer.stop());
 
@@ -142,13 +163,17 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 				if (host.kind === 'url') await host.dropDatabase(name);
 			});
 		}
-		progress(`PostgreSQL: created databases ${keysDatabase} (keys, business_log) and ${n8nDatabase} (n8n)`);
+		progress(
+			`PostgreSQL: created databases ${keysDatabase} (keys, business_log) and ${n8nDatabase} (n8n)`,
+		);
 		const keyLogin = keyStore?.role
 			? await createOwnerRole(keyServer, keysDatabase, keyStore.role)
 			: { user: keyServer.user, password: keyServer.password };
 
 		// The credentials' way to the keys database: the server itself, or PgBouncer in front of it.
-		const pooler = poolerOptions ? await startPgBouncer({ workDir, server: keyServer, login: keyLogin, ...poolerOptions }) : undefined;
+		const pooler = poolerOptions
+			? await startPgBouncer({ workDir, server: keyServer, login: keyLogin, ...poolerOptions })
+			: undefined;
 		if (pooler) undo.push(() => pooler.stop());
 		const keysEndpoint = pooler
 			? { host: pooler.host, port: pooler.port, ...pooler.login }
@@ -174,47 +199,97 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			logDir,
 			port: port ?? (await freePort()),
 			brokerPort: await freePort(),
-			db: { host: server.host, port: server.port, user: server.user, password: server.password, database: n8nDatabase },
-			...(env || queue ? { extraEnv: { ...(queue ? queueEnv({ token: queueToken, ...queue }) : {}), ...(env ?? {}) } } : {}),
+			db: {
+				host: server.host,
+				port: server.port,
+				user: server.user,
+				password: server.password,
+				database: n8nDatabase,
+			},
+			...(env || queue
+				? {
+						extraEnv: {
+							...(queue ? queueEnv({ token: queueToken, ...queue }) : {}),
+							...(env ?? {}),
+						},
+					}
+				: {}),
 		};
 
-		const keysFields = { host: keysEndpoint.host, port: keysEndpoint.port, database: keysDatabase, user: keysEndpoint.user, password: keysEndpoint.password };
+		const keysFields = {
+			host: keysEndpoint.host,
+			port: keysEndpoint.port,
+			database: keysDatabase,
+			user: keysEndpoint.user,
+			password: keysEndpoint.password,
+		};
 		await importStackCredentials(ctx, workDir, keysFields);
 
 		const workflowsDir = path.join(workDir, 'workflows');
 		mkdirSync(workflowsDir);
-		const webhookWorkflow = withParameters(importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID), templateParameters);
+		const webhookWorkflow = withParameters(
+			importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID),
+			templateParameters,
+		);
 		const purgeWorkflow = purgeEverySeconds
 			? purgeCopyEvery(purgeEverySeconds, PURGE_WORKFLOW_ID)
 			: importableCopy(PURGE_TEMPLATE, PURGE_WORKFLOW_ID);
-		writeFileSync(path.join(workflowsDir, 'idempotent-webhook.json'), JSON.stringify(webhookWorkflow, null, 2));
-		writeFileSync(path.join(workflowsDir, 'purge-keys.json'), JSON.stringify(purgeWorkflow, null, 2));
+		writeFileSync(
+			path.join(workflowsDir, 'idempotent-webhook.json'),
+			JSON.stringify(webhookWorkflow, null, 2),
+		);
+		writeFileSync(
+			path.join(workflowsDir, 'purge-keys.json'),
+			JSON.stringify(purgeWorkflow, null, 2),
+		);
 		const extras = extraWorkflows.map(extraWorkflowCopy);
 		for (const [index, { workflow }] of extras.entries()) {
-			writeFileSync(path.join(workflowsDir, `extra-${index}.json`), JSON.stringify(workflow, null, 2));
+			writeFileSync(
+				path.join(workflowsDir, `extra-${index}.json`),
+				JSON.stringify(workflow, null, 2),
+			);
 		}
-		await runN8nCli(ctx, ['import:workflow', '--separate', `--input=${workflowsDir}`], { label: 'import-workflows' });
+		await runN8nCli(ctx, ['import:workflow', '--separate', `--input=${workflowsDir}`], {
+			label: 'import-workflows',
+		});
 		for (const { file, workflow } of extras) {
 			await publishWorkflow(ctx, workflow.id);
 			progress(`n8n: extra workflow ${workflow.id} (${file}) published`);
 		}
 		await publishWorkflow(ctx, WEBHOOK_WORKFLOW_ID);
 		const published = await publishedVersion(n8nDb, WEBHOOK_WORKFLOW_ID);
-		progress(`n8n: workflow ${WEBHOOK_WORKFLOW_ID} published as version ${published ?? '(unknown)'}`);
+		progress(
+			`n8n: workflow ${WEBHOOK_WORKFLOW_ID} published as version ${published ?? '(unknown)'}`,
+		);
 		if (purgeEverySeconds) {
 			await publishWorkflow(ctx, PURGE_WORKFLOW_ID);
-			progress(`n8n: purge workflow ${PURGE_WORKFLOW_ID} published, its Schedule Trigger set to every ${purgeEverySeconds} s`);
+			progress(
+				`n8n: purge workflow ${PURGE_WORKFLOW_ID} published, its Schedule Trigger set to every ${purgeEverySeconds} s`,
+			);
 		}
 
 		const n8n = await startN8nServer(ctx);
 		undo.push(() => n8n.stop());
 		// Workers after the main: it ran the database migrations they expect.
-		const workers = queue ? await startN8nWorkers(ctx, { count: queue.workers ?? 2, packageDir, concurrency: queue.concurrency }) : [];
+		const workers = queue
+			? await startN8nWorkers(ctx, {
+					count: queue.workers ?? 2,
+					packageDir,
+					concurrency: queue.concurrency,
+				})
+			: [];
 		for (const worker of workers) undo.push(() => worker.stop());
-		const publishedIds = purgeEverySeconds ? [WEBHOOK_WORKFLOW_ID, PURGE_WORKFLOW_ID] : [WEBHOOK_WORKFLOW_ID];
+		const publishedIds = purgeEverySeconds
+			? [WEBHOOK_WORKFLOW_ID, PURGE_WORKFLOW_ID]
+			: [WEBHOOK_WORKFLOW_ID];
 		publishedIds.push(...extras.map(({ workflow }) => workflow.id));
 		await waitForPublishedTriggers(n8nDb, publishedIds, n8n);
-		if (ctx.paths.line === 1) await waitForWebhookRows(n8nDb, [WEBHOOK_WORKFLOW_ID, ...extras.filter(hasWebhook).map(({ workflow }) => workflow.id)], n8n);
+		if (ctx.paths.line === 1)
+			await waitForWebhookRows(
+				n8nDb,
+				[WEBHOOK_WORKFLOW_ID, ...extras.filter(hasWebhook).map(({ workflow }) => workflow.id)],
+				n8n,
+			);
 		const webhookUrl = await waitForWebhook(n8n, webhookPathOf(webhookWorkflow));
 		const extraPublished = [];
 		for (const { file, workflow } of extras) {
@@ -225,7 +300,10 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 		progress(`n8n: webhook registered at ${webhookUrl} (stack up in ${elapsed(startedAt)})`);
 
 		const executions = executionReader(n8nDb, paths);
-		const webhookPaths = [webhookPathOf(webhookWorkflow), ...extras.filter(hasWebhook).map(({ workflow }) => webhookPathOf(workflow))];
+		const webhookPaths = [
+			webhookPathOf(webhookWorkflow),
+			...extras.filter(hasWebhook).map(({ workflow }) => webhookPathOf(workflow)),
+		];
 
 		/** The main n8n again on the same port and database, once every published webhook answers. */
 		const startAgain = async () => {
@@ -291,7 +369,8 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 				if (workers.length > 0) throw new Error('restartN8n: regular mode only');
 				await stack.n8n.stop();
 				ctx.extraEnv = { ...(ctx.extraEnv ?? {}), ...changes };
-				for (const [name, value] of Object.entries(changes)) if (value === undefined) delete ctx.extraEnv[name];
+				for (const [name, value] of Object.entries(changes))
+					if (value === undefined) delete ctx.extraEnv[name];
 				return await startAgain();
 			},
 			/** POSTs one delivery to the template's webhook. */
@@ -299,7 +378,10 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			/** POSTs and waits until n8n recorded the execution; returns { response, execution, branch }. */
 			async deliver(body, options = {}) {
 				const response = await sendEvent(webhookUrl, body, options);
-				if (response.status === 404) throw new Error(`The webhook answered 404 (not registered?): ${response.text.slice(0, 300)}`);
+				if (response.status === 404)
+					throw new Error(
+						`The webhook answered 404 (not registered?): ${response.text.slice(0, 300)}`,
+					);
 				const execution = await executions.waitForRequest(WEBHOOK_WORKFLOW_ID, response.requestId);
 				return { response, execution, branch: branchOf(execution) };
 			},
@@ -309,18 +391,26 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 			 * (a Date); needs startStack({ purgeEverySeconds }).
 			 */
 			async waitForPurgeRunAfter(since, { timeoutMs = 60_000 } = {}) {
-				if (!purgeEverySeconds) throw new Error('The purge workflow is not published: start the stack with purgeEverySeconds');
+				if (!purgeEverySeconds)
+					throw new Error(
+						'The purge workflow is not published: start the stack with purgeEverySeconds',
+					);
 				return await waitFor(
 					`a purge run that started after ${since.toISOString()}`,
 					async () =>
 						(await executions.list({ workflowId: PURGE_WORKFLOW_ID })).find(
-							(e) => new Date(e.startedAt).getTime() > since.getTime() && e.nodesRun.includes('Purge Keys'),
+							(e) =>
+								new Date(e.startedAt).getTime() > since.getTime() &&
+								e.nodesRun.includes('Purge Keys'),
 						),
 					{ timeoutMs, intervalMs: 500 },
 				);
 			},
 			/** Makes the editor usable: sets up the owner account (n8n starts with a placeholder owner). */
-			async setupOwner({ email = 'demo@example.com', password = `Demo-${randomBytes(4).toString('hex')}-1A` } = {}) {
+			async setupOwner({
+				email = 'demo@example.com',
+				password = `Demo-${randomBytes(4).toString('hex')}-1A`,
+			} = {}) {
 				const response = await fetch(`${n8n.baseUrl}/rest/owner/setup`, {
 					method: 'POST',
 					headers: { 'content-type': 'application/json' },
@@ -328,7 +418,8 @@ export async function startStack({ label = 'e2e', purgeEverySeconds, port, extra
 					signal: AbortSignal.timeout(30_000),
 				});
 				const text = await response.text();
-				if (response.status !== 200) throw new Error(`owner setup answered ${response.status}: ${text.slice(0, 300)}`);
+				if (response.status !== 200)
+					throw new Error(`owner setup answered ${response.status}: ${text.slice(0, 300)}`);
 				return { email, password };
 			},
 			fakeStripeSignature,

@@ -37,7 +37,10 @@ export function purgeCopyEvery(seconds, id) {
 	const workflow = importableCopy(PURGE_TEMPLATE, id);
 	const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.scheduleTrigger');
 	if (!trigger) throw new Error(`${PURGE_TEMPLATE} has no Schedule Trigger`);
-	trigger.parameters = { ...trigger.parameters, rule: { interval: [{ field: 'seconds', secondsInterval: seconds }] } };
+	trigger.parameters = {
+		...trigger.parameters,
+		rule: { interval: [{ field: 'seconds', secondsInterval: seconds }] },
+	};
 	return workflow;
 }
 
@@ -63,10 +66,12 @@ export function webhookPathOf(workflow) {
  */
 export function extraWorkflowCopy(entry) {
 	const file = typeof entry === 'string' ? entry : entry?.path;
-	if (!file) throw new Error(`extraWorkflows: ${JSON.stringify(entry)} is neither a path nor { path, id }`);
+	if (!file)
+		throw new Error(`extraWorkflows: ${JSON.stringify(entry)} is neither a path nor { path, id }`);
 	const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, file), 'utf8'));
 	const id = (typeof entry === 'string' ? undefined : entry.id) ?? json.id;
-	if (!id) throw new Error(`extraWorkflows: ${file} has no "id" (give it one, or pass { path, id })`);
+	if (!id)
+		throw new Error(`extraWorkflows: ${file} has no "id" (give it one, or pass { path, id })`);
 	return { file, workflow: { ...json, id, active: false } };
 }
 

@@ -43,7 +43,10 @@ function idsFrom(logFile, pattern) {
  * until each reports ready on its health endpoint. `packageDir` is the package installed in the
  * main's user folder; each worker gets a copy in its own.
  */
-export async function startN8nWorkers(ctx, { count, packageDir, concurrency = 10, readinessTimeoutMs = 180_000 }) {
+export async function startN8nWorkers(
+	ctx,
+	{ count, packageDir, concurrency = 10, readinessTimeoutMs = 180_000 },
+) {
 	const workers = [];
 	try {
 		for (let index = 1; index <= count; index++) {
@@ -62,14 +65,19 @@ export async function startN8nWorkers(ctx, { count, packageDir, concurrency = 10
 				N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
 				N8N_LOG_LEVEL: 'info',
 			});
-			if (env.EXECUTIONS_MODE !== 'queue') throw new Error('startN8nWorkers: the stack is not in queue mode (EXECUTIONS_MODE)');
+			if (env.EXECUTIONS_MODE !== 'queue')
+				throw new Error('startN8nWorkers: the stack is not in queue mode (EXECUTIONS_MODE)');
 			progress(`n8n: starting worker ${index} (health 127.0.0.1:${healthPort}, log: ${logFile})`);
-			const child = spawnTracked(ctx.paths.nodeBin, [ctx.paths.n8nBin, 'worker', `--concurrency=${concurrency}`], {
-				name: `n8n worker ${index}`,
-				cwd: userFolder,
-				env,
-				logFile,
-			});
+			const child = spawnTracked(
+				ctx.paths.nodeBin,
+				[ctx.paths.n8nBin, 'worker', `--concurrency=${concurrency}`],
+				{
+					name: `n8n worker ${index}`,
+					cwd: userFolder,
+					env,
+					logFile,
+				},
+			);
 			workers.push({
 				index,
 				name: `worker-${index}`,
@@ -93,8 +101,11 @@ export async function startN8nWorkers(ctx, { count, packageDir, concurrency = 10
 			await waitFor(
 				`n8n worker ${worker.index} to be ready (${worker.healthUrl}/readiness)`,
 				async () => {
-					if (worker.process.exitStatus) throw new Error(`worker ${worker.index} exited:\n${worker.logTail(40)}`);
-					const response = await fetch(`${worker.healthUrl}/readiness`, { signal: AbortSignal.timeout(5_000) });
+					if (worker.process.exitStatus)
+						throw new Error(`worker ${worker.index} exited:\n${worker.logTail(40)}`);
+					const response = await fetch(`${worker.healthUrl}/readiness`, {
+						signal: AbortSignal.timeout(5_000),
+					});
 					await response.arrayBuffer();
 					return response.status === 200;
 				},

@@ -33,12 +33,19 @@ const SETTINGS = {
 };
 /** Deliveries whose bytes matter: issue 15's pair of ids beyond 2^53 (CRLF, spaces), and a body without the id (BOM, CRLF). */
 const DELIVERIES = [
-	['id beyond 2^53', Buffer.from('{\r\n  "data" : { "id": 98765432101234567891 },\r\n  "type": "invoice.paid"\r\n}\r\n')],
+	[
+		'id beyond 2^53',
+		Buffer.from(
+			'{\r\n  "data" : { "id": 98765432101234567891 },\r\n  "type": "invoice.paid"\r\n}\r\n',
+		),
+	],
 	['the next id', Buffer.from('{"data":{"id":98765432101234567892},"type":"invoice.paid"}')],
 	['no data.id, a byte order mark', Buffer.from('\ufeff{ "type": "ping",\r\n  "data": {} }')],
 ];
 
-const skip = chromiumAvailable ? false : 'no Chromium at /usr/bin/chromium (apt-get install -y chromium)';
+const skip = chromiumAvailable
+	? false
+	: 'no Chromium at /usr/bin/chromium (apt-get install -y chromium)';
 let stack;
 let shown;
 let folder;
@@ -48,14 +55,27 @@ before(
 		if (skip) return;
 		folder = mkdtempSync(path.join(os.tmpdir(), 'planner-e2e-'));
 		// The page first (startStack builds the package again for n8n; the page only needs this step).
-		execFileSync(process.execPath, [path.join(REPO, 'scripts/build-planner.mjs')], { stdio: 'inherit' });
+		execFileSync(process.execPath, [path.join(REPO, 'scripts/build-planner.mjs')], {
+			stdio: 'inherit',
+		});
 		const browser = await openPlanner();
 		try {
 			shown = [];
 			for (const [, bytes] of DELIVERIES) {
-				shown.push((await plan(browser.page, { body: bytes, headers: 'Content-Type: application/json', ...SETTINGS })).key);
+				shown.push(
+					(
+						await plan(browser.page, {
+							body: bytes,
+							headers: 'Content-Type: application/json',
+							...SETTINGS,
+						})
+					).key,
+				);
 			}
-			const [download] = await Promise.all([browser.page.waitForEvent('download'), browser.page.click('#downloadWorkflow')]);
+			const [download] = await Promise.all([
+				browser.page.waitForEvent('download'),
+				browser.page.click('#downloadWorkflow'),
+			]);
 			const workflow = JSON.parse(readFileSync(await download.path(), 'utf8'));
 			assert.deepEqual(browser.requests.length, 1, 'the page made no request');
 			// The template is published beside it: only the webhook's path (and id) change, so both can be registered.
@@ -66,7 +86,10 @@ before(
 		} finally {
 			await browser.close();
 		}
-		stack = await startStack({ label: 'planner', extraWorkflows: [{ path: path.join(folder, 'planner-workflow.json'), id: WORKFLOW_ID }] });
+		stack = await startStack({
+			label: 'planner',
+			extraWorkflows: [{ path: path.join(folder, 'planner-workflow.json'), id: WORKFLOW_ID }],
+		});
 	},
 	{ timeout: 60 * 60_000 },
 );
@@ -87,28 +110,50 @@ test('the page shows the keys the rules give for these bytes', { skip }, () => {
 	]);
 });
 
-test('the downloaded workflow, published in n8n 2.41, reserves exactly the key the page showed', { skip, timeout: 300_000 }, async () => {
-	const [published] = stack.extraWorkflows;
-	assert.ok(published.webhookUrl, 'the downloaded workflow\'s webhook is registered');
-	for (const [index, [name, bytes]] of DELIVERIES.entries()) {
-		const response = await sendEvent(published.webhookUrl, bytes, { contentType: 'application/json' });
-		assert.equal(response.status, 200, `${name}: ${response.text.slice(0, 300)}`);
-		assert.deepEqual(response.json, { status: 'processed', key: shown[index] }, name);
-		const execution = await stack.executions.waitForRequest(WORKFLOW_ID, response.requestId);
-		assert.equal(execution.items('Idempotency Reserve', 0)[0].idempotency.key, shown[index], name);
-		// The same bytes again: the same key, a duplicate of a completed event.
-		const again = await sendEvent(published.webhookUrl, bytes, { contentType: 'application/json' });
-		assert.deepEqual([again.status, again.json], [200, { status: 'duplicate', key: shown[index] }], `${name}, again`);
-	}
-	// The keys are in the table the page was set to, in lease mode (completed by Complete Key).
-	const { rows } = await stack.keysDb.query('SELECT key, status FROM public.planner_events ORDER BY key');
-	assert.deepEqual(
-		rows.map((row) => [row.key, row.status]),
-		[...shown].sort().map((key) => [key, 'completed']),
-	);
-	const { rows: template } = await stack.keysDb.query(`SELECT to_regclass('public.processed_events') IS NOT NULL AS exists`);
-	if (template[0].exists) {
-		const { rows: other } = await stack.keysDb.query('SELECT count(*)::int AS n FROM public.processed_events');
-		assert.equal(other[0].n, 0, 'nothing went to the template\'s table');
-	}
-});
+test(
+	'the downloaded workflow, published in n8n 2.41, reserves exactly the key the page showed',
+	{ skip, timeout: 300_000 },
+	async () => {
+		const [published] = stack.extraWorkflows;
+		assert.ok(published.webhookUrl, "the downloaded workflow's webhook is registered");
+		for (const [index, [name, bytes]] of DELIVERIES.entries()) {
+			const response = await sendEvent(published.webhookUrl, bytes, {
+				contentType: 'application/json',
+			});
+			assert.equal(response.status, 200, `${name}: ${response.text.slice(0, 300)}`);
+			assert.deepEqual(response.json, { status: 'processed', key: shown[index] }, name);
+			const execution = await stack.executions.waitForRequest(WORKFLOW_ID, response.requestId);
+			assert.equal(
+				execution.items('Idempotency Reserve', 0)[0].idempotency.key,
+				shown[index],
+				name,
+			);
+			// The same bytes again: the same key, a duplicate of a completed event.
+			const again = await sendEvent(published.webhookUrl, bytes, {
+				contentType: 'application/json',
+			});
+			assert.deepEqual(
+				[again.status, again.json],
+				[200, { status: 'duplicate', key: shown[index] }],
+				`${name}, again`,
+			);
+		}
+		// The keys are in the table the page was set to, in lease mode (completed by Complete Key).
+		const { rows } = await stack.keysDb.query(
+			'SELECT key, status FROM public.planner_events ORDER BY key',
+		);
+		assert.deepEqual(
+			rows.map((row) => [row.key, row.status]),
+			[...shown].sort().map((key) => [key, 'completed']),
+		);
+		const { rows: template } = await stack.keysDb.query(
+			`SELECT to_regclass('public.processed_events') IS NOT NULL AS exists`,
+		);
+		if (template[0].exists) {
+			const { rows: other } = await stack.keysDb.query(
+				'SELECT count(*)::int AS n FROM public.processed_events',
+			);
+			assert.equal(other[0].n, 0, "nothing went to the template's table");
+		}
+	},
+);

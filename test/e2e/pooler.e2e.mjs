@@ -10,7 +10,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
-import { BUSINESS_STEP, runSeedSequence, sendEvent, startStack, waitFor, withStackLogs } from '../../scripts/harness/index.mjs';
+import {
+	BUSINESS_STEP,
+	runSeedSequence,
+	sendEvent,
+	startStack,
+	waitFor,
+	withStackLogs,
+} from '../../scripts/harness/index.mjs';
 import { branchOf } from '../../scripts/harness/records.mjs';
 
 const DEFAULT_POOL_SIZE = 3;
@@ -70,9 +77,13 @@ async function deliverSimple(body, options) {
 async function burst(send, event) {
 	const started = Date.now();
 	const responses = await Promise.all(
-		Array.from({ length: 64 }, (_, i) => send(event, { signedAt: Math.floor(Date.now() / 1000) - (i % 60), timeoutMs: 180_000 })),
+		Array.from({ length: 64 }, (_, i) =>
+			send(event, { signedAt: Math.floor(Date.now() / 1000) - (i % 60), timeoutMs: 180_000 }),
+		),
 	);
-	process.stderr.write(`[pooler] 64 simultaneous deliveries answered in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+	process.stderr.write(
+		`[pooler] 64 simultaneous deliveries answered in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+	);
 	return responses;
 }
 
@@ -81,142 +92,216 @@ async function executionsOf(workflowId, responses) {
 	return await waitFor(
 		`n8n to record the ${ids.size} executions`,
 		async () => {
-			const mine = (await stack.executions.list({ workflowId })).filter((e) => ids.has(e.requestId));
+			const mine = (await stack.executions.list({ workflowId })).filter((e) =>
+				ids.has(e.requestId),
+			);
 			return mine.length === ids.size ? mine : undefined;
 		},
 		{ timeoutMs: 120_000, intervalMs: 500 },
 	);
 }
 
-test('lease mode, seed sequence through PgBouncer: A processed, A again a completed duplicate, B processed', { timeout: 180_000 }, () =>
-	withLogs(async () => {
-		const before = await pooledTransactions();
-		const [first, repeat, other] = await runSeedSequence(stack);
-		assert.deepEqual(
-			[first, repeat, other].map((step) => [step.status, step.answer?.status, step.answer?.key]),
-			[
-				[200, 'processed', 'evt:evt_A'],
-				[200, 'duplicate', 'evt:evt_A'],
-				[200, 'processed', 'evt:evt_B'],
-			],
-		);
-		for (const step of [first, other]) {
-			assert.deepEqual(step.execution.nodesRun, ['Webhook', 'Verify Webhook Signature', 'Idempotency Reserve', BUSINESS_STEP, 'Complete Key', 'Respond 200']);
-		}
-		assert.equal(repeat.execution.items('Idempotency Reserve', 1)[0].idempotency.status, 'completed');
-		assert.ok([first, repeat, other].every((step) => step.execution.status === 'success'));
-		assert.deepEqual([first.businessRows, repeat.businessRows, other.businessRows], [1, 1, 2]);
-		assert.deepEqual(
-			(await stack.keysDb.query('SELECT key, status FROM processed_events ORDER BY key')).rows,
-			[
-				{ key: 'evt:evt_A', status: 'completed' },
-				{ key: 'evt:evt_B', status: 'completed' },
-			],
-		);
-		// Table check and creation, 2 × (reserve, business insert, complete), 1 reserve, at least.
-		assert.ok((await pooledTransactions()) - before >= 8, 'the statements went through PgBouncer');
-		assert.deepEqual(poolerProblems(), []);
-	}),
+test(
+	'lease mode, seed sequence through PgBouncer: A processed, A again a completed duplicate, B processed',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const before = await pooledTransactions();
+			const [first, repeat, other] = await runSeedSequence(stack);
+			assert.deepEqual(
+				[first, repeat, other].map((step) => [step.status, step.answer?.status, step.answer?.key]),
+				[
+					[200, 'processed', 'evt:evt_A'],
+					[200, 'duplicate', 'evt:evt_A'],
+					[200, 'processed', 'evt:evt_B'],
+				],
+			);
+			for (const step of [first, other]) {
+				assert.deepEqual(step.execution.nodesRun, [
+					'Webhook',
+					'Verify Webhook Signature',
+					'Idempotency Reserve',
+					BUSINESS_STEP,
+					'Complete Key',
+					'Respond 200',
+				]);
+			}
+			assert.equal(
+				repeat.execution.items('Idempotency Reserve', 1)[0].idempotency.status,
+				'completed',
+			);
+			assert.ok([first, repeat, other].every((step) => step.execution.status === 'success'));
+			assert.deepEqual([first.businessRows, repeat.businessRows, other.businessRows], [1, 1, 2]);
+			assert.deepEqual(
+				(await stack.keysDb.query('SELECT key, status FROM processed_events ORDER BY key')).rows,
+				[
+					{ key: 'evt:evt_A', status: 'completed' },
+					{ key: 'evt:evt_B', status: 'completed' },
+				],
+			);
+			// Table check and creation, 2 × (reserve, business insert, complete), 1 reserve, at least.
+			assert.ok(
+				(await pooledTransactions()) - before >= 8,
+				'the statements went through PgBouncer',
+			);
+			assert.deepEqual(poolerProblems(), []);
+		}),
 );
 
-test('lease mode, 64 simultaneous deliveries through PgBouncer on 3 server connections: one processed, the rest 409 or duplicate', { timeout: 300_000 }, () =>
-	withLogs(async () => {
-		const event = { id: 'evt_pooled_burst', type: 'invoice.paid' };
-		const key = 'evt:evt_pooled_burst';
-		const responses = await burst((body, options) => stack.send(body, options), event);
-		const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
-		assert.equal(answers.filter((a) => a === '200 processed').length, 1, `answers: ${JSON.stringify(answers)}`);
-		const inFlight = responses.filter((r) => r.status === 409 && r.json?.status === 'in_progress');
-		const duplicates = responses.filter((r) => r.status === 200 && r.json?.status === 'duplicate');
-		assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
-		for (const r of inFlight) assert.equal(r.headers['retry-after'], String(r.json.retryAfterSeconds));
+test(
+	'lease mode, 64 simultaneous deliveries through PgBouncer on 3 server connections: one processed, the rest 409 or duplicate',
+	{ timeout: 300_000 },
+	() =>
+		withLogs(async () => {
+			const event = { id: 'evt_pooled_burst', type: 'invoice.paid' };
+			const key = 'evt:evt_pooled_burst';
+			const responses = await burst((body, options) => stack.send(body, options), event);
+			const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
+			assert.equal(
+				answers.filter((a) => a === '200 processed').length,
+				1,
+				`answers: ${JSON.stringify(answers)}`,
+			);
+			const inFlight = responses.filter(
+				(r) => r.status === 409 && r.json?.status === 'in_progress',
+			);
+			const duplicates = responses.filter(
+				(r) => r.status === 200 && r.json?.status === 'duplicate',
+			);
+			assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
+			for (const r of inFlight)
+				assert.equal(r.headers['retry-after'], String(r.json.retryAfterSeconds));
 
-		const executions = await executionsOf(stack.webhookWorkflowId, responses);
-		assert.ok(executions.every((e) => e.status === 'success'), 'no execution failed');
-		assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
-		assert.equal((await stack.businessRows(key)).length, 1);
-		assert.deepEqual((await stack.keysDb.query('SELECT status, attempts FROM processed_events WHERE key = $1', [key])).rows, [
-			{ status: 'completed', attempts: 1 },
-		]);
-		const retried = await stack.send(event);
-		assert.deepEqual([retried.status, retried.json?.status], [200, 'duplicate']);
-		assert.deepEqual(poolerProblems(), []);
-	}),
+			const executions = await executionsOf(stack.webhookWorkflowId, responses);
+			assert.ok(
+				executions.every((e) => e.status === 'success'),
+				'no execution failed',
+			);
+			assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.deepEqual(
+				(
+					await stack.keysDb.query('SELECT status, attempts FROM processed_events WHERE key = $1', [
+						key,
+					])
+				).rows,
+				[{ status: 'completed', attempts: 1 }],
+			);
+			const retried = await stack.send(event);
+			assert.deepEqual([retried.status, retried.json?.status], [200, 'duplicate']);
+			assert.deepEqual(poolerProblems(), []);
+		}),
 );
 
-test('lease mode, a failing business step through PgBouncer: 500, key released, the retry processed once', { timeout: 180_000 }, () =>
-	withLogs(async () => {
-		const event = { id: 'evt_pooled_fail', type: 'fail.me' };
-		const key = 'evt:evt_pooled_fail';
-		await stack.keysDb.query(`ALTER TABLE business_log ADD CONSTRAINT pooler_fail_me CHECK (event_type <> 'fail.me')`);
-		let failed;
-		try {
-			failed = await stack.deliver(event);
-		} finally {
-			await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS pooler_fail_me');
-		}
-		assert.equal(failed.response.status, 500);
-		assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, { key, released: true });
-		assert.equal(await keysIn('processed_events', key), 0);
+test(
+	'lease mode, a failing business step through PgBouncer: 500, key released, the retry processed once',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const event = { id: 'evt_pooled_fail', type: 'fail.me' };
+			const key = 'evt:evt_pooled_fail';
+			await stack.keysDb.query(
+				`ALTER TABLE business_log ADD CONSTRAINT pooler_fail_me CHECK (event_type <> 'fail.me')`,
+			);
+			let failed;
+			try {
+				failed = await stack.deliver(event);
+			} finally {
+				await stack.keysDb.query(
+					'ALTER TABLE business_log DROP CONSTRAINT IF EXISTS pooler_fail_me',
+				);
+			}
+			assert.equal(failed.response.status, 500);
+			assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, {
+				key,
+				released: true,
+			});
+			assert.equal(await keysIn('processed_events', key), 0);
 
-		const retry = await stack.deliver(event);
-		assert.deepEqual([retry.response.status, retry.response.json], [200, { status: 'processed', key }]);
-		assert.equal((await stack.businessRows(key)).length, 1);
-	}),
+			const retry = await stack.deliver(event);
+			assert.deepEqual(
+				[retry.response.status, retry.response.json],
+				[200, { status: 'processed', key }],
+			);
+			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
 );
 
-test('simple mode, seed sequence through PgBouncer: the two-column table is created, A processed, A again a duplicate, B processed', { timeout: 180_000 }, () =>
-	withLogs(async () => {
-		const now = Math.floor(Date.now() / 1000);
-		const A = { id: 'evt_simple_A', type: 'payment_intent.succeeded' };
-		const B = { id: 'evt_simple_B', type: 'payment_intent.succeeded' };
-		const steps = [];
-		for (const [body, signedAt] of [
-			[A, now - 2],
-			[A, now],
-			[B, now],
-		]) {
-			steps.push(await deliverSimple(body, { signedAt }));
-		}
-		assert.deepEqual(
-			steps.map((step) => [step.response.status, step.response.json, step.branch]),
-			[
-				[200, { status: 'processed', key: 'evt:evt_simple_A' }, 'processed'],
-				[200, { status: 'duplicate', key: 'evt:evt_simple_A' }, 'duplicate'],
-				[200, { status: 'processed', key: 'evt:evt_simple_B' }, 'processed'],
-			],
-		);
-		assert.ok(steps.every((step) => step.execution.status === 'success'));
-		assert.equal(steps[1].execution.items('Idempotency Reserve', 1)[0].idempotency.isNew, false);
-		assert.ok(!ran(steps[1].execution, BUSINESS_STEP));
-		for (const id of ['evt:evt_simple_A', 'evt:evt_simple_B']) {
-			assert.equal((await stack.businessRows(id)).length, 1, `one business row for ${id}`);
-			assert.equal(await keysIn(SIMPLE_TABLE, id), 1, `one key row ${id}`);
-		}
-		const { rows } = await stack.keysDb.query(
-			`SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
-			[SIMPLE_TABLE],
-		);
-		assert.deepEqual(rows.map((row) => row.column_name), ['key', 'first_seen']);
-		assert.deepEqual(poolerProblems(), []);
-	}),
+test(
+	'simple mode, seed sequence through PgBouncer: the two-column table is created, A processed, A again a duplicate, B processed',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const now = Math.floor(Date.now() / 1000);
+			const A = { id: 'evt_simple_A', type: 'payment_intent.succeeded' };
+			const B = { id: 'evt_simple_B', type: 'payment_intent.succeeded' };
+			const steps = [];
+			for (const [body, signedAt] of [
+				[A, now - 2],
+				[A, now],
+				[B, now],
+			]) {
+				steps.push(await deliverSimple(body, { signedAt }));
+			}
+			assert.deepEqual(
+				steps.map((step) => [step.response.status, step.response.json, step.branch]),
+				[
+					[200, { status: 'processed', key: 'evt:evt_simple_A' }, 'processed'],
+					[200, { status: 'duplicate', key: 'evt:evt_simple_A' }, 'duplicate'],
+					[200, { status: 'processed', key: 'evt:evt_simple_B' }, 'processed'],
+				],
+			);
+			assert.ok(steps.every((step) => step.execution.status === 'success'));
+			assert.equal(steps[1].execution.items('Idempotency Reserve', 1)[0].idempotency.isNew, false);
+			assert.ok(!ran(steps[1].execution, BUSINESS_STEP));
+			for (const id of ['evt:evt_simple_A', 'evt:evt_simple_B']) {
+				assert.equal((await stack.businessRows(id)).length, 1, `one business row for ${id}`);
+				assert.equal(await keysIn(SIMPLE_TABLE, id), 1, `one key row ${id}`);
+			}
+			const { rows } = await stack.keysDb.query(
+				`SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+				[SIMPLE_TABLE],
+			);
+			assert.deepEqual(
+				rows.map((row) => row.column_name),
+				['key', 'first_seen'],
+			);
+			assert.deepEqual(poolerProblems(), []);
+		}),
 );
 
-test('simple mode, 64 simultaneous deliveries through PgBouncer: one processed, 63 duplicates, one business row', { timeout: 300_000 }, () =>
-	withLogs(async () => {
-		const event = { id: 'evt_simple_burst', type: 'invoice.paid' };
-		const key = 'evt:evt_simple_burst';
-		const responses = await burst((body, options) => sendEvent(simple.webhookUrl, body, options), event);
-		const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
-		assert.equal(answers.filter((a) => a === '200 processed').length, 1, `answers: ${JSON.stringify(answers)}`);
-		assert.equal(answers.filter((a) => a === '200 duplicate').length, 63, `answers: ${JSON.stringify(answers)}`);
-		const executions = await executionsOf(simple.id, responses);
-		assert.ok(executions.every((e) => e.status === 'success'), 'no execution failed');
-		assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
-		assert.equal((await stack.businessRows(key)).length, 1);
-		assert.equal(await keysIn(SIMPLE_TABLE, key), 1);
-		assert.deepEqual(poolerProblems(), []);
-	}),
+test(
+	'simple mode, 64 simultaneous deliveries through PgBouncer: one processed, 63 duplicates, one business row',
+	{ timeout: 300_000 },
+	() =>
+		withLogs(async () => {
+			const event = { id: 'evt_simple_burst', type: 'invoice.paid' };
+			const key = 'evt:evt_simple_burst';
+			const responses = await burst(
+				(body, options) => sendEvent(simple.webhookUrl, body, options),
+				event,
+			);
+			const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
+			assert.equal(
+				answers.filter((a) => a === '200 processed').length,
+				1,
+				`answers: ${JSON.stringify(answers)}`,
+			);
+			assert.equal(
+				answers.filter((a) => a === '200 duplicate').length,
+				63,
+				`answers: ${JSON.stringify(answers)}`,
+			);
+			const executions = await executionsOf(simple.id, responses);
+			assert.ok(
+				executions.every((e) => e.status === 'success'),
+				'no execution failed',
+			);
+			assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.equal(await keysIn(SIMPLE_TABLE, key), 1);
+			assert.deepEqual(poolerProblems(), []);
+		}),
 );
 
 /** The editor's Test button: POST /rest/credentials/test as the owner, with the credential's data as the dialog sends it. */
@@ -224,7 +309,14 @@ async function pressTest(cookie, data) {
 	const response = await fetch(`${stack.baseUrl}/rest/credentials/test`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json', cookie, 'browser-id': BROWSER_ID },
-		body: JSON.stringify({ credentials: { id: 'IdemPgCredE2E0001', name: 'Idempotency Postgres', type: 'idempotencyPostgresApi', data } }),
+		body: JSON.stringify({
+			credentials: {
+				id: 'IdemPgCredE2E0001',
+				name: 'Idempotency Postgres',
+				type: 'idempotencyPostgresApi',
+				data,
+			},
+		}),
 		signal: AbortSignal.timeout(60_000),
 	});
 	const text = await response.text();
@@ -232,38 +324,58 @@ async function pressTest(cookie, data) {
 	return JSON.parse(text).data;
 }
 
-test("the credential's Test button in n8n connects through PgBouncer, and a wrong password reads as one sentence", { timeout: 120_000 }, () =>
-	withLogs(async () => {
-		const setup = await fetch(`${stack.baseUrl}/rest/owner/setup`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json', 'browser-id': BROWSER_ID },
-			body: JSON.stringify({ email: 'pooler@example.com', firstName: 'Pool', lastName: 'Er', password: 'Pooler-e2e-Passw0rd' }),
-			signal: AbortSignal.timeout(30_000),
-		});
-		assert.equal(setup.status, 200, (await setup.text()).slice(0, 300));
-		const cookie = setup.headers
-			.getSetCookie()
-			.map((line) => line.split(';')[0])
-			.join('; ');
-		assert.match(cookie, /n8n-auth=/);
+test(
+	"the credential's Test button in n8n connects through PgBouncer, and a wrong password reads as one sentence",
+	{ timeout: 120_000 },
+	() =>
+		withLogs(async () => {
+			const setup = await fetch(`${stack.baseUrl}/rest/owner/setup`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json', 'browser-id': BROWSER_ID },
+				body: JSON.stringify({
+					email: 'pooler@example.com',
+					firstName: 'Pool',
+					lastName: 'Er',
+					password: 'Pooler-e2e-Passw0rd',
+				}),
+				signal: AbortSignal.timeout(30_000),
+			});
+			assert.equal(setup.status, 200, (await setup.text()).slice(0, 300));
+			const cookie = setup.headers
+				.getSetCookie()
+				.map((line) => line.split(';')[0])
+				.join('; ');
+			assert.match(cookie, /n8n-auth=/);
 
-		const data = {
-			host: stack.pooler.host,
-			port: stack.pooler.port,
-			database: stack.keysDatabase,
-			user: stack.pooler.login.user,
-			password: stack.pooler.login.password,
-			ssl: 'disable',
-			maxConnections: 10,
-		};
-		const before = await stack.pooler.admin('SHOW STATS');
-		assert.deepEqual(await pressTest(cookie, data), { status: 'OK', message: 'Connection successful' });
-		const after = await stack.pooler.admin('SHOW STATS');
-		const queries = (rows) => Number(rows.find((row) => row.database === stack.keysDatabase)?.total_query_count ?? 0);
-		assert.ok(queries(after) > queries(before), "the Test button's SELECT 1 went through PgBouncer");
+			const data = {
+				host: stack.pooler.host,
+				port: stack.pooler.port,
+				database: stack.keysDatabase,
+				user: stack.pooler.login.user,
+				password: stack.pooler.login.password,
+				ssl: 'disable',
+				maxConnections: 10,
+			};
+			const before = await stack.pooler.admin('SHOW STATS');
+			assert.deepEqual(await pressTest(cookie, data), {
+				status: 'OK',
+				message: 'Connection successful',
+			});
+			const after = await stack.pooler.admin('SHOW STATS');
+			const queries = (rows) =>
+				Number(rows.find((row) => row.database === stack.keysDatabase)?.total_query_count ?? 0);
+			assert.ok(
+				queries(after) > queries(before),
+				"the Test button's SELECT 1 went through PgBouncer",
+			);
 
-		const wrong = await pressTest(cookie, { ...data, password: 'wrong-password' });
-		assert.equal(wrong.status, 'Error');
-		assert.match(wrong.message, new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${stack.pooler.port} refused the password for user "${data.user}"`));
-	}),
+			const wrong = await pressTest(cookie, { ...data, password: 'wrong-password' });
+			assert.equal(wrong.status, 'Error');
+			assert.match(
+				wrong.message,
+				new RegExp(
+					`^PostgreSQL at 127\\.0\\.0\\.1:${stack.pooler.port} refused the password for user "${data.user}"`,
+				),
+			);
+		}),
 );

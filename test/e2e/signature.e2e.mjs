@@ -6,7 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { BUSINESS_STEP, runSeedSequence, startStack, withStackLogs } from '../../scripts/harness/index.mjs';
+import {
+	BUSINESS_STEP,
+	runSeedSequence,
+	startStack,
+	withStackLogs,
+} from '../../scripts/harness/index.mjs';
 
 const VERIFY = 'Verify Webhook Signature';
 const RESPOND_401 = 'Respond 401';
@@ -30,9 +35,20 @@ async function assertRefused(event, headers, reason, { sign = true } = {}) {
 	assert.deepEqual(refused.response.json, { status: 'invalid signature', reason });
 	assert.deepEqual(refused.execution.nodesRun, REFUSED_PATH);
 	assert.equal(refused.execution.status, 'success');
-	assert.deepEqual(refused.execution.items(VERIFY, 1).map((item) => item.signature), [{ valid: false, provider: 'stripe', reason }]);
-	assert.equal((await stack.keyRows(key)).length, keysBefore, 'the refused delivery reserved nothing');
-	assert.equal((await stack.businessRows()).length, businessBefore, 'the refused delivery wrote no business row');
+	assert.deepEqual(
+		refused.execution.items(VERIFY, 1).map((item) => item.signature),
+		[{ valid: false, provider: 'stripe', reason }],
+	);
+	assert.equal(
+		(await stack.keyRows(key)).length,
+		keysBefore,
+		'the refused delivery reserved nothing',
+	);
+	assert.equal(
+		(await stack.businessRows()).length,
+		businessBefore,
+		'the refused delivery wrote no business row',
+	);
 	return refused;
 }
 
@@ -50,65 +66,113 @@ after(
 	{ timeout: 120_000 },
 );
 
-test('seed sequence signed by Stripe\'s scheme: A, A re-signed with a later timestamp, B → 3 executions, 2 business rows', { timeout: 180_000 }, () =>
-	withN8nLog(async () => {
-		const steps = await runSeedSequence(stack);
-		assert.deepEqual(
-			steps.map((step) => [step.status, step.answer?.status, step.answer?.key]),
-			[
-				[200, 'processed', 'evt:evt_A'],
-				[200, 'duplicate', 'evt:evt_A'],
-				[200, 'processed', 'evt:evt_B'],
-			],
-		);
-		const [first, repeat] = steps;
-		assert.notEqual(first.signature, repeat.signature, 'the retry carries a new signature');
-		assert.equal(repeat.execution.trigger.headers['stripe-signature'], repeat.signature);
-		for (const step of steps) {
-			assert.deepEqual(step.execution.items(VERIFY, 0).map((item) => item.signature), [{ valid: true, provider: 'stripe' }]);
-			assert.equal(step.execution.nodesRun[1], VERIFY);
-		}
-		assert.ok(!repeat.execution.nodesRun.includes(BUSINESS_STEP));
-		assert.equal((await stack.executions.list({ workflowId: stack.webhookWorkflowId })).length, 3);
-		assert.deepEqual((await stack.businessRows()).map((row) => row.event_key), ['evt:evt_A', 'evt:evt_B']);
-		assert.deepEqual((await stack.keyRows()).map((row) => row.key), ['evt:evt_A', 'evt:evt_B']);
-	}),
+test(
+	"seed sequence signed by Stripe's scheme: A, A re-signed with a later timestamp, B → 3 executions, 2 business rows",
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const steps = await runSeedSequence(stack);
+			assert.deepEqual(
+				steps.map((step) => [step.status, step.answer?.status, step.answer?.key]),
+				[
+					[200, 'processed', 'evt:evt_A'],
+					[200, 'duplicate', 'evt:evt_A'],
+					[200, 'processed', 'evt:evt_B'],
+				],
+			);
+			const [first, repeat] = steps;
+			assert.notEqual(first.signature, repeat.signature, 'the retry carries a new signature');
+			assert.equal(repeat.execution.trigger.headers['stripe-signature'], repeat.signature);
+			for (const step of steps) {
+				assert.deepEqual(
+					step.execution.items(VERIFY, 0).map((item) => item.signature),
+					[{ valid: true, provider: 'stripe' }],
+				);
+				assert.equal(step.execution.nodesRun[1], VERIFY);
+			}
+			assert.ok(!repeat.execution.nodesRun.includes(BUSINESS_STEP));
+			assert.equal(
+				(await stack.executions.list({ workflowId: stack.webhookWorkflowId })).length,
+				3,
+			);
+			assert.deepEqual(
+				(await stack.businessRows()).map((row) => row.event_key),
+				['evt:evt_A', 'evt:evt_B'],
+			);
+			assert.deepEqual(
+				(await stack.keyRows()).map((row) => row.key),
+				['evt:evt_A', 'evt:evt_B'],
+			);
+		}),
 );
 
-test('a forged A and a stale replay are answered 401 and reserve nothing', { timeout: 180_000 }, () =>
-	withN8nLog(async () => {
-		const bytesOf = (event) => Buffer.from(JSON.stringify(event));
-		// Forged: signed with a secret that is not the endpoint's.
-		const fakeA = { id: 'evt_A', type: 'payment_intent.succeeded' };
-		await assertRefused(fakeA, { 'stripe-signature': stack.stripeSignature(bytesOf(fakeA), { secret: 'whsec_attacker' }) }, 'mismatch');
-		// A header in Stripe's format with a made-up signature.
-		const fakeNew = { id: 'evt_forged_new', type: 'payment_intent.succeeded' };
-		await assertRefused(fakeNew, { 'stripe-signature': stack.fakeStripeSignature('forged') }, 'mismatch');
-		assert.deepEqual(await stack.keyRows('evt:evt_forged_new'), []);
-		// A replay: genuinely signed, 10 minutes ago (tolerance 300 s).
-		const replay = { id: 'evt_replayed', type: 'payment_intent.succeeded' };
-		const stale = stack.stripeSignature(bytesOf(replay), { timestamp: nowSeconds() - 600 });
-		await assertRefused(replay, { 'stripe-signature': stale }, 'timestamp_out_of_tolerance');
-		assert.deepEqual(await stack.keyRows('evt:evt_replayed'), [], 'no row in the key table for the replayed event');
-		// One body byte changed after signing.
-		const signedFor = { id: 'evt_tampered', type: 'payment_intent.succeeded', amount: 1 };
-		const tampered = { ...signedFor, amount: 9 };
-		await assertRefused(tampered, { 'stripe-signature': stack.stripeSignature(bytesOf(signedFor)) }, 'mismatch');
-		// No signature at all (the harness signs every request unless told not to).
-		await assertRefused({ id: 'evt_unsigned' }, {}, 'missing_header', { sign: false });
-	}),
+test(
+	'a forged A and a stale replay are answered 401 and reserve nothing',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const bytesOf = (event) => Buffer.from(JSON.stringify(event));
+			// Forged: signed with a secret that is not the endpoint's.
+			const fakeA = { id: 'evt_A', type: 'payment_intent.succeeded' };
+			await assertRefused(
+				fakeA,
+				{ 'stripe-signature': stack.stripeSignature(bytesOf(fakeA), { secret: 'whsec_attacker' }) },
+				'mismatch',
+			);
+			// A header in Stripe's format with a made-up signature.
+			const fakeNew = { id: 'evt_forged_new', type: 'payment_intent.succeeded' };
+			await assertRefused(
+				fakeNew,
+				{ 'stripe-signature': stack.fakeStripeSignature('forged') },
+				'mismatch',
+			);
+			assert.deepEqual(await stack.keyRows('evt:evt_forged_new'), []);
+			// A replay: genuinely signed, 10 minutes ago (tolerance 300 s).
+			const replay = { id: 'evt_replayed', type: 'payment_intent.succeeded' };
+			const stale = stack.stripeSignature(bytesOf(replay), { timestamp: nowSeconds() - 600 });
+			await assertRefused(replay, { 'stripe-signature': stale }, 'timestamp_out_of_tolerance');
+			assert.deepEqual(
+				await stack.keyRows('evt:evt_replayed'),
+				[],
+				'no row in the key table for the replayed event',
+			);
+			// One body byte changed after signing.
+			const signedFor = { id: 'evt_tampered', type: 'payment_intent.succeeded', amount: 1 };
+			const tampered = { ...signedFor, amount: 9 };
+			await assertRefused(
+				tampered,
+				{ 'stripe-signature': stack.stripeSignature(bytesOf(signedFor)) },
+				'mismatch',
+			);
+			// No signature at all (the harness signs every request unless told not to).
+			await assertRefused({ id: 'evt_unsigned' }, {}, 'missing_header', { sign: false });
+		}),
 );
 
-test('a forged delivery for an event never seen does not block the genuine one that follows', { timeout: 180_000 }, () =>
-	withN8nLog(async () => {
-		const event = { id: 'evt_after_forgery', type: 'invoice.paid' };
-		const key = `evt:${event.id}`;
-		await assertRefused(event, { 'stripe-signature': stack.fakeStripeSignature('first-forgery') }, 'mismatch');
-		const genuine = await stack.deliver(event);
-		assert.equal(genuine.response.status, 200);
-		assert.deepEqual(genuine.response.json, { status: 'processed', key });
-		assert.deepEqual(genuine.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Complete Key', 'Respond 200']);
-		assert.equal((await stack.businessRows(key)).length, 1);
-		assert.equal((await stack.keyRows(key)).length, 1);
-	}),
+test(
+	'a forged delivery for an event never seen does not block the genuine one that follows',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const event = { id: 'evt_after_forgery', type: 'invoice.paid' };
+			const key = `evt:${event.id}`;
+			await assertRefused(
+				event,
+				{ 'stripe-signature': stack.fakeStripeSignature('first-forgery') },
+				'mismatch',
+			);
+			const genuine = await stack.deliver(event);
+			assert.equal(genuine.response.status, 200);
+			assert.deepEqual(genuine.response.json, { status: 'processed', key });
+			assert.deepEqual(genuine.execution.nodesRun, [
+				'Webhook',
+				VERIFY,
+				'Idempotency Reserve',
+				BUSINESS_STEP,
+				'Complete Key',
+				'Respond 200',
+			]);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.equal((await stack.keyRows(key)).length, 1);
+		}),
 );

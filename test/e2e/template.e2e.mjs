@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { BUSINESS_STEP, runSeedSequence, startStack, waitFor, withStackLogs } from '../../scripts/harness/index.mjs';
+import {
+	BUSINESS_STEP,
+	runSeedSequence,
+	startStack,
+	waitFor,
+	withStackLogs,
+} from '../../scripts/harness/index.mjs';
 import { sha256Hex } from '../support/webhookItems.js';
 
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
@@ -41,225 +47,295 @@ after(
 	{ timeout: 120_000 },
 );
 
-test('seed sequence: A, A again re-signed with a later timestamp, B → 3 executions, 2 business rows, the repeat answered as a duplicate', { timeout: 180_000 }, () =>
-	withN8nLog(async () => {
-		const [first, repeat, other] = await runSeedSequence(stack);
+test(
+	'seed sequence: A, A again re-signed with a later timestamp, B → 3 executions, 2 business rows, the repeat answered as a duplicate',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const [first, repeat, other] = await runSeedSequence(stack);
 
-		assert.deepEqual(
-			[first, repeat, other].map((step) => [step.status, step.answer?.status, step.answer?.key]),
-			[
-				[200, 'processed', 'evt:evt_A'],
-				[200, 'duplicate', 'evt:evt_A'],
-				[200, 'processed', 'evt:evt_B'],
-			],
-		);
-		assert.notEqual(first.signature, repeat.signature);
+			assert.deepEqual(
+				[first, repeat, other].map((step) => [step.status, step.answer?.status, step.answer?.key]),
+				[
+					[200, 'processed', 'evt:evt_A'],
+					[200, 'duplicate', 'evt:evt_A'],
+					[200, 'processed', 'evt:evt_B'],
+				],
+			);
+			assert.notEqual(first.signature, repeat.signature);
 
-		const executions = await webhookExecutions();
-		assert.equal(executions.length, 3, 'n8n recorded one execution per delivery');
-		for (const execution of executions) {
-			assert.equal(execution.status, 'success');
-			assert.equal(execution.mode, 'webhook');
-			if (stack.publishedVersionId && execution.workflowVersionId) {
-				assert.equal(execution.workflowVersionId, stack.publishedVersionId, 'executions ran the published version');
+			const executions = await webhookExecutions();
+			assert.equal(executions.length, 3, 'n8n recorded one execution per delivery');
+			for (const execution of executions) {
+				assert.equal(execution.status, 'success');
+				assert.equal(execution.mode, 'webhook');
+				if (stack.publishedVersionId && execution.workflowVersionId) {
+					assert.equal(
+						execution.workflowVersionId,
+						stack.publishedVersionId,
+						'executions ran the published version',
+					);
+				}
 			}
-		}
 
-		// The repeat: the duplicate branch only, never the business step.
-		assert.ok(ran(repeat.execution, RESPOND_DUPLICATE), `repeat ran ${repeat.execution.nodesRun.join(' → ')}`);
-		assert.ok(!ran(repeat.execution, BUSINESS_STEP));
-		assert.equal(repeat.execution.trigger.headers['stripe-signature'], repeat.signature);
-		assert.equal(first.execution.trigger.headers['stripe-signature'], first.signature);
-		const reserved = repeat.execution.items('Idempotency Reserve', 1)[0];
-		assert.equal(reserved.idempotency.key, 'evt:evt_A');
-		assert.equal(reserved.idempotency.isNew, false);
-		// Complete Key ran after A's business step, so its repeat is a completed event.
-		assert.equal(reserved.idempotency.status, 'completed');
-		assert.ok(!Number.isNaN(Date.parse(reserved.idempotency.firstSeenAt)), 'a sequential duplicate knows when the key was first seen');
+			// The repeat: the duplicate branch only, never the business step.
+			assert.ok(
+				ran(repeat.execution, RESPOND_DUPLICATE),
+				`repeat ran ${repeat.execution.nodesRun.join(' → ')}`,
+			);
+			assert.ok(!ran(repeat.execution, BUSINESS_STEP));
+			assert.equal(repeat.execution.trigger.headers['stripe-signature'], repeat.signature);
+			assert.equal(first.execution.trigger.headers['stripe-signature'], first.signature);
+			const reserved = repeat.execution.items('Idempotency Reserve', 1)[0];
+			assert.equal(reserved.idempotency.key, 'evt:evt_A');
+			assert.equal(reserved.idempotency.isNew, false);
+			// Complete Key ran after A's business step, so its repeat is a completed event.
+			assert.equal(reserved.idempotency.status, 'completed');
+			assert.ok(
+				!Number.isNaN(Date.parse(reserved.idempotency.firstSeenAt)),
+				'a sequential duplicate knows when the key was first seen',
+			);
 
-		for (const step of [first, other]) {
-			assert.deepEqual(step.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Complete Key', 'Respond 200']);
-		}
+			for (const step of [first, other]) {
+				assert.deepEqual(step.execution.nodesRun, [
+					'Webhook',
+					VERIFY,
+					'Idempotency Reserve',
+					BUSINESS_STEP,
+					'Complete Key',
+					'Respond 200',
+				]);
+			}
 
-		const rows = await stack.businessRows();
-		assert.deepEqual(
-			rows.map((row) => [row.event_key, row.event_type]),
-			[
-				['evt:evt_A', 'payment_intent.succeeded'],
-				['evt:evt_B', 'payment_intent.succeeded'],
-			],
-		);
-		assert.deepEqual([first.businessRows, repeat.businessRows, other.businessRows], [1, 1, 2]);
-		assert.deepEqual(
-			(await stack.keyRows()).map((row) => row.key),
-			['evt:evt_A', 'evt:evt_B'],
-		);
-	}),
+			const rows = await stack.businessRows();
+			assert.deepEqual(
+				rows.map((row) => [row.event_key, row.event_type]),
+				[
+					['evt:evt_A', 'payment_intent.succeeded'],
+					['evt:evt_B', 'payment_intent.succeeded'],
+				],
+			);
+			assert.deepEqual([first.businessRows, repeat.businessRows, other.businessRows], [1, 1, 2]);
+			assert.deepEqual(
+				(await stack.keyRows()).map((row) => row.key),
+				['evt:evt_A', 'evt:evt_B'],
+			);
+		}),
 );
 
-test('a body without id is keyed by the SHA-256 of the exact bytes sent; the second copy is a duplicate', { timeout: 120_000 }, () =>
-	withN8nLog(async () => {
-		const body = Buffer.from('{ "type" :  "ping",\n  "n": 1 }', 'utf8');
-		const expectedKey = `sha256:${sha256Hex(body)}`;
-		// The raw bytes, not a re-serialisation of the parsed body.
-		assert.notEqual(expectedKey, `sha256:${sha256Hex(Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')))))}`);
-		const before = (await webhookExecutions()).length;
+test(
+	'a body without id is keyed by the SHA-256 of the exact bytes sent; the second copy is a duplicate',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const body = Buffer.from('{ "type" :  "ping",\n  "n": 1 }', 'utf8');
+			const expectedKey = `sha256:${sha256Hex(body)}`;
+			// The raw bytes, not a re-serialisation of the parsed body.
+			assert.notEqual(
+				expectedKey,
+				`sha256:${sha256Hex(Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')))))}`,
+			);
+			const before = (await webhookExecutions()).length;
 
-		const first = await stack.deliver(body, { contentType: 'application/json' });
-		assert.equal(first.response.status, 200);
-		assert.deepEqual(first.response.json, { status: 'processed', key: expectedKey });
-		assert.equal(first.branch, 'processed');
-		assert.deepEqual((await stack.keyRows(expectedKey)).map((row) => row.key), [expectedKey]);
-		assert.deepEqual(
-			(await stack.businessRows(expectedKey)).map((row) => row.event_type),
-			['ping'],
-		);
+			const first = await stack.deliver(body, { contentType: 'application/json' });
+			assert.equal(first.response.status, 200);
+			assert.deepEqual(first.response.json, { status: 'processed', key: expectedKey });
+			assert.equal(first.branch, 'processed');
+			assert.deepEqual(
+				(await stack.keyRows(expectedKey)).map((row) => row.key),
+				[expectedKey],
+			);
+			assert.deepEqual(
+				(await stack.businessRows(expectedKey)).map((row) => row.event_type),
+				['ping'],
+			);
 
-		const second = await stack.deliver(body, { contentType: 'application/json' });
-		assert.equal(second.response.status, 200);
-		assert.deepEqual(second.response.json, { status: 'duplicate', key: expectedKey });
-		assert.ok(ran(second.execution, RESPOND_DUPLICATE));
-		assert.ok(!ran(second.execution, BUSINESS_STEP));
-		assert.equal((await stack.businessRows(expectedKey)).length, 1);
-		assert.equal((await webhookExecutions()).length, before + 2);
-	}),
+			const second = await stack.deliver(body, { contentType: 'application/json' });
+			assert.equal(second.response.status, 200);
+			assert.deepEqual(second.response.json, { status: 'duplicate', key: expectedKey });
+			assert.ok(ran(second.execution, RESPOND_DUPLICATE));
+			assert.ok(!ran(second.execution, BUSINESS_STEP));
+			assert.equal((await stack.businessRows(expectedKey)).length, 1);
+			assert.equal((await webhookExecutions()).length, before + 2);
+		}),
 );
 
-test('64 simultaneous deliveries of one new event → one processed, the rest 409 while in flight or 200 duplicate, exactly one business row', { timeout: 300_000 }, () =>
-	withN8nLog(async () => {
-		const event = { id: 'evt_burst_64', type: 'invoice.paid' };
-		const key = 'evt:evt_burst_64';
-		const started = Date.now();
-		const responses = await Promise.all(
-			Array.from({ length: 64 }, (_, i) =>
-				// Genuinely signed, each with its own timestamp, as a sender's retries would be.
-				stack.send(event, { signedAt: Math.floor(Date.now() / 1000) - (i % 60), timeoutMs: 180_000 }),
-			),
-		);
-		const seconds = (Date.now() - started) / 1000;
-		process.stderr.write(`[e2e] 64 simultaneous deliveries answered in ${seconds.toFixed(1)} s\n`);
+test(
+	'64 simultaneous deliveries of one new event → one processed, the rest 409 while in flight or 200 duplicate, exactly one business row',
+	{ timeout: 300_000 },
+	() =>
+		withN8nLog(async () => {
+			const event = { id: 'evt_burst_64', type: 'invoice.paid' };
+			const key = 'evt:evt_burst_64';
+			const started = Date.now();
+			const responses = await Promise.all(
+				Array.from({ length: 64 }, (_, i) =>
+					// Genuinely signed, each with its own timestamp, as a sender's retries would be.
+					stack.send(event, {
+						signedAt: Math.floor(Date.now() / 1000) - (i % 60),
+						timeoutMs: 180_000,
+					}),
+				),
+			);
+			const seconds = (Date.now() - started) / 1000;
+			process.stderr.write(
+				`[e2e] 64 simultaneous deliveries answered in ${seconds.toFixed(1)} s\n`,
+			);
 
-		const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
-		assert.equal(answers.filter((a) => a === '200 processed').length, 1, `answers: ${JSON.stringify(answers)}`);
-		const inFlight = responses.filter((r) => r.status === 409);
-		const duplicates = responses.filter((r) => r.status === 200 && r.json?.status === 'duplicate');
-		assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
-		for (const r of inFlight) {
-			// In flight: the sender is told to come back once the lease could have ended.
-			assert.equal(r.json.status, 'in_progress');
-			assert.ok(r.json.retryAfterSeconds >= 1 && r.json.retryAfterSeconds <= 300, r.text);
-			assert.equal(r.headers['retry-after'], String(r.json.retryAfterSeconds));
-		}
-		assert.equal((await stack.businessRows(key)).length, 1);
-		assert.equal((await stack.keyRows(key)).length, 1);
+			const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
+			assert.equal(
+				answers.filter((a) => a === '200 processed').length,
+				1,
+				`answers: ${JSON.stringify(answers)}`,
+			);
+			const inFlight = responses.filter((r) => r.status === 409);
+			const duplicates = responses.filter(
+				(r) => r.status === 200 && r.json?.status === 'duplicate',
+			);
+			assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
+			for (const r of inFlight) {
+				// In flight: the sender is told to come back once the lease could have ended.
+				assert.equal(r.json.status, 'in_progress');
+				assert.ok(r.json.retryAfterSeconds >= 1 && r.json.retryAfterSeconds <= 300, r.text);
+				assert.equal(r.headers['retry-after'], String(r.json.retryAfterSeconds));
+			}
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.equal((await stack.keyRows(key)).length, 1);
 
-		const ids = new Set(responses.map((r) => r.requestId));
-		const executions = await waitFor(
-			'n8n to record the 64 executions',
-			async () => {
-				const mine = (await webhookExecutions()).filter((e) => ids.has(e.requestId));
-				return mine.length === 64 ? mine : undefined;
-			},
-			{ timeoutMs: 120_000, intervalMs: 500 },
-		);
-		assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
-		assert.equal(executions.filter((e) => ran(e, RESPOND_DUPLICATE)).length, duplicates.length);
-		assert.equal(executions.filter((e) => ran(e, RESPOND_IN_FLIGHT)).length, inFlight.length);
-		assert.ok(executions.every((e) => e.status === 'success'));
+			const ids = new Set(responses.map((r) => r.requestId));
+			const executions = await waitFor(
+				'n8n to record the 64 executions',
+				async () => {
+					const mine = (await webhookExecutions()).filter((e) => ids.has(e.requestId));
+					return mine.length === 64 ? mine : undefined;
+				},
+				{ timeoutMs: 120_000, intervalMs: 500 },
+			);
+			assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
+			assert.equal(executions.filter((e) => ran(e, RESPOND_DUPLICATE)).length, duplicates.length);
+			assert.equal(executions.filter((e) => ran(e, RESPOND_IN_FLIGHT)).length, inFlight.length);
+			assert.ok(executions.every((e) => e.status === 'success'));
 
-		// The senders that got 409 come back: the event is completed by now, so each is a 200 duplicate.
-		const retried = await stack.send(event);
-		assert.deepEqual([retried.status, retried.json?.status], [200, 'duplicate']);
-		assert.equal((await stack.businessRows(key)).length, 1);
-	}),
+			// The senders that got 409 come back: the event is completed by now, so each is a 200 duplicate.
+			const retried = await stack.send(event);
+			assert.deepEqual([retried.status, retried.json?.status], [200, 'duplicate']);
+			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
 );
 
-test('a failing business step → 500 to the sender, key released; the retry is processed once', { timeout: 180_000 }, () =>
-	withN8nLog(async () => {
-		const event = { id: 'evt_F', type: 'fail.me' };
-		const key = 'evt:evt_F';
-		await stack.keysDb.query(`ALTER TABLE business_log ADD CONSTRAINT e2e_fail_me CHECK (event_type <> 'fail.me')`);
-		let failed;
-		try {
-			failed = await stack.deliver(event);
-		} finally {
-			await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_fail_me');
-		}
-		assert.equal(failed.response.status, 500);
-		assert.deepEqual(failed.response.json, { status: 'failed', released: true });
-		assert.deepEqual(failed.execution.nodesRun, ['Webhook', VERIFY, 'Idempotency Reserve', BUSINESS_STEP, 'Release Key', 'Respond 500']);
-		assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, { key, released: true });
-		assert.deepEqual(await stack.keyRows(key), [], 'the key was released');
-		assert.deepEqual(await stack.businessRows(key), []);
+test(
+	'a failing business step → 500 to the sender, key released; the retry is processed once',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const event = { id: 'evt_F', type: 'fail.me' };
+			const key = 'evt:evt_F';
+			await stack.keysDb.query(
+				`ALTER TABLE business_log ADD CONSTRAINT e2e_fail_me CHECK (event_type <> 'fail.me')`,
+			);
+			let failed;
+			try {
+				failed = await stack.deliver(event);
+			} finally {
+				await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_fail_me');
+			}
+			assert.equal(failed.response.status, 500);
+			assert.deepEqual(failed.response.json, { status: 'failed', released: true });
+			assert.deepEqual(failed.execution.nodesRun, [
+				'Webhook',
+				VERIFY,
+				'Idempotency Reserve',
+				BUSINESS_STEP,
+				'Release Key',
+				'Respond 500',
+			]);
+			assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, {
+				key,
+				released: true,
+			});
+			assert.deepEqual(await stack.keyRows(key), [], 'the key was released');
+			assert.deepEqual(await stack.businessRows(key), []);
 
-		const retry = await stack.deliver(event);
-		assert.equal(retry.response.status, 200);
-		assert.deepEqual(retry.response.json, { status: 'processed', key });
-		assert.equal(retry.branch, 'processed');
-		assert.equal((await stack.businessRows(key)).length, 1);
-		assert.equal((await stack.keyRows(key)).length, 1);
+			const retry = await stack.deliver(event);
+			assert.equal(retry.response.status, 200);
+			assert.deepEqual(retry.response.json, { status: 'processed', key });
+			assert.equal(retry.branch, 'processed');
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.equal((await stack.keyRows(key)).length, 1);
 
-		const again = await stack.deliver(event);
-		assert.equal(again.response.status, 200);
-		assert.deepEqual(again.response.json, { status: 'duplicate', key });
-		assert.equal((await stack.businessRows(key)).length, 1);
-	}),
+			const again = await stack.deliver(event);
+			assert.equal(again.response.status, 200);
+			assert.deepEqual(again.response.json, { status: 'duplicate', key });
+			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
 );
 
-test('the purge template deletes only keys older than its 30-day retention', { timeout: 180_000 }, () =>
-	withN8nLog(async () => {
-		const old = ['evt:purge_old_1', 'evt:purge_old_2', 'sha256:purge_old_3'];
-		const recent = ['evt:purge_recent_29d', 'evt:purge_recent_1h'];
-		const keptBefore = (await stack.keyRows()).map((row) => row.key);
-		assert.ok(keptBefore.length > 0, 'earlier tests left keys');
-		await stack.keysDb.query(
-			`INSERT INTO processed_events (key, first_seen)
+test(
+	'the purge template deletes only keys older than its 30-day retention',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const old = ['evt:purge_old_1', 'evt:purge_old_2', 'sha256:purge_old_3'];
+			const recent = ['evt:purge_recent_29d', 'evt:purge_recent_1h'];
+			const keptBefore = (await stack.keyRows()).map((row) => row.key);
+			assert.ok(keptBefore.length > 0, 'earlier tests left keys');
+			await stack.keysDb.query(
+				`INSERT INTO processed_events (key, first_seen)
 			 SELECT k, now() - interval '40 days' FROM unnest($1::text[]) AS k
 			 UNION ALL SELECT $2, now() - interval '29 days'
 			 UNION ALL SELECT $3, now() - interval '1 hour'`,
-			[old, recent[0], recent[1]],
-		);
-		const inserted = new Date();
+				[old, recent[0], recent[1]],
+			);
+			const inserted = new Date();
 
-		const run = await stack.waitForPurgeRunAfter(inserted, { timeoutMs: (PURGE_EVERY_SECONDS + 60) * 1000 });
-		assert.equal(run.status, 'success', run.error);
-		assert.deepEqual(run.nodesRun, ['Schedule Trigger', 'Purge Keys']);
-		const summary = run.items('Purge Keys')[0];
-		assert.equal(typeof summary.deleted, 'number');
-		assert.ok(summary.batches >= 1);
-		const cutoffAgeDays = (Date.now() - new Date(summary.cutoff).getTime()) / 86_400_000;
-		assert.ok(cutoffAgeDays > 29.9 && cutoffAgeDays < 30.1, `cutoff ${summary.cutoff}`);
+			const run = await stack.waitForPurgeRunAfter(inserted, {
+				timeoutMs: (PURGE_EVERY_SECONDS + 60) * 1000,
+			});
+			assert.equal(run.status, 'success', run.error);
+			assert.deepEqual(run.nodesRun, ['Schedule Trigger', 'Purge Keys']);
+			const summary = run.items('Purge Keys')[0];
+			assert.equal(typeof summary.deleted, 'number');
+			assert.ok(summary.batches >= 1);
+			const cutoffAgeDays = (Date.now() - new Date(summary.cutoff).getTime()) / 86_400_000;
+			assert.ok(cutoffAgeDays > 29.9 && cutoffAgeDays < 30.1, `cutoff ${summary.cutoff}`);
 
-		const remaining = new Set((await stack.keyRows()).map((row) => row.key));
-		for (const key of old) assert.ok(!remaining.has(key), `${key} (40 days old) was purged`);
-		for (const key of [...recent, ...keptBefore]) assert.ok(remaining.has(key), `${key} was kept`);
+			const remaining = new Set((await stack.keyRows()).map((row) => row.key));
+			for (const key of old) assert.ok(!remaining.has(key), `${key} (40 days old) was purged`);
+			for (const key of [...recent, ...keptBefore])
+				assert.ok(remaining.has(key), `${key} was kept`);
 
-		// Every purge run so far together deleted exactly the three old keys (a run may have started
-		// a moment before the insert and taken some of them).
-		const runs = await stack.executions.list({ workflowId: stack.purgeWorkflowId });
-		const deleted = runs.flatMap((e) => e.items('Purge Keys')).reduce((sum, item) => sum + (item?.deleted ?? 0), 0);
-		assert.equal(deleted, old.length);
-	}),
+			// Every purge run so far together deleted exactly the three old keys (a run may have started
+			// a moment before the insert and taken some of them).
+			const runs = await stack.executions.list({ workflowId: stack.purgeWorkflowId });
+			const deleted = runs
+				.flatMap((e) => e.items('Purge Keys'))
+				.reduce((sum, item) => sum + (item?.deleted ?? 0), 0);
+			assert.equal(deleted, old.length);
+		}),
 );
 
 // Issue 15: JSON.parse makes one number of these two ids; the key must still tell them apart.
-test('two ids beyond 2^53 that JSON.parse rounds to one number → two processed events, keys with the exact digits', { timeout: 120_000 }, () =>
-	withN8nLog(async () => {
-		const bodies = ['{"id": 98765432101234567891}', '{"id": 98765432101234567892}'];
-		const keys = ['evt:98765432101234567891', 'evt:98765432101234567892'];
-		assert.equal(JSON.parse(bodies[0]).id, JSON.parse(bodies[1]).id, 'one number to JavaScript');
-		const steps = [];
-		for (const body of bodies) {
-			steps.push(await stack.deliver(Buffer.from(body)));
-		}
-		assert.deepEqual(
-			steps.map((step) => [step.response.status, step.response.json]),
-			keys.map((key) => [200, { status: 'processed', key }]),
-		);
-		for (const step of steps) assert.ok(ran(step.execution, BUSINESS_STEP), `ran ${step.execution.nodesRun.join(' → ')}`);
-		for (const key of keys) {
-			assert.equal((await stack.businessRows(key)).length, 1, `one business row for ${key}`);
-			assert.equal((await stack.keyRows(key)).length, 1, `one key row ${key}`);
-		}
-	}),
+test(
+	'two ids beyond 2^53 that JSON.parse rounds to one number → two processed events, keys with the exact digits',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const bodies = ['{"id": 98765432101234567891}', '{"id": 98765432101234567892}'];
+			const keys = ['evt:98765432101234567891', 'evt:98765432101234567892'];
+			assert.equal(JSON.parse(bodies[0]).id, JSON.parse(bodies[1]).id, 'one number to JavaScript');
+			const steps = [];
+			for (const body of bodies) {
+				steps.push(await stack.deliver(Buffer.from(body)));
+			}
+			assert.deepEqual(
+				steps.map((step) => [step.response.status, step.response.json]),
+				keys.map((key) => [200, { status: 'processed', key }]),
+			);
+			for (const step of steps)
+				assert.ok(ran(step.execution, BUSINESS_STEP), `ran ${step.execution.nodesRun.join(' → ')}`);
+			for (const key of keys) {
+				assert.equal((await stack.businessRows(key)).length, 1, `one business row for ${key}`);
+				assert.equal((await stack.keyRows(key)).length, 1, `one key row ${key}`);
+			}
+		}),
 );

@@ -20,7 +20,10 @@ export { withStackLogs as withLogs } from '../../scripts/harness/log.mjs';
 export function report(title, numbers) {
 	process.stderr.write(`[faults] ${title}: ${JSON.stringify(numbers)}\n`);
 	if (process.env.FAULTS_REPORT) {
-		appendFileSync(process.env.FAULTS_REPORT, `${JSON.stringify({ title, at: new Date().toISOString(), ...numbers })}\n`);
+		appendFileSync(
+			process.env.FAULTS_REPORT,
+			`${JSON.stringify({ title, at: new Date().toISOString(), ...numbers })}\n`,
+		);
 	}
 }
 
@@ -42,13 +45,19 @@ export function docTable(name) {
 
 function splitRow(line) {
 	// Cells are separated by | not preceded by a backslash (an escaped \| stays in the cell).
-	const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/);
+	const cells = line
+		.trim()
+		.replace(/^\|/, '')
+		.replace(/\|$/, '')
+		.split(/(?<!\\)\|/);
 	return cells.map((cell) => cell.trim().replace(/\\\|/g, '|'));
 }
 
 /** A markdown cell for an observed value: pipes escaped, newlines folded. */
 export function cell(text) {
-	return String(text).replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+	return String(text)
+		.replace(/\s*\n\s*/g, ' ')
+		.replace(/\|/g, '\\|');
 }
 
 /**
@@ -64,17 +73,31 @@ export function assertMatchesDoc(name, observedRows) {
 		const observed = row.map((c) => c.replace(/\\\|/g, '|'));
 		if (!doc) problems.push(`row ${row[0]} is not in docs/faults.md:\n| ${row.join(' | ')} |`);
 		else if (JSON.stringify(doc) !== JSON.stringify(observed)) {
-			problems.push(`row ${row[0]} differs.\n  docs/faults.md: | ${doc.join(' | ')} |\n  observed:       | ${row.join(' | ')} |`);
+			problems.push(
+				`row ${row[0]} differs.\n  docs/faults.md: | ${doc.join(' | ')} |\n  observed:       | ${row.join(' | ')} |`,
+			);
 		}
 	}
 	const observedIds = new Set(observedRows.map((row) => row[0]));
-	for (const row of documented) if (!observedIds.has(row[0])) problems.push(`row ${row[0]} of docs/faults.md was not observed by the suite`);
-	assert.equal(problems.length, 0, `docs/faults.md (${name}) does not match what the suite observed:\n${problems.join('\n')}`);
+	for (const row of documented)
+		if (!observedIds.has(row[0]))
+			problems.push(`row ${row[0]} of docs/faults.md was not observed by the suite`);
+	assert.equal(
+		problems.length,
+		0,
+		`docs/faults.md (${name}) does not match what the suite observed:\n${problems.join('\n')}`,
+	);
 }
 
 /** Node names as the matrix shows them. */
 export function shortNode(name) {
-	return { 'Verify Webhook Signature': 'Verify', 'Idempotency Reserve': 'Reserve', 'Business Step (insert business_log)': 'Business Step' }[name] ?? name;
+	return (
+		{
+			'Verify Webhook Signature': 'Verify',
+			'Idempotency Reserve': 'Reserve',
+			'Business Step (insert business_log)': 'Business Step',
+		}[name] ?? name
+	);
 }
 
 export function nodesCell(execution) {
@@ -85,7 +108,9 @@ export function nodesCell(execution) {
 /** GET /healthz of the main: n8n is up and answering. */
 export async function healthz(stack) {
 	try {
-		const response = await fetch(`${stack.baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+		const response = await fetch(`${stack.baseUrl}/healthz`, {
+			signal: AbortSignal.timeout(5_000),
+		});
 		await response.arrayBuffer();
 		return response.status;
 	} catch {
@@ -107,12 +132,25 @@ export function isOk(result) {
  * @param {{ webhookUrl: string }} stack
  * @param {import('../../scripts/harness/load.mjs').DeliveryResult[]} failed
  */
-export async function resendLikeProvider(stack, failed, { concurrency = 16, backoffSeconds = 5, deadlineMs = 300_000, maxRounds = 40, timeoutMs = 120_000 } = {}) {
+export async function resendLikeProvider(
+	stack,
+	failed,
+	{
+		concurrency = 16,
+		backoffSeconds = 5,
+		deadlineMs = 300_000,
+		maxRounds = 40,
+		timeoutMs = 120_000,
+	} = {},
+) {
 	const started = Date.now();
 	const deadline = started + deadlineMs;
 	const dueAt = (result) => {
 		const retryAfter = Number(result.headers?.['retry-after']);
-		const waitSeconds = result.status === 409 && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : backoffSeconds;
+		const waitSeconds =
+			result.status === 409 && Number.isFinite(retryAfter) && retryAfter >= 0
+				? retryAfter
+				: backoffSeconds;
 		return result.sentAt + result.ms + waitSeconds * 1000;
 	};
 	let pending = failed.map((result) => ({ delivery: result.delivery, dueAt: dueAt(result) }));
@@ -130,9 +168,22 @@ export async function resendLikeProvider(stack, failed, { concurrency = 16, back
 			{ concurrency, timeoutMs, deadlineMs: Math.max(1_000, deadline - Date.now()) },
 		);
 		results.push(...again.results);
-		rounds.push({ atSeconds: Math.round((Date.now() - started) / 1000), answers: tally(again.results.map((r) => (r.json?.status ? `${r.status} ${r.json.status}` : String(r.status)))) });
-		for (const r of again.results) if (!isOk(r)) pending.push({ delivery: r.delivery, dueAt: dueAt(r) });
+		rounds.push({
+			atSeconds: Math.round((Date.now() - started) / 1000),
+			answers: tally(
+				again.results.map((r) =>
+					r.json?.status ? `${r.status} ${r.json.status}` : String(r.status),
+				),
+			),
+		});
+		for (const r of again.results)
+			if (!isOk(r)) pending.push({ delivery: r.delivery, dueAt: dueAt(r) });
 		for (const delivery of again.notSent) pending.push({ delivery, dueAt: Date.now() });
 	}
-	return { results, rounds, unanswered: pending.map((p) => p.delivery), seconds: (Date.now() - started) / 1000 };
+	return {
+		results,
+		rounds,
+		unanswered: pending.map((p) => p.delivery),
+		seconds: (Date.now() - started) / 1000,
+	};
 }

@@ -10,14 +10,23 @@ const db = useTestDatabase();
 test('64 executions started at the same moment with one key: exactly one is new', async () => {
 	const credentials = db.credential({ maxConnections: 32 });
 	const item = () => webhookItem({ body: { id: 'evt_race', type: 'order.created' } });
-	const runs = await Promise.all(Array.from({ length: 64 }, async () => await runWorkflow(reserveWorkflow, [item()], { credentials })));
+	const runs = await Promise.all(
+		Array.from(
+			{ length: 64 },
+			async () => await runWorkflow(reserveWorkflow, [item()], { credentials }),
+		),
+	);
 
 	expect(runs.every((run) => run.status === 'success')).toBe(true);
 	const newCount = runs.filter((run) => run.output('Idempotency Reserve', 0).length === 1).length;
-	const duplicateCount = runs.filter((run) => run.output('Idempotency Reserve', 1).length === 1).length;
+	const duplicateCount = runs.filter(
+		(run) => run.output('Idempotency Reserve', 1).length === 1,
+	).length;
 	expect(newCount).toBe(1);
 	expect(duplicateCount).toBe(63);
-	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key = 'evt:evt_race'`);
+	const { rows } = await db.query(
+		`SELECT count(*)::int AS n FROM processed_events WHERE key = 'evt:evt_race'`,
+	);
 	expect(rows[0].n).toBe(1);
 });
 
@@ -25,10 +34,17 @@ test('10,000 items with repeats: correct split in one statement', async () => {
 	const credentials = db.credential();
 	// Warm up: the first execution through a pool also checks the table once (and creates it, so
 	// this test does not depend on an earlier one having done so).
-	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'warmup_for_bulk' } })], { credentials });
+	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'warmup_for_bulk' } })], {
+		credentials,
+	});
 	// Keys 0..1999 exist before the run; the batch holds 0..7999 and repeats 7000..8999 once more.
-	await db.query(`INSERT INTO processed_events (key) SELECT 'evt:bulk_' || g FROM generate_series(0, 1999) g`);
-	const ids = [...Array.from({ length: 8000 }, (_, i) => i), ...Array.from({ length: 2000 }, (_, i) => 7000 + i)];
+	await db.query(
+		`INSERT INTO processed_events (key) SELECT 'evt:bulk_' || g FROM generate_series(0, 1999) g`,
+	);
+	const ids = [
+		...Array.from({ length: 8000 }, (_, i) => i),
+		...Array.from({ length: 2000 }, (_, i) => 7000 + i),
+	];
 	const items = ids.map((i) => webhookItem({ body: { id: `bulk_${i}` }, withRawBody: false }));
 	const { pool } = poolFor(credentials);
 	let statements = 0;
@@ -54,7 +70,9 @@ test('10,000 items with repeats: correct split in one statement', async () => {
 	expect(newIndexes.has(8000 + 500)).toBe(false);
 	// Every statement checks a client out of the pool once: one round trip for 10,000 items.
 	expect(statements).toBe(1);
-	const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'evt:bulk_%'`);
+	const { rows } = await db.query(
+		`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'evt:bulk_%'`,
+	);
 	expect(rows[0].n).toBe(9000);
 });
 
@@ -74,17 +92,28 @@ test('executions with overlapping batches in different orders never deadlock, ea
 	const credentials = db.credential({ maxConnections: 16 });
 	const ids = Array.from({ length: 300 }, (_, i) => `overlap_${i}`);
 	const runs = await Promise.all(
-		Array.from({ length: 16 }, async (_, seed) =>
-			await runWorkflow(reserveWorkflow, shuffled(ids, seed).map((id) => webhookItem({ body: { id }, withRawBody: false })), {
-				credentials,
-			}),
+		Array.from(
+			{ length: 16 },
+			async (_, seed) =>
+				await runWorkflow(
+					reserveWorkflow,
+					shuffled(ids, seed).map((id) => webhookItem({ body: { id }, withRawBody: false })),
+					{
+						credentials,
+					},
+				),
 		),
 	);
 	expect(runs.map((run) => run.status)).toEqual(Array(16).fill('success'));
-	const newKeys = runs.flatMap((run) => run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key));
+	const newKeys = runs.flatMap((run) =>
+		run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key),
+	);
 	expect(newKeys).toHaveLength(ids.length);
 	expect(new Set(newKeys).size).toBe(ids.length);
-	const duplicates = runs.reduce((sum, run) => sum + run.output('Idempotency Reserve', 1).length, 0);
+	const duplicates = runs.reduce(
+		(sum, run) => sum + run.output('Idempotency Reserve', 1).length,
+		0,
+	);
 	expect(duplicates).toBe(15 * ids.length);
 });
 
@@ -95,23 +124,36 @@ test('lease mode locks every expired row it takes over: overlapping batches in d
 	// "deadlock detected".
 	const credentials = db.credential({ maxConnections: 16 });
 	const ids = Array.from({ length: 2000 }, (_, i) => `expired_${i}`);
-	const lease = { nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } } };
+	const lease = {
+		nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } },
+	};
 	// The first execution creates the table (with the lease columns), so this test also runs alone.
-	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'expired_warmup' } })], { credentials, ...lease });
+	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'expired_warmup' } })], {
+		credentials,
+		...lease,
+	});
 	await db.query(
 		`INSERT INTO processed_events (key, status, owner_token, lease_until)
 		 SELECT 'evt:expired_' || g, 'in_progress', 'dead-execution', now() - interval '1 minute' FROM generate_series(0, 1999) g`,
 	);
 	const runs = await Promise.all(
-		Array.from({ length: 12 }, async (_, seed) =>
-			await runWorkflow(reserveWorkflow, shuffled(ids, seed).map((id) => webhookItem({ body: { id }, withRawBody: false })), {
-				credentials,
-				...lease,
-			}),
+		Array.from(
+			{ length: 12 },
+			async (_, seed) =>
+				await runWorkflow(
+					reserveWorkflow,
+					shuffled(ids, seed).map((id) => webhookItem({ body: { id }, withRawBody: false })),
+					{
+						credentials,
+						...lease,
+					},
+				),
 		),
 	);
 	expect(runs.map((run) => run.error?.message)).toEqual(Array(12).fill(undefined));
-	const takenOver = runs.flatMap((run) => run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency));
+	const takenOver = runs.flatMap((run) =>
+		run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency),
+	);
 	expect(takenOver).toHaveLength(ids.length);
 	expect(new Set(takenOver.map((reserved) => reserved.key)).size).toBe(ids.length);
 	expect(takenOver.every((reserved) => reserved.attempt === 2)).toBe(true);

@@ -24,10 +24,14 @@ afterAll(async () => {
 const reserve = async (id, credential = credentials) =>
 	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials: credential });
 
-const connectionTest = async (credential) => await idempotencyPostgresConnectionTest.call({}, { data: credential });
+const connectionTest = async (credential) =>
+	await idempotencyPostgresConnectionTest.call({}, { data: credential });
 
 test('the credential test connects and runs SELECT 1', async () => {
-	expect(await connectionTest(credentials)).toEqual({ status: 'OK', message: 'Connection successful' });
+	expect(await connectionTest(credentials)).toEqual({
+		status: 'OK',
+		message: 'Connection successful',
+	});
 });
 
 test('wrong password: one clear sentence, in the credential test and in the node', async () => {

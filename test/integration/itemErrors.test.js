@@ -6,7 +6,9 @@ const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase(async (database) => {
-	await database.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await database.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
 	await database.query(`INSERT INTO processed_events (key) VALUES ('evt:already_seen')`);
 });
 
@@ -19,7 +21,12 @@ const badItems = [
 	// PostgreSQL would store "\ud800" and "\udc00" both as U+FFFD: one key for two ids.
 	['half a surrogate pair', { id: 'evt_\ud800' }, /surrogate/],
 	// Without the raw body, n8n's rounded number is all there is: never a key (issue 15).
-	['a number beyond 2^53 without the raw body', { id: 98765432101234567891 }, /beyond 2\^53.*no raw body/, { withRawBody: false }],
+	[
+		'a number beyond 2^53 without the raw body',
+		{ id: 98765432101234567891 },
+		/beyond 2\^53.*no raw body/,
+		{ withRawBody: false },
+	],
 	['a fraction without the raw body', { id: 0.1 }, /fraction or exponent/, { withRawBody: false }],
 ];
 
@@ -46,7 +53,9 @@ describe.each(badItems)('%s', (_label, body, message, spec) => {
 		expect(result.error.message).toMatch(message);
 		expect(result.error.context.itemIndex).toBe(1);
 		expect(result.error.description).toBeTruthy();
-		const { rows } = await db.query('SELECT 1 FROM processed_events WHERE key = $1', [`evt:${items[0].json.body.id}`]);
+		const { rows } = await db.query('SELECT 1 FROM processed_events WHERE key = $1', [
+			`evt:${items[0].json.body.id}`,
+		]);
 		expect(rows).toHaveLength(0);
 	});
 
@@ -67,8 +76,12 @@ describe.each(badItems)('%s', (_label, body, message, spec) => {
 		const result = await run(mixedItems(body, spec), 'continueErrorOutput');
 		expect(result.status).toBe('success');
 		expect(result.outputCount('Idempotency Reserve')).toBe(3);
-		expect(result.output('Idempotency Reserve', 0).map((item) => item.pairedItem.item)).toEqual([0]);
-		expect(result.output('Idempotency Reserve', 1).map((item) => item.pairedItem.item)).toEqual([2]);
+		expect(result.output('Idempotency Reserve', 0).map((item) => item.pairedItem.item)).toEqual([
+			0,
+		]);
+		expect(result.output('Idempotency Reserve', 1).map((item) => item.pairedItem.item)).toEqual([
+			2,
+		]);
 		const errors = result.output('Idempotency Reserve', 2);
 		expect(errors).toHaveLength(1);
 		expect(errors[0].json.error).toMatch(message);
@@ -76,10 +89,16 @@ describe.each(badItems)('%s', (_label, body, message, spec) => {
 });
 
 test('a namespace expression that gives an object is an item error, not "[object Object]"', async () => {
-	const result = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'ns_obj', tenant: { a: 1 } } })], {
-		credentials: db.credential(),
-		nodeOverrides: { 'Idempotency Reserve': { parameters: { namespace: '={{ $json.body.tenant }}' } } },
-	});
+	const result = await runWorkflow(
+		reserveWorkflow,
+		[webhookItem({ body: { id: 'ns_obj', tenant: { a: 1 } } })],
+		{
+			credentials: db.credential(),
+			nodeOverrides: {
+				'Idempotency Reserve': { parameters: { namespace: '={{ $json.body.tenant }}' } },
+			},
+		},
+	);
 	expect(result.status).toBe('error');
 	expect(result.error.message).toMatch(/namespace is an object/);
 });
@@ -89,7 +108,9 @@ describe('a database failure (the key column is not text)', () => {
 
 	beforeAll(async () => {
 		broken = await createTestDatabase();
-		await broken.query(`CREATE TABLE processed_events (key integer PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		await broken.query(
+			`CREATE TABLE processed_events (key integer PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
 	});
 
 	afterAll(async () => {
@@ -98,10 +119,14 @@ describe('a database failure (the key column is not text)', () => {
 	});
 
 	const runBroken = async (onError) =>
-		await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'a' } }), webhookItem({ body: { id: 'b' } })], {
-			credentials: broken.credential(),
-			nodeOverrides: onError ? { 'Idempotency Reserve': { onError } } : {},
-		});
+		await runWorkflow(
+			reserveWorkflow,
+			[webhookItem({ body: { id: 'a' } }), webhookItem({ body: { id: 'b' } })],
+			{
+				credentials: broken.credential(),
+				nodeOverrides: onError ? { 'Idempotency Reserve': { onError } } : {},
+			},
+		);
 
 	test('stops the workflow with a NodeApiError naming the cause', async () => {
 		const result = await runBroken();
@@ -120,13 +145,16 @@ describe('a database failure (the key column is not text)', () => {
 		async (onError) => {
 			const result = await runBroken(onError);
 			expect(result.status).toBe('success');
-			expect(result.outputCount('Idempotency Reserve')).toBe(onError === 'continueErrorOutput' ? 3 : 2);
+			expect(result.outputCount('Idempotency Reserve')).toBe(
+				onError === 'continueErrorOutput' ? 3 : 2,
+			);
 			const errorOutput = onError === 'continueErrorOutput' ? 2 : 0;
 			const errors = result.output('Idempotency Reserve', errorOutput);
 			expect(errors.map((item) => item.pairedItem.item)).toEqual([0, 1]);
 			expect(errors.every((item) => /could not reserve/.test(item.json.error))).toBe(true);
 			expect(result.output('Idempotency Reserve', 1)).toHaveLength(0);
-			if (onError === 'continueErrorOutput') expect(result.output('Idempotency Reserve', 0)).toHaveLength(0);
+			if (onError === 'continueErrorOutput')
+				expect(result.output('Idempotency Reserve', 0)).toHaveLength(0);
 		},
 	);
 });

@@ -15,7 +15,9 @@ const { sha256Hex, webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase(async (database) => {
-	await database.query('CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())');
+	await database.query(
+		'CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())',
+	);
 });
 
 const NAMESPACE_HEADER = 'x-test-namespace';
@@ -38,15 +40,31 @@ const numberToken = fc.oneof(
 			fc.option(fc.stringMatching(/^[eE][+-]?[0-9]{1,2}$/), { nil: '' }),
 		)
 		.map((parts) => parts.join('')),
-	fc.constantFrom('1e21', '1000000000000000000000', '1E+21', '98765432101234567891', '98765432101234567892', '-0', '0', '12345', '12345.0'),
+	fc.constantFrom(
+		'1e21',
+		'1000000000000000000000',
+		'1E+21',
+		'98765432101234567891',
+		'98765432101234567892',
+		'-0',
+		'0',
+		'12345',
+		'12345.0',
+	),
 );
 
-const surrogateHalf = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
+const surrogateHalf = fc
+	.integer({ min: 0xd800, max: 0xdfff })
+	.map((code) => String.fromCharCode(code));
 /** Text ids: typical ones (with ":" too), any code point, NUL, surrogate halves and pairs, look-alikes of numbers. */
 const textId = fc.oneof(
 	fc.stringMatching(/^[A-Za-z0-9_:.-]{1,24}$/),
 	fc.string({ minLength: 1, maxLength: 6, unit: 'binary' }),
-	fc.string({ minLength: 1, maxLength: 3, unit: fc.oneof(surrogateHalf, fc.constantFrom('a', '\u0000', '🎉')) }),
+	fc.string({
+		minLength: 1,
+		maxLength: 3,
+		unit: fc.oneof(surrogateHalf, fc.constantFrom('a', '\u0000', '🎉')),
+	}),
 	fc.constantFrom('12345', '1e21', '98765432101234567891', ' evt_1 ', 'a, b', 'evt:x', 'sha256:00'),
 );
 
@@ -54,7 +72,10 @@ const textId = fc.oneof(
 function bodyWithId(field) {
 	return fc
 		.record({
-			id: fc.oneof(textId.map((text) => ({ text })), numberToken.map((token) => ({ token }))),
+			id: fc.oneof(
+				textId.map((text) => ({ text })),
+				numberToken.map((token) => ({ token })),
+			),
 			shadow: fc.option(fc.oneof(numberToken, fc.constant('"shadowed"')), { nil: undefined }),
 			pad: fc.tuple(space, space, space),
 			bom: fc.boolean(),
@@ -64,7 +85,9 @@ function bodyWithId(field) {
 			const members = [`"type":${pad[0]}${JSON.stringify(type)}`];
 			// JSON.parse keeps the last member of a name: the shadowed one must not count.
 			if (shadow !== undefined) members.push(`"${field}":${shadow}`);
-			members.push(`${pad[1]}"${field}"${pad[2]}:${id.text !== undefined ? JSON.stringify(id.text) : id.token}`);
+			members.push(
+				`${pad[1]}"${field}"${pad[2]}:${id.text !== undefined ? JSON.stringify(id.text) : id.token}`,
+			);
 			return { raw: `${bom ? '\ufeff' : ''}{${pad[0]}${members.join(',')}${pad[2]}}`, id };
 		});
 }
@@ -105,7 +128,9 @@ function numberWithoutRaw(token) {
 /** The parts of one header: one id, none, or an error for two different ids. */
 function headerModel(value) {
 	if (value === undefined) return { none: true };
-	const parts = (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(',')).map((part) => part.trim());
+	const parts = (Array.isArray(value) ? value : [value])
+		.flatMap((part) => part.split(','))
+		.map((part) => part.trim());
 	const ids = [...new Set(parts.filter((part) => part !== ''))];
 	if (ids.length === 0) return { none: true };
 	return ids.length === 1 ? { text: ids[0] } : { error: 'header' };
@@ -117,13 +142,18 @@ function headerModel(value) {
  */
 function expectedOutcome(event) {
 	const { namespace, body, rawBody } = event;
-	if (namespace.includes(':') || namespace === 'evt' || namespace === 'sha256') return { error: 'namespace' };
+	if (namespace.includes(':') || namespace === 'evt' || namespace === 'sha256')
+		return { error: 'namespace' };
 	const prefix = namespace === '' ? '' : `${namespace}:`;
 	let core;
 	if (event.id.error) return { error: event.id.error };
 	if (event.id.kind === 'hash') {
 		const bytes = rawBody ?? JSON.stringify(body);
-		core = { kind: 'hash', text: Buffer.from(bytes).toString('base64'), key: `sha256:${sha256Hex(Buffer.from(bytes))}` };
+		core = {
+			kind: 'hash',
+			text: Buffer.from(bytes).toString('base64'),
+			key: `sha256:${sha256Hex(Buffer.from(bytes))}`,
+		};
 	} else if (event.id.kind === 'custom') {
 		core = { kind: 'custom', text: event.id.text, key: event.id.text };
 	} else {
@@ -151,34 +181,46 @@ const namespaceFor = (choices) => fc.constantFrom(...choices);
 const scenarios = {
 	'Event ID (default), raw body on or off': {
 		parameters: {},
-		event: fc.record({
-			body: fc.oneof(bodyWithId('id'), bodyWithoutId),
-			withRawBody: fc.boolean(),
-			namespace: namespaceFor(namespaces),
-		}).map(({ body, withRawBody, namespace }) => ({
-			rawText: body.raw,
-			withRawBody,
-			namespace,
-			id: bodyIdModel(body.id, { rawRead: withRawBody }),
-		})),
+		event: fc
+			.record({
+				body: fc.oneof(bodyWithId('id'), bodyWithoutId),
+				withRawBody: fc.boolean(),
+				namespace: namespaceFor(namespaces),
+			})
+			.map(({ body, withRawBody, namespace }) => ({
+				rawText: body.raw,
+				withRawBody,
+				namespace,
+				id: bodyIdModel(body.id, { rawRead: withRawBody }),
+			})),
 	},
 	Stripe: {
 		parameters: { keySource: 'stripe' },
-		event: fc.record({ body: fc.oneof(bodyWithId('id'), bodyWithoutId), namespace: namespaceFor(namespaces) }).map(({ body, namespace }) => ({
-			rawText: body.raw,
-			withRawBody: true,
-			namespace,
-			id: bodyIdModel(body.id, { rawRead: true }),
-		})),
+		event: fc
+			.record({
+				body: fc.oneof(bodyWithId('id'), bodyWithoutId),
+				namespace: namespaceFor(namespaces),
+			})
+			.map(({ body, namespace }) => ({
+				rawText: body.raw,
+				withRawBody: true,
+				namespace,
+				id: bodyIdModel(body.id, { rawRead: true }),
+			})),
 	},
 	Slack: {
 		parameters: { keySource: 'slack' },
-		event: fc.record({ body: fc.oneof(bodyWithId('event_id'), bodyWithoutId), namespace: namespaceFor(namespaces) }).map(({ body, namespace }) => ({
-			rawText: body.raw,
-			withRawBody: true,
-			namespace,
-			id: bodyIdModel(body.id, { rawRead: true }),
-		})),
+		event: fc
+			.record({
+				body: fc.oneof(bodyWithId('event_id'), bodyWithoutId),
+				namespace: namespaceFor(namespaces),
+			})
+			.map(({ body, namespace }) => ({
+				rawText: body.raw,
+				withRawBody: true,
+				namespace,
+				id: bodyIdModel(body.id, { rawRead: true }),
+			})),
 	},
 	...Object.fromEntries(
 		[
@@ -193,13 +235,29 @@ const scenarios = {
 				event: fc
 					.record({
 						// Other presets' headers too: each preset must read only its own.
-						values: fc.tuple(...['x-github-delivery', 'x-shopify-event-id', 'x-shopify-webhook-id', 'webhook-id', 'svix-id'].map(() => headerValue)),
+						values: fc.tuple(
+							...[
+								'x-github-delivery',
+								'x-shopify-event-id',
+								'x-shopify-webhook-id',
+								'webhook-id',
+								'svix-id',
+							].map(() => headerValue),
+						),
 						body: fc.oneof(bodyWithId('id'), bodyWithoutId),
 						namespace: namespaceFor(namespaces),
 					})
 					.map(({ values, body, namespace }) => {
-						const all = ['x-github-delivery', 'x-shopify-event-id', 'x-shopify-webhook-id', 'webhook-id', 'svix-id'];
-						const headers = Object.fromEntries(all.map((name, i) => [name, values[i]]).filter(([, value]) => value !== undefined));
+						const all = [
+							'x-github-delivery',
+							'x-shopify-event-id',
+							'x-shopify-webhook-id',
+							'webhook-id',
+							'svix-id',
+						];
+						const headers = Object.fromEntries(
+							all.map((name, i) => [name, values[i]]).filter(([, value]) => value !== undefined),
+						);
 						let id = { kind: 'hash' };
 						for (const name of names) {
 							const header = headerModel(headers[name]);
@@ -215,17 +273,37 @@ const scenarios = {
 	// Without a namespace a Custom key is the whole key and may equal anything (README): namespaces here are never empty.
 	'Custom, plain body path': {
 		parameters: { keySource: 'custom', customKey: '={{ $json.body.k }}' },
-		event: fc.record({ body: bodyWithId('k'), namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']) }).map(({ body, namespace }) => {
-			const id = bodyIdModel(body.id, { rawRead: true });
-			return { rawText: body.raw, withRawBody: true, namespace, id: id.error ? id : { kind: 'custom', text: id.text } };
-		}),
+		event: fc
+			.record({
+				body: bodyWithId('k'),
+				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']),
+			})
+			.map(({ body, namespace }) => {
+				const id = bodyIdModel(body.id, { rawRead: true });
+				return {
+					rawText: body.raw,
+					withRawBody: true,
+					namespace,
+					id: id.error ? id : { kind: 'custom', text: id.text },
+				};
+			}),
 	},
 	'Custom, an expression n8n evaluates': {
 		parameters: { keySource: 'custom', customKey: '={{ $json.body?.k }}' },
-		event: fc.record({ body: bodyWithId('k'), namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']) }).map(({ body, namespace }) => {
-			const id = bodyIdModel(body.id, { rawRead: false });
-			return { rawText: body.raw, withRawBody: true, namespace, id: id.error ? id : { kind: 'custom', text: id.text } };
-		}),
+		event: fc
+			.record({
+				body: bodyWithId('k'),
+				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']),
+			})
+			.map(({ body, namespace }) => {
+				const id = bodyIdModel(body.id, { rawRead: false });
+				return {
+					rawText: body.raw,
+					withRawBody: true,
+					namespace,
+					id: id.error ? id : { kind: 'custom', text: id.text },
+				};
+			}),
 	},
 };
 
@@ -275,7 +353,9 @@ function checkExecution(routed, expected, { redelivery }) {
 			expect({ index, output: got.output }).toEqual({ index, output: 'error' });
 			return;
 		}
-		expect({ index, output: got.output === 'error' ? got.message : 'keyed', key: got.key }).toEqual({ index, output: 'keyed', key: outcome.key });
+		expect({ index, output: got.output === 'error' ? got.message : 'keyed', key: got.key }).toEqual(
+			{ index, output: 'keyed', key: outcome.key },
+		);
 		const first = !redelivery && !firstItemOfKey.has(got.key);
 		if (!firstItemOfKey.has(got.key)) firstItemOfKey.set(got.key, index);
 		expect({ index, output: got.output }).toEqual({ index, output: first ? 'new' : 'duplicate' });
@@ -321,7 +401,9 @@ describe.each(Object.entries(scenarios))('%s', (_label, scenario) => {
 					checkExecution(again, expected, { redelivery: true });
 					// Every key is in the table, once; nothing else is.
 					const byBytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
-					const keys = [...new Set(expected.filter((outcome) => !outcome.error).map((outcome) => outcome.key))].sort(byBytes);
+					const keys = [
+						...new Set(expected.filter((outcome) => !outcome.error).map((outcome) => outcome.key)),
+					].sort(byBytes);
 					const { rows } = await db.query('SELECT key FROM processed_events');
 					expect(rows.map((row) => row.key).sort(byBytes)).toEqual(keys);
 				},

@@ -15,7 +15,9 @@ const purgeWorkflow = require('../fixtures/purge.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
-const lease = { nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } } };
+const lease = {
+	nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } },
+};
 
 async function reserve(ids, credentials = db.credential(), options = lease) {
 	const started = Date.now();
@@ -39,7 +41,10 @@ async function openSession() {
 }
 
 async function keyCount(key) {
-	const { rows } = await db.query('SELECT count(*)::int AS n FROM processed_events WHERE key = $1', [key]);
+	const { rows } = await db.query(
+		'SELECT count(*)::int AS n FROM processed_events WHERE key = $1',
+		[key],
+	);
 	return rows[0].n;
 }
 
@@ -51,7 +56,9 @@ beforeAll(async () => {
 
 test(`a key row held by another open transaction: Reserve gives up after at most ${LOCK_WAIT_MS / 1000} s naming the key, other keys are not held up`, async () => {
 	await reserve('op_locked');
-	await db.query(`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_locked'`);
+	await db.query(
+		`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_locked'`,
+	);
 	const psql = await openSession();
 	try {
 		await psql.query('BEGIN');
@@ -72,7 +79,10 @@ test(`a key row held by another open transaction: Reserve gives up after at most
 	}
 	// The transaction rolled back: the row is there again, its lease over, and the retry takes it over.
 	const retry = await reserve('op_locked');
-	expect(retry.run.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({ isNew: true, attempt: 2 });
+	expect(retry.run.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({
+		isNew: true,
+		attempt: 2,
+	});
 }, 30_000);
 
 test('the same bound for a row another transaction has locked FOR UPDATE, and for Complete Key', async () => {
@@ -83,10 +93,16 @@ test('the same bound for a row another transaction has locked FOR UPDATE, and fo
 		await psql.query('BEGIN');
 		await psql.query(`SELECT * FROM processed_events WHERE key = 'evt:op_for_update' FOR UPDATE`);
 		const started = Date.now();
-		const completed = await runWorkflow(completeWorkflow, [{ json: { idempotency: reserved.json.idempotency } }], { credentials: db.credential() });
+		const completed = await runWorkflow(
+			completeWorkflow,
+			[{ json: { idempotency: reserved.json.idempotency } }],
+			{ credentials: db.credential() },
+		);
 		expect(Date.now() - started).toBeLessThan(LOCK_WAIT_MS + 3_000);
 		expect(completed.status).toBe('error');
-		expect(completed.error.message).toMatch(/^Key "evt:op_for_update" is held by another transaction: .* could not complete the keys$/);
+		expect(completed.error.message).toMatch(
+			/^Key "evt:op_for_update" is held by another transaction: .* could not complete the keys$/,
+		);
 	} finally {
 		await psql.end();
 	}
@@ -103,10 +119,14 @@ test('the lock bound is local to each statement: the connection it ran on keeps 
 });
 
 test('a shorter lock_timeout already set for the database is kept', async () => {
-	await db.query(`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} SET lock_timeout = '300ms'`);
+	await db.query(
+		`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} SET lock_timeout = '300ms'`,
+	);
 	const credentials = db.credential({ maxConnections: 3 });
 	await reserve('op_short_lock', credentials);
-	await db.query(`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_short_lock'`);
+	await db.query(
+		`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_short_lock'`,
+	);
 	const psql = await openSession();
 	try {
 		await psql.query('BEGIN');
@@ -114,10 +134,14 @@ test('a shorter lock_timeout already set for the database is kept', async () => 
 		const locked = await reserve('op_short_lock', credentials);
 		expect(locked.run.status).toBe('error');
 		expect(locked.ms).toBeLessThan(1_500);
-		expect(locked.run.error.message).toMatch(/^Key "evt:op_short_lock" is held by another transaction/);
+		expect(locked.run.error.message).toMatch(
+			/^Key "evt:op_short_lock" is held by another transaction/,
+		);
 	} finally {
 		await psql.end();
-		await db.query(`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} RESET lock_timeout`);
+		await db.query(
+			`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} RESET lock_timeout`,
+		);
 	}
 }, 30_000);
 
@@ -130,7 +154,9 @@ test('purge keeps an old key whose lease still runs (an old event taken over a m
 		  ('evt:op_old_simple', now() - interval '40 days', NULL, NULL, NULL)`);
 	const run = await runWorkflow(purgeWorkflow, [{ json: {} }], { credentials: db.credential() });
 	expect(run.status).toBe('success');
-	const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'evt:op_old_%' ORDER BY key`);
+	const { rows } = await db.query(
+		`SELECT key FROM processed_events WHERE key LIKE 'evt:op_old_%' ORDER BY key`,
+	);
 	expect(rows.map((row) => row.key)).toEqual(['evt:op_old_live']);
 });
 
@@ -142,14 +168,18 @@ describe('settings and privileges changed under a running pool', () => {
 	// Ends the pool's sessions, as a restart or the pool's idle timeout would, so new ones pick up
 	// the database's settings; then gives the pool a moment to notice its connections closed.
 	const endSessions = async () => {
-		await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+		await db.query(
+			'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+		);
 		await new Promise((resolve) => setTimeout(resolve, 300));
 	};
 
 	test('a statement_timeout shorter than a row wait: clear error naming the setting; after RESET the next execution reserves', async () => {
 		const credentials = db.credential({ maxConnections: 2 });
 		await reserve('op_stmt_timeout', credentials);
-		await db.query(`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_stmt_timeout'`);
+		await db.query(
+			`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_stmt_timeout'`,
+		);
 		await db.query(`ALTER DATABASE ${database} SET statement_timeout = '500ms'`);
 		await endSessions();
 		const psql = await openSession();
@@ -164,7 +194,9 @@ describe('settings and privileges changed under a running pool', () => {
 		}
 		expect(failed.run.status).toBe('error');
 		expect(failed.run.error.name).toBe('NodeApiError');
-		expect(failed.run.error.message).toMatch(/^PostgreSQL cancelled the statement to reserve the keys: it ran longer than the statement_timeout set for user ".*" or database ".*"$/);
+		expect(failed.run.error.message).toMatch(
+			/^PostgreSQL cancelled the statement to reserve the keys: it ran longer than the statement_timeout set for user ".*" or database ".*"$/,
+		);
 		expect(failed.run.error.description).toMatch(/RESET statement_timeout/);
 		await endSessions();
 		const retry = await reserve('op_stmt_timeout', credentials);
@@ -184,7 +216,9 @@ describe('settings and privileges changed under a running pool', () => {
 		}
 		expect(failed.run.status).toBe('error');
 		expect(failed.run.error.name).toBe('NodeApiError');
-		expect(failed.run.error.message).toMatch(/^PostgreSQL at .* is read-only, so it could not reserve the keys$/);
+		expect(failed.run.error.message).toMatch(
+			/^PostgreSQL at .* is read-only, so it could not reserve the keys$/,
+		);
 		expect(failed.run.error.description).toMatch(/RESET default_transaction_read_only/);
 		expect(await keyCount('evt:op_read_only')).toBe(0);
 		// No n8n restart, no session ended: the pool's read-only connection was dropped with its failure.
@@ -207,7 +241,11 @@ describe('settings and privileges changed under a running pool', () => {
 			expect(failed.run.error.message).toBe(
 				`User "${role}" lacks a privilege to reserve the keys in "public"."processed_events": permission denied for table processed_events`,
 			);
-			expect(failed.run.error.description).toMatch(new RegExp(`GRANT SELECT, INSERT, UPDATE, DELETE ON "public"."processed_events" TO "${role}"`));
+			expect(failed.run.error.description).toMatch(
+				new RegExp(
+					`GRANT SELECT, INSERT, UPDATE, DELETE ON "public"."processed_events" TO "${role}"`,
+				),
+			);
 			expect(await keyCount('evt:op_privilege')).toBe(0);
 			await db.query(`GRANT INSERT ON processed_events TO ${role}`);
 			const retry = await reserve('op_privilege', credentials);

@@ -10,8 +10,12 @@ const db = useTestDatabase();
 test('40 concurrent executions through a pool of 2 all succeed, each key once', async () => {
 	const credentials = db.credential({ maxConnections: 2 });
 	const runs = await Promise.all(
-		Array.from({ length: 40 }, async (_, i) =>
-			await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: `pool_${i % 20}` } })], { credentials }),
+		Array.from(
+			{ length: 40 },
+			async (_, i) =>
+				await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: `pool_${i % 20}` } })], {
+					credentials,
+				}),
 		),
 	);
 	expect(runs.map((run) => run.status)).toEqual(Array(40).fill('success'));
@@ -25,16 +29,26 @@ test('a pool whose connections stay busy fails the execution after the wait, wit
 	const held = await poolFor(credentials).pool.connect();
 	try {
 		const started = Date.now();
-		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'pool_starved' } })], { credentials });
+		const run = await runWorkflow(
+			reserveWorkflow,
+			[webhookItem({ body: { id: 'pool_starved' } })],
+			{ credentials },
+		);
 		expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
 		expect(run.status).toBe('error');
 		expect(run.error.name).toBe('NodeApiError');
 		expect(run.error.message).toMatch(/All 1 pooled connections to .* stayed busy for 10 s/);
-		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key = 'evt:pool_starved'`);
+		const { rows } = await db.query(
+			`SELECT key FROM processed_events WHERE key = 'evt:pool_starved'`,
+		);
 		expect(rows).toHaveLength(0);
 	} finally {
 		held.release();
 	}
-	const retry = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'pool_starved' } })], { credentials });
+	const retry = await runWorkflow(
+		reserveWorkflow,
+		[webhookItem({ body: { id: 'pool_starved' } })],
+		{ credentials },
+	);
 	expect(retry.output('Idempotency Reserve', 0)).toHaveLength(1);
 }, 60_000);

@@ -25,7 +25,9 @@ const db = useTestDatabase(async (database) => {
 		await database.query(`CREATE ROLE ${role.user} LOGIN PASSWORD '${role.password}'`);
 		await database.query(`GRANT ALL ON SCHEMA public TO ${role.user}`);
 	}
-	await database.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${roleA.user} IN SCHEMA public GRANT ALL ON TABLES TO ${roleB.user}`);
+	await database.query(
+		`ALTER DEFAULT PRIVILEGES FOR ROLE ${roleA.user} IN SCHEMA public GRANT ALL ON TABLES TO ${roleB.user}`,
+	);
 });
 
 afterAll(async () => {
@@ -47,7 +49,9 @@ const reserve = async (credentials, id, credentialId = 'pool-lifetime') =>
 	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], {
 		credentials,
 		nodeOverrides: {
-			'Idempotency Reserve': { credentials: { idempotencyPostgresApi: { id: credentialId, name: 'Pool lifetime' } } },
+			'Idempotency Reserve': {
+				credentials: { idempotencyPostgresApi: { id: credentialId, name: 'Pool lifetime' } },
+			},
 		},
 	});
 
@@ -85,7 +89,10 @@ test('a pool without a checkout for the unused time is closed at the next execut
 	expect(pool.ending).toBe(false);
 	expect((await reserve(other, 'unused_other_2', 'other-pool')).status).toBe('success');
 	await waitFor('the unused pool is closed', () => pool.ended);
-	await waitFor('its connection is gone from the server', async () => !(await backendAlive(held.processID)));
+	await waitFor(
+		'its connection is gone from the server',
+		async () => !(await backendAlive(held.processID)),
+	);
 	// Its own next execution opens a new pool and works.
 	const next = await reserve(credentials, 'unused_2', 'unused-pool');
 	expect(next.status).toBe('success');
@@ -122,9 +129,14 @@ test('an edited credential: the next execution uses the new settings, the old po
 
 	await waitFor('the old pool is closed', () => oldPool.ended);
 	expect(oldPool.totalCount).toBe(0);
-	await waitFor('its connection is gone from the server', async () => !(await backendAlive(inFlight.processID)));
+	await waitFor(
+		'its connection is gone from the server',
+		async () => !(await backendAlive(inFlight.processID)),
+	);
 	// All reservations are in the table: the edit lost nothing.
-	const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'evt:edit_%' ORDER BY key`);
+	const { rows } = await db.query(
+		`SELECT key FROM processed_events WHERE key LIKE 'evt:edit_%' ORDER BY key`,
+	);
 	expect(rows.map((row) => row.key)).toEqual(['evt:edit_1', 'evt:edit_2', 'evt:edit_3']);
 });
 
@@ -140,7 +152,9 @@ test('an edit to a credential whose old settings another credential still uses k
 	await sleep(500);
 	expect((await reserve(edited, 'shared_4', 'first-credential')).status).toBe('success');
 	expect(sharedPool.ending).toBe(false);
-	expect((await reserve(shared, 'shared_5', 'second-credential')).output('Idempotency Reserve', 0)).toHaveLength(1);
+	expect(
+		(await reserve(shared, 'shared_5', 'second-credential')).output('Idempotency Reserve', 0),
+	).toHaveLength(1);
 	expect(poolFor(shared).pool).toBe(sharedPool);
 });
 
@@ -161,8 +175,12 @@ test("an idle connection's failure is written to n8n's logger, without the passw
 		const line = new RegExp(
 			`^Idempotency Postgres: an idle connection to 127\\.0\\.0\\.1:\\d+/\\w+ as ${roleA.user} failed: terminating connection`,
 		);
-		await waitFor('the failure is logged', () => errors.messages().some(({ message }) => line.test(message)));
-		expect(errors.messages().find(({ message }) => line.test(message)).meta).toEqual({ code: '57P01' });
+		await waitFor('the failure is logged', () =>
+			errors.messages().some(({ message }) => line.test(message)),
+		);
+		expect(errors.messages().find(({ message }) => line.test(message)).meta).toEqual({
+			code: '57P01',
+		});
 		expect(JSON.stringify(errors.messages())).not.toContain(roleA.password);
 	} finally {
 		errors.stop();
@@ -170,5 +188,7 @@ test("an idle connection's failure is written to n8n's logger, without the passw
 	// The pool drops the dead clients (each reports its error): then the next execution works.
 	const { pool } = poolFor(credentials);
 	await waitFor('the pool dropped its dead clients', () => pool.totalCount === 0);
-	expect((await reserve(credentials, 'logged_2', 'logged-credential')).output('Idempotency Reserve', 0)).toHaveLength(1);
+	expect(
+		(await reserve(credentials, 'logged_2', 'logged-credential')).output('Idempotency Reserve', 0),
+	).toHaveLength(1);
 });

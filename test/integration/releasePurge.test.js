@@ -11,9 +11,14 @@ const credentials = () => db.credential();
 
 /** The hand-made two-column table, for tests that write rows before any node ran (each test stands alone). */
 const ensureKeyTable = async () =>
-	await db.query(`CREATE TABLE IF NOT EXISTS processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(
+		`CREATE TABLE IF NOT EXISTS processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
 
-const reserve = async (id) => await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials: credentials() });
+const reserve = async (id) =>
+	await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], {
+		credentials: credentials(),
+	});
 
 test('release after a failed business step: the retry is new again', async () => {
 	const first = await reserve('evt_release_me');
@@ -22,7 +27,10 @@ test('release after a failed business step: the retry is new again', async () =>
 
 	// The Release node gets the Reserve output (the business step's error output carries the same json).
 	const released = await runWorkflow(releaseWorkflow, reserved, { credentials: credentials() });
-	expect(released.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:evt_release_me', released: true });
+	expect(released.output('Release Key')[0].json.idempotency).toEqual({
+		key: 'evt:evt_release_me',
+		released: true,
+	});
 
 	const retry = await reserve('evt_release_me');
 	expect(retry.output('Idempotency Reserve', 0)).toHaveLength(1);
@@ -31,26 +39,47 @@ test('release after a failed business step: the retry is new again', async () =>
 });
 
 test('release of a key that is not reserved says released: false', async () => {
-	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:never_reserved' } } }], {
-		credentials: credentials(),
+	const result = await runWorkflow(
+		releaseWorkflow,
+		[{ json: { idempotency: { key: 'evt:never_reserved' } } }],
+		{
+			credentials: credentials(),
+		},
+	);
+	expect(result.output('Release Key')[0].json.idempotency).toEqual({
+		key: 'evt:never_reserved',
+		released: false,
+		reason: 'not_found',
 	});
-	expect(result.output('Release Key')[0].json.idempotency).toEqual({ key: 'evt:never_reserved', released: false, reason: 'not_found' });
 });
 
 test('release of many keys, repeats included', async () => {
 	await ensureKeyTable();
 	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:r1'), ('evt:r2')`);
-	const items = ['evt:r1', 'evt:r2', 'evt:r1', 'evt:r3'].map((key) => ({ json: { idempotency: { key } } }));
+	const items = ['evt:r1', 'evt:r2', 'evt:r1', 'evt:r3'].map((key) => ({
+		json: { idempotency: { key } },
+	}));
 	const result = await runWorkflow(releaseWorkflow, items, { credentials: credentials() });
-	expect(result.output('Release Key').map((item) => item.json.idempotency.released)).toEqual([true, true, true, false]);
-	const { rows } = await db.query(`SELECT key FROM processed_events WHERE key IN ('evt:r1', 'evt:r2')`);
+	expect(result.output('Release Key').map((item) => item.json.idempotency.released)).toEqual([
+		true,
+		true,
+		true,
+		false,
+	]);
+	const { rows } = await db.query(
+		`SELECT key FROM processed_events WHERE key IN ('evt:r1', 'evt:r2')`,
+	);
 	expect(rows).toHaveLength(0);
 });
 
 test('release with an empty key is an item error with the index', async () => {
-	const result = await runWorkflow(releaseWorkflow, [{ json: { idempotency: { key: 'evt:x' } } }, { json: {} }], {
-		credentials: credentials(),
-	});
+	const result = await runWorkflow(
+		releaseWorkflow,
+		[{ json: { idempotency: { key: 'evt:x' } } }, { json: {} }],
+		{
+			credentials: credentials(),
+		},
+	);
 	expect(result.status).toBe('error');
 	expect(result.error.message).toMatch(/key to release is empty/);
 	expect(result.error.context.itemIndex).toBe(1);
@@ -79,7 +108,9 @@ describe('purge', () => {
 		const result = await purge({ namespace: 'shop', batchSize: 1000 });
 		const [summary] = result.output('Purge Keys');
 		expect(summary.json).toMatchObject({ deleted: 300, batches: 1 });
-		const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'shop:%'`);
+		const { rows } = await db.query(
+			`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'shop:%'`,
+		);
 		expect(rows[0].n).toBe(5);
 	});
 
@@ -95,7 +126,12 @@ describe('purge', () => {
 	});
 
 	test('a short retention in hours also deletes what a day-based one keeps', async () => {
-		const result = await purge({ namespace: 'shop', retentionAmount: 12, retentionUnit: 'hours', batchSize: 7 });
+		const result = await purge({
+			namespace: 'shop',
+			retentionAmount: 12,
+			retentionUnit: 'hours',
+			batchSize: 7,
+		});
 		// 300 old + 5 from a day ago, 7 per batch.
 		expect(result.output('Purge Keys')[0].json).toMatchObject({ deleted: 305, batches: 44 });
 		const { rows } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
@@ -108,7 +144,9 @@ describe('purge', () => {
 		['evt', /reserved/],
 		['={{ { a: 1 } }}', /namespace is an object/],
 	])('namespace %j is refused, nothing deleted', async (namespace, message) => {
-		await db.query(`INSERT INTO processed_events (key, first_seen) VALUES ('a:b:evt:kept', now() - interval '1 day') ON CONFLICT DO NOTHING`);
+		await db.query(
+			`INSERT INTO processed_events (key, first_seen) VALUES ('a:b:evt:kept', now() - interval '1 day') ON CONFLICT DO NOTHING`,
+		);
 		const { rows: before } = await db.query(`SELECT count(*)::int AS n FROM processed_events`);
 		expect(before[0].n).toBeGreaterThan(0);
 		// A retention of 0 would delete every row, were the namespace accepted.

@@ -7,7 +7,9 @@ const { useTestDatabase } = require('../support/database');
 const ref = tableRef('public', 'processed_events');
 const db = useTestDatabase(async (database) => {
 	await database.query(sql.createTableSql(ref, { lease: false }));
-	await database.query(`INSERT INTO processed_events (key) SELECT 'evt:existing_' || g FROM generate_series(1, 200000) g`);
+	await database.query(
+		`INSERT INTO processed_events (key) SELECT 'evt:existing_' || g FROM generate_series(1, 200000) g`,
+	);
 	await database.query('ANALYZE processed_events');
 });
 
@@ -36,22 +38,31 @@ function mixedKeys() {
 }
 
 const scansOfKeyTable = (nodes) =>
-	nodes.filter((node) => node['Relation Name'] === 'processed_events' && /Seq Scan|Bitmap Heap Scan/.test(node['Node Type']));
+	nodes.filter(
+		(node) =>
+			node['Relation Name'] === 'processed_events' &&
+			/Seq Scan|Bitmap Heap Scan/.test(node['Node Type']),
+	);
 
 test.each([
 	['reserve', () => sql.reserveSql(ref)],
 	['reserve with first seen', () => sql.reserveWithFirstSeenSql(ref)],
-])('%s reads the 200,000-row key table only through its primary key index', async (_name, statement) => {
-	const nodes = await planNodes(statement(), mixedKeys());
-	expect(scansOfKeyTable(nodes)).toEqual([]);
-	const insert = nodes.find((node) => node['Node Type'] === 'ModifyTable');
-	expect(insert['Tuples Inserted']).toBe(1000);
-	expect(insert['Conflicting Tuples']).toBe(1000);
-});
+])(
+	'%s reads the 200,000-row key table only through its primary key index',
+	async (_name, statement) => {
+		const nodes = await planNodes(statement(), mixedKeys());
+		expect(scansOfKeyTable(nodes)).toEqual([]);
+		const insert = nodes.find((node) => node['Node Type'] === 'ModifyTable');
+		expect(insert['Tuples Inserted']).toBe(1000);
+		expect(insert['Conflicting Tuples']).toBe(1000);
+	},
+);
 
 test('first seen is looked up only for the keys the insert did not take', async () => {
 	const nodes = await planNodes(sql.reserveWithFirstSeenSql(ref), mixedKeys());
-	const lookups = nodes.filter((node) => node['Node Type'] === 'Index Scan' && node['Relation Name'] === 'processed_events');
+	const lookups = nodes.filter(
+		(node) => node['Node Type'] === 'Index Scan' && node['Relation Name'] === 'processed_events',
+	);
 	expect(lookups).toHaveLength(1);
 	// One probe per already-existing key (1,000), none for the 1,000 keys this statement inserted.
 	expect(lookups[0]['Actual Loops']).toBe(1000);

@@ -24,10 +24,12 @@ test('8 executions at once on an empty database create the table and index witho
 	const db = await freshDatabase();
 	// Eight credentials with different pool sizes: eight pools, so each one tries to create the table.
 	const runs = await Promise.all(
-		Array.from({ length: 8 }, async (_, i) =>
-			await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: `evt_create_${i}` } })], {
-				credentials: db.credential({ maxConnections: i + 2 }),
-			}),
+		Array.from(
+			{ length: 8 },
+			async (_, i) =>
+				await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: `evt_create_${i}` } })], {
+					credentials: db.credential({ maxConnections: i + 2 }),
+				}),
 		),
 	);
 	expect(runs.map((run) => run.status)).toEqual(Array(8).fill('success'));
@@ -42,15 +44,21 @@ test('8 executions at once on an empty database create the table and index witho
 
 test('simple mode: a table created by hand with only key and first_seen works', async () => {
 	const db = await freshDatabase();
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-	await db.query(`INSERT INTO processed_events (key, first_seen) VALUES ('evt:handmade_old', '2026-01-02T03:04:05.678Z')`);
+	await db.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
+	await db.query(
+		`INSERT INTO processed_events (key, first_seen) VALUES ('evt:handmade_old', '2026-01-02T03:04:05.678Z')`,
+	);
 	const credentials = db.credential();
 	const run = await runWorkflow(
 		reserveWorkflow,
 		[webhookItem({ body: { id: 'handmade_old' } }), webhookItem({ body: { id: 'handmade_new' } })],
 		{ credentials, ...withTable({ createTable: false, mode: 'simple' }) },
 	);
-	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual(['evt:handmade_new']);
+	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual([
+		'evt:handmade_new',
+	]);
 	const [duplicate] = run.output('Idempotency Reserve', 1);
 	expect(duplicate.json.idempotency.key).toBe('evt:handmade_old');
 	expect(duplicate.json.idempotency.firstSeenAt).toBe('2026-01-02T03:04:05.678Z');
@@ -77,23 +85,44 @@ async function asLimitedRole(db, label, grants, work) {
 
 test('simple mode: a user with only SELECT, INSERT, DELETE on a hand-made table without index works with Create Table on', async () => {
 	const db = await freshDatabase();
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-	await asLimitedRole(db, 'limited', ['GRANT SELECT, INSERT, DELETE ON processed_events'], async (credentials) => {
-		const simple = { credentials, ...withTable({ mode: 'simple' }) };
-		const first = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], simple);
-		expect(first.error).toBeUndefined();
-		expect(first.output('Idempotency Reserve', 0)).toHaveLength(1);
-		const again = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_limited' } })], simple);
-		expect(again.output('Idempotency Reserve', 1)).toHaveLength(1);
-		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'processed_events'`);
-		expect(rows[0].n).toBe(1); // only the primary key: the index could not be added, and that is fine
-	});
+	await db.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
+	await asLimitedRole(
+		db,
+		'limited',
+		['GRANT SELECT, INSERT, DELETE ON processed_events'],
+		async (credentials) => {
+			const simple = { credentials, ...withTable({ mode: 'simple' }) };
+			const first = await runWorkflow(
+				reserveWorkflow,
+				[webhookItem({ body: { id: 'evt_limited' } })],
+				simple,
+			);
+			expect(first.error).toBeUndefined();
+			expect(first.output('Idempotency Reserve', 0)).toHaveLength(1);
+			const again = await runWorkflow(
+				reserveWorkflow,
+				[webhookItem({ body: { id: 'evt_limited' } })],
+				simple,
+			);
+			expect(again.output('Idempotency Reserve', 1)).toHaveLength(1);
+			const { rows } = await db.query(
+				`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'processed_events'`,
+			);
+			expect(rows[0].n).toBe(1); // only the primary key: the index could not be added, and that is fine
+		},
+	);
 });
 
 test('a user who may not create the missing table gets a clear error, never a route', async () => {
 	const db = await freshDatabase();
 	await asLimitedRole(db, 'nocreate', [], async (credentials) => {
-		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_nocreate' } })], { credentials });
+		const run = await runWorkflow(
+			reserveWorkflow,
+			[webhookItem({ body: { id: 'evt_nocreate' } })],
+			{ credentials },
+		);
 		expect(run.status).toBe('error');
 		expect(run.error.name).toBe('NodeApiError');
 		expect(run.error.message).toMatch(/permission denied for schema public/);
@@ -139,53 +168,92 @@ describe.each([
 		expect(run.error.name).toBe('NodeOperationError');
 		expect(run.error.message).toMatch(what === 'schema' ? /schema name/ : /table name/);
 		expect(statements).toBe(0);
-		const { rows } = await db.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`);
+		const { rows } = await db.query(
+			`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`,
+		);
 		expect(rows[0].n).toBe(0);
 	});
 });
 
 test('lease mode adds its columns to a two-column table in place; old rows count as completed', async () => {
 	const db = await freshDatabase();
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
 	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:before_upgrade')`);
-	const items = [webhookItem({ body: { id: 'before_upgrade' } }), webhookItem({ body: { id: 'after_upgrade' } })];
-	const run = await runWorkflow(reserveWorkflow, items, { credentials: db.credential(), ...withTable({ mode: 'lease' }) });
+	const items = [
+		webhookItem({ body: { id: 'before_upgrade' } }),
+		webhookItem({ body: { id: 'after_upgrade' } }),
+	];
+	const run = await runWorkflow(reserveWorkflow, items, {
+		credentials: db.credential(),
+		...withTable({ mode: 'lease' }),
+	});
 	expect(run.error).toBeUndefined();
-	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual(['evt:after_upgrade']);
+	expect(run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency.key)).toEqual([
+		'evt:after_upgrade',
+	]);
 	expect(run.output('Idempotency Reserve', 1)[0].json.idempotency.status).toBe('completed');
 	const { rows } = await db.query(
 		`SELECT column_name FROM information_schema.columns WHERE table_name = 'processed_events' ORDER BY ordinal_position`,
 	);
-	expect(rows.map((row) => row.column_name)).toEqual(['key', 'first_seen', 'status', 'owner_token', 'lease_until', 'completed_at', 'attempts']);
+	expect(rows.map((row) => row.column_name)).toEqual([
+		'key',
+		'first_seen',
+		'status',
+		'owner_token',
+		'lease_until',
+		'completed_at',
+		'attempts',
+	]);
 });
 
 test('lease mode without the right to add its columns: the exact ALTER TABLE to run, nothing routed; then it works', async () => {
 	const db = await freshDatabase();
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
 	await db.query(`CREATE INDEX ON processed_events (first_seen)`);
 	const grants = ['GRANT SELECT, INSERT, UPDATE, DELETE ON processed_events'];
 	await asLimitedRole(db, 'noalter', grants, async (credentials) => {
 		const item = () => [webhookItem({ body: { id: 'evt_noalter' } })];
-		const refused = await runWorkflow(reserveWorkflow, item(), { credentials, ...withTable({ mode: 'lease' }) });
+		const refused = await runWorkflow(reserveWorkflow, item(), {
+			credentials,
+			...withTable({ mode: 'lease' }),
+		});
 		expect(refused.status).toBe('error');
 		expect(refused.error.name).toBe('NodeApiError');
-		expect(refused.error.message).toMatch(/lacks the lease columns, and this database user may not add them/);
-		expect(refused.error.description).toContain('ALTER TABLE "public"."processed_events"\n  ADD COLUMN IF NOT EXISTS status text,');
+		expect(refused.error.message).toMatch(
+			/lacks the lease columns, and this database user may not add them/,
+		);
+		expect(refused.error.description).toContain(
+			'ALTER TABLE "public"."processed_events"\n  ADD COLUMN IF NOT EXISTS status text,',
+		);
 		expect(refused.error.description).toMatch(/or set Mode to Simple/);
 		const stored = await db.query(`SELECT key FROM processed_events`);
 		expect(stored.rows).toHaveLength(0);
 
-		const simple = await runWorkflow(reserveWorkflow, item(), { credentials, ...withTable({ mode: 'simple' }) });
+		const simple = await runWorkflow(reserveWorkflow, item(), {
+			credentials,
+			...withTable({ mode: 'simple' }),
+		});
 		expect(simple.output('Idempotency Reserve', 0)).toHaveLength(1);
 
 		// The owner runs the statement the error gave; the next execution works in lease mode.
 		await db.query(refused.error.description.split('\n').slice(1, 7).join('\n'));
-		const leased = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_after_alter' } })], {
-			credentials,
-			...withTable({ mode: 'lease' }),
-		});
+		const leased = await runWorkflow(
+			reserveWorkflow,
+			[webhookItem({ body: { id: 'evt_after_alter' } })],
+			{
+				credentials,
+				...withTable({ mode: 'lease' }),
+			},
+		);
 		expect(leased.error).toBeUndefined();
-		expect(leased.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({ isNew: true, attempt: 1 });
+		expect(leased.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({
+			isNew: true,
+			attempt: 1,
+		});
 	});
 });
 
@@ -193,23 +261,36 @@ test('the key table dropped or recreated without its lease columns while n8n run
 	const db = await freshDatabase();
 	const credentials = db.credential();
 	const reserve = async (id) =>
-		await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], { credentials, ...withTable({ mode: 'lease' }) });
+		await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], {
+			credentials,
+			...withTable({ mode: 'lease' }),
+		});
 	expect((await reserve('evt_before_drop')).output('Idempotency Reserve', 0)).toHaveLength(1);
 
 	// A DBA's cleanup: the pool still marks the table as prepared.
 	await db.query('DROP TABLE processed_events');
 	const afterDrop = await reserve('evt_after_drop');
 	expect(afterDrop.error).toBeUndefined();
-	expect(afterDrop.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({ key: 'evt:evt_after_drop', isNew: true });
+	expect(afterDrop.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({
+		key: 'evt:evt_after_drop',
+		isNew: true,
+	});
 
 	// A restore of an old two-column copy: the lease columns are added again in the same execution.
 	await db.query('DROP TABLE processed_events');
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+	await db.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
 	await db.query(`INSERT INTO processed_events (key) VALUES ('evt:evt_restored')`);
 	const afterRestore = await reserve('evt_restored');
 	expect(afterRestore.error).toBeUndefined();
-	expect(afterRestore.output('Idempotency Reserve', 1)[0].json.idempotency).toMatchObject({ isNew: false, status: 'completed' });
-	const { rows } = await db.query(`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'processed_events'`);
+	expect(afterRestore.output('Idempotency Reserve', 1)[0].json.idempotency).toMatchObject({
+		isNew: false,
+		status: 'completed',
+	});
+	const { rows } = await db.query(
+		`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'processed_events'`,
+	);
 	expect(rows[0].n).toBe(7);
 });
 
@@ -217,8 +298,12 @@ test('with Create Table If Missing off, a dropped table is a clear error, never 
 	const db = await freshDatabase();
 	const credentials = db.credential();
 	const options = { credentials, ...withTable({ mode: 'simple', createTable: false }) };
-	await db.query(`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-	expect((await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_x' } })], options)).error).toBeUndefined();
+	await db.query(
+		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
+	expect(
+		(await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_x' } })], options)).error,
+	).toBeUndefined();
 	await db.query('DROP TABLE processed_events');
 	const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_y' } })], options);
 	expect(run.status).toBe('error');

@@ -17,14 +17,18 @@ async function signedItem(body, { secret = NEW_SECRET, timestamp, kit = stripeKi
 	return webhookItem({ body, rawBody: raw, headers: await kit.sign(raw, { secret, timestamp }) });
 }
 
-async function verify(items, { credential = { secret: NEW_SECRET }, parameters = {}, onError } = {}) {
+async function verify(
+	items,
+	{ credential = { secret: NEW_SECRET }, parameters = {}, onError } = {},
+) {
 	return await runWorkflow(verifyWorkflow, items, {
 		credentialsByType: { webhookSigningSecretApi: credential },
 		nodeOverrides: { [NODE]: { parameters, ...(onError ? { onError } : {}) } },
 	});
 }
 
-const routed = (run, output) => run.output(NODE, output).map((item) => [item.pairedItem.item, item.json.signature]);
+const routed = (run, output) =>
+	run.output(NODE, output).map((item) => [item.pairedItem.item, item.json.signature]);
 
 test('a signed delivery goes to valid, unchanged apart from `signature`, binary kept', async () => {
 	const item = await signedItem({ id: 'evt_ok', type: 'charge.succeeded' });
@@ -42,8 +46,17 @@ test('each item is routed on its own, with pairedItem and the reason', async () 
 	const stale = await signedItem({ id: 'evt_stale' }, { timestamp: nowSeconds() - 600 });
 	const unsigned = webhookItem({ body: { id: 'evt_unsigned' } });
 	const tampered = await signedItem({ id: 'evt_tampered', amount: 1 });
-	tampered.binary.data.data = Buffer.from(JSON.stringify({ id: 'evt_tampered', amount: 9 })).toString('base64');
-	const items = [await signedItem({ id: 'evt_1' }), forged, stale, unsigned, tampered, await signedItem({ id: 'evt_2' })];
+	tampered.binary.data.data = Buffer.from(
+		JSON.stringify({ id: 'evt_tampered', amount: 9 }),
+	).toString('base64');
+	const items = [
+		await signedItem({ id: 'evt_1' }),
+		forged,
+		stale,
+		unsigned,
+		tampered,
+		await signedItem({ id: 'evt_2' }),
+	];
 	const run = await verify(items);
 	expect(routed(run, VALID)).toEqual([
 		[0, { valid: true, provider: 'stripe' }],
@@ -59,18 +72,25 @@ test('each item is routed on its own, with pairedItem and the reason', async () 
 
 test('rotation: a delivery signed with the old secret is valid while the old one is the previous secret', async () => {
 	const item = await signedItem({ id: 'evt_rotated' }, { secret: OLD_SECRET });
-	const both = await verify([item], { credential: { secret: NEW_SECRET, previousSecret: OLD_SECRET } });
+	const both = await verify([item], {
+		credential: { secret: NEW_SECRET, previousSecret: OLD_SECRET },
+	});
 	expect(routed(both, VALID)).toEqual([[0, { valid: true, provider: 'stripe' }]]);
 	const newOnly = await verify([item], { credential: { secret: NEW_SECRET, previousSecret: '' } });
-	expect(routed(newOnly, INVALID)).toEqual([[0, { valid: false, provider: 'stripe', reason: 'mismatch' }]]);
+	expect(routed(newOnly, INVALID)).toEqual([
+		[0, { valid: false, provider: 'stripe', reason: 'mismatch' }],
+	]);
 });
 
 test('several signatures in one header (Stripe signs with both secrets during a rotation)', async () => {
 	const raw = JSON.stringify({ id: 'evt_two_sigs' });
 	const t = nowSeconds();
-	const v1 = async (secret) => (await stripeKit.sign(raw, { secret, timestamp: t }))['stripe-signature'].split(',v1=')[1];
+	const v1 = async (secret) =>
+		(await stripeKit.sign(raw, { secret, timestamp: t }))['stripe-signature'].split(',v1=')[1];
 	const header = `t=${t},v1=${await v1('whsec_unrelated')},v1=${await v1(NEW_SECRET)}`;
-	const run = await verify([webhookItem({ body: JSON.parse(raw), rawBody: raw, headers: { 'Stripe-Signature': header } })]);
+	const run = await verify([
+		webhookItem({ body: JSON.parse(raw), rawBody: raw, headers: { 'Stripe-Signature': header } }),
+	]);
 	expect(routed(run, VALID)).toEqual([[0, { valid: true, provider: 'stripe' }]]);
 });
 
@@ -78,7 +98,10 @@ test('standard webhooks: the whsec_ secret is decoded; svix with its own headers
 	for (const provider of ['standardWebhooks', 'svix']) {
 		const kit = PROVIDERS[provider];
 		const item = await signedItem({ id: `evt_${provider}` }, { kit, secret: kit.secret });
-		const run = await verify([item], { credential: { secret: kit.secret }, parameters: { provider } });
+		const run = await verify([item], {
+			credential: { secret: kit.secret },
+			parameters: { provider },
+		});
 		expect(routed(run, VALID)).toEqual([[0, { valid: true, provider }]]);
 	}
 });
@@ -88,7 +111,11 @@ test('generic HMAC from the node parameters', async () => {
 	const { createHmac } = require('node:crypto');
 	const t = nowSeconds();
 	const signature = `sha512=${createHmac('sha512', 'plain-secret').update(`${t}.${raw}`).digest('base64')}`;
-	const item = webhookItem({ body: JSON.parse(raw), rawBody: raw, headers: { 'x-acme-signature': signature, 'x-acme-time': String(t) } });
+	const item = webhookItem({
+		body: JSON.parse(raw),
+		rawBody: raw,
+		headers: { 'x-acme-signature': signature, 'x-acme-time': String(t) },
+	});
 	const parameters = {
 		provider: 'hmac',
 		signatureHeader: 'X-Acme-Signature',
@@ -99,14 +126,23 @@ test('generic HMAC from the node parameters', async () => {
 	};
 	const run = await verify([item], { credential: { secret: 'plain-secret' }, parameters });
 	expect(routed(run, VALID)).toEqual([[0, { valid: true, provider: 'hmac' }]]);
-	const wrongAlgorithm = await verify([item], { credential: { secret: 'plain-secret' }, parameters: { ...parameters, algorithm: 'sha256' } });
-	expect(routed(wrongAlgorithm, INVALID)).toEqual([[0, { valid: false, provider: 'hmac', reason: 'malformed' }]]);
+	const wrongAlgorithm = await verify([item], {
+		credential: { secret: 'plain-secret' },
+		parameters: { ...parameters, algorithm: 'sha256' },
+	});
+	expect(routed(wrongAlgorithm, INVALID)).toEqual([
+		[0, { valid: false, provider: 'hmac', reason: 'malformed' }],
+	]);
 });
 
 describe('no raw body (Raw Body off in the Webhook node)', () => {
 	const items = async () => [
 		await signedItem({ id: 'evt_fine' }),
-		webhookItem({ body: { id: 'evt_no_raw' }, headers: { 'stripe-signature': `t=${nowSeconds()},v1=${'a'.repeat(64)}` }, withRawBody: false }),
+		webhookItem({
+			body: { id: 'evt_no_raw' },
+			headers: { 'stripe-signature': `t=${nowSeconds()},v1=${'a'.repeat(64)}` },
+			withRawBody: false,
+		}),
 		await signedItem({ id: 'evt_forged' }, { secret: 'whsec_attacker' }),
 	];
 
@@ -145,11 +181,19 @@ describe('no raw body (Raw Body off in the Webhook node)', () => {
 describe('a secret that cannot be used (not whsec_ base64 for Standard Webhooks)', () => {
 	const secret = 'whsec_!!not base64 at all: hunter2!!';
 	const run = async (onError) =>
-		await verify([await signedItem({ id: 'evt_a' }, { kit: PROVIDERS.standardWebhooks, secret: PROVIDERS.standardWebhooks.secret })], {
-			credential: { secret },
-			parameters: { provider: 'standardWebhooks' },
-			onError,
-		});
+		await verify(
+			[
+				await signedItem(
+					{ id: 'evt_a' },
+					{ kit: PROVIDERS.standardWebhooks, secret: PROVIDERS.standardWebhooks.secret },
+				),
+			],
+			{
+				credential: { secret },
+				parameters: { provider: 'standardWebhooks' },
+				onError,
+			},
+		);
 
 	test('fails the node with a message that names the field, never the secret', async () => {
 		const result = await run();
@@ -159,26 +203,36 @@ describe('a secret that cannot be used (not whsec_ base64 for Standard Webhooks)
 		expect(JSON.stringify(result.run)).not.toContain('hunter2');
 	});
 
-	test.each(['continueRegularOutput', 'continueErrorOutput'])('%s: every item is an error item, none is valid', async (onError) => {
-		const result = await run(onError);
-		expect(result.status).toBe('success');
-		expect(result.output(NODE, VALID)).toEqual([]);
-		const errors = result.output(NODE, onError === 'continueErrorOutput' ? 2 : INVALID);
-		expect(errors.map((item) => item.pairedItem.item)).toEqual([0]);
-		expect(JSON.stringify(result.run)).not.toContain('hunter2');
-	});
+	test.each(['continueRegularOutput', 'continueErrorOutput'])(
+		'%s: every item is an error item, none is valid',
+		async (onError) => {
+			const result = await run(onError);
+			expect(result.status).toBe('success');
+			expect(result.output(NODE, VALID)).toEqual([]);
+			const errors = result.output(NODE, onError === 'continueErrorOutput' ? 2 : INVALID);
+			expect(errors.map((item) => item.pairedItem.item)).toEqual([0]);
+			expect(JSON.stringify(result.run)).not.toContain('hunter2');
+		},
+	);
 });
 
 test('generic HMAC without a header name fails the node with a hint, before any item is judged', async () => {
-	const run = await verify([await signedItem({ id: 'evt_h' })], { parameters: { provider: 'hmac', signatureHeader: ' ' } });
+	const run = await verify([await signedItem({ id: 'evt_h' })], {
+		parameters: { provider: 'hmac', signatureHeader: ' ' },
+	});
 	expect(run.status).toBe('error');
 	expect(run.error.message).toBe('Signature Header is empty');
 	expect(run.error.description).toBeTruthy();
 });
 
 test('no secret in the output of any run', async () => {
-	const items = [await signedItem({ id: 'evt_s1' }), await signedItem({ id: 'evt_s2' }, { secret: OLD_SECRET })];
-	const run = await verify(items, { credential: { secret: NEW_SECRET, previousSecret: OLD_SECRET } });
+	const items = [
+		await signedItem({ id: 'evt_s1' }),
+		await signedItem({ id: 'evt_s2' }, { secret: OLD_SECRET }),
+	];
+	const run = await verify(items, {
+		credential: { secret: NEW_SECRET, previousSecret: OLD_SECRET },
+	});
 	const recorded = JSON.stringify(run.run);
 	expect(recorded).not.toContain(NEW_SECRET);
 	expect(recorded).not.toContain(OLD_SECRET);

@@ -27,7 +27,10 @@ async function withClient(url, work) {
 }
 
 async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVER_URL) {
-	if (!serverUrl) throw new Error('IDEMPOTENCY_TEST_SERVER_URL is not set: run the tests through jest (globalSetup)');
+	if (!serverUrl)
+		throw new Error(
+			'IDEMPOTENCY_TEST_SERVER_URL is not set: run the tests through jest (globalSetup)',
+		);
 	const name = `idem_test_${randomBytes(6).toString('hex')}`;
 	await withClient(serverUrl, async (admin) => await admin.query(`CREATE DATABASE ${name}`));
 	const url = new URL(serverUrl);
@@ -41,7 +44,10 @@ async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVE
 		query: async (text, values) => await client.query(text, values),
 		async drop() {
 			await client.end();
-			await withClient(serverUrl, async (admin) => await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+			await withClient(
+				serverUrl,
+				async (admin) => await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+			);
 		},
 	};
 }

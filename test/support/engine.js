@@ -9,11 +9,21 @@ const dist = path.join(__dirname, '..', '..', 'dist');
 const PACKAGE = 'n8n-nodes-idempotency';
 
 function loadNodeTypes() {
-	const { IdempotencyReserve } = require(path.join(dist, 'nodes/IdempotencyReserve/IdempotencyReserve.node.js'));
-	const { IdempotencyRelease } = require(path.join(dist, 'nodes/IdempotencyRelease/IdempotencyRelease.node.js'));
-	const { IdempotencyComplete } = require(path.join(dist, 'nodes/IdempotencyComplete/IdempotencyComplete.node.js'));
-	const { IdempotencyPurge } = require(path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'));
-	const { VerifyWebhookSignature } = require(path.join(dist, 'nodes/VerifyWebhookSignature/VerifyWebhookSignature.node.js'));
+	const { IdempotencyReserve } = require(
+		path.join(dist, 'nodes/IdempotencyReserve/IdempotencyReserve.node.js'),
+	);
+	const { IdempotencyRelease } = require(
+		path.join(dist, 'nodes/IdempotencyRelease/IdempotencyRelease.node.js'),
+	);
+	const { IdempotencyComplete } = require(
+		path.join(dist, 'nodes/IdempotencyComplete/IdempotencyComplete.node.js'),
+	);
+	const { IdempotencyPurge } = require(
+		path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'),
+	);
+	const { VerifyWebhookSignature } = require(
+		path.join(dist, 'nodes/VerifyWebhookSignature/VerifyWebhookSignature.node.js'),
+	);
 	const types = {
 		[`${PACKAGE}.idempotencyReserve`]: new IdempotencyReserve(),
 		[`${PACKAGE}.idempotencyRelease`]: new IdempotencyRelease(),
@@ -107,7 +117,11 @@ function additionalDataFor(credentialsByType, hooks, executionId) {
  * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
  * ({ webhookSigningSecretApi: { secret } }).
  */
-async function runWorkflow(workflowJson, items, { credentials, credentialsByType = {}, nodeOverrides = {} } = {}) {
+async function runWorkflow(
+	workflowJson,
+	items,
+	{ credentials, credentialsByType = {}, nodeOverrides = {} } = {},
+) {
 	const nodes = workflowJson.nodes.map((node) => ({
 		...node,
 		...(nodeOverrides[node.name] ?? {}),
@@ -129,14 +143,24 @@ async function runWorkflow(workflowJson, items, { credentials, credentialsByType
 	);
 	const startNode = nodes.find((node) => !targets.has(node.name));
 	const executionId = String(++executionCounter);
-	const hooks = new ExecutionLifecycleHooks('webhook', executionId, { ...workflowJson, id: 'test-workflow', nodes });
+	const hooks = new ExecutionLifecycleHooks('webhook', executionId, {
+		...workflowJson,
+		id: 'test-workflow',
+		nodes,
+	});
 	const runExecutionData = createRunExecutionData({
 		executionData: {
-			nodeExecutionStack: [{ node: workflow.getNode(startNode.name), data: { main: [items] }, source: null }],
+			nodeExecutionStack: [
+				{ node: workflow.getNode(startNode.name), data: { main: [items] }, source: null },
+			],
 		},
 	});
 	const execute = new WorkflowExecute(
-		additionalDataFor({ idempotencyPostgresApi: credentials, ...credentialsByType }, hooks, executionId),
+		additionalDataFor(
+			{ idempotencyPostgresApi: credentials, ...credentialsByType },
+			hooks,
+			executionId,
+		),
 		'webhook',
 		runExecutionData,
 	);
@@ -161,10 +185,16 @@ function describeRun(run) {
 			const task = runData[nodeName]?.[0];
 			const outputs = task?.data?.main;
 			if (outputs === undefined) {
-				const why = task === undefined ? 'did not run' : `produced no output (${task.error?.message ?? 'no data'})`;
-				throw new Error(`${nodeName} ${why}: assert the error or the database instead of its output ${outputIndex}`);
+				const why =
+					task === undefined
+						? 'did not run'
+						: `produced no output (${task.error?.message ?? 'no data'})`;
+				throw new Error(
+					`${nodeName} ${why}: assert the error or the database instead of its output ${outputIndex}`,
+				);
 			}
-			if (outputIndex >= outputs.length) throw new Error(`${nodeName} has ${outputs.length} outputs, not ${outputIndex + 1}`);
+			if (outputIndex >= outputs.length)
+				throw new Error(`${nodeName} has ${outputs.length} outputs, not ${outputIndex + 1}`);
 			return outputs[outputIndex] ?? [];
 		},
 		outputCount: (nodeName) => runData[nodeName]?.[0]?.data?.main?.length ?? 0,

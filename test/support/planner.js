@@ -21,11 +21,14 @@ async function openPlanner() {
 	const problems = [];
 	context.on('request', (request) => requests.push(request.url()));
 	const failed = [];
-	context.on('requestfailed', (request) => failed.push({ url: request.url(), failure: request.failure()?.errorText }));
+	context.on('requestfailed', (request) =>
+		failed.push({ url: request.url(), failure: request.failure()?.errorText }),
+	);
 	const page = context.pages()[0] ?? (await context.newPage());
 	page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
 	page.on('console', (message) => {
-		if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
+		if (message.type() === 'error' || message.type() === 'warning')
+			problems.push(`console ${message.type()}: ${message.text()}`);
 	});
 	await page.goto(PAGE_URL);
 	await settled(page);
@@ -51,20 +54,50 @@ async function settled(page) {
  * Sets the page's fields; `body` (bytes) is loaded through #bodyFile so the page keys on exactly
  * those bytes. Returns what the page shows.
  */
-async function plan(page, { body, headers = '', keySource = 'eventIdOrBodyHash', eventIdPath, namespace = '', mode, leaseSeconds, schema, table, retentionDays }) {
+async function plan(
+	page,
+	{
+		body,
+		headers = '',
+		keySource = 'eventIdOrBodyHash',
+		eventIdPath,
+		namespace = '',
+		mode,
+		leaseSeconds,
+		schema,
+		table,
+		retentionDays,
+	},
+) {
 	// One round trip for all fields, each with the event a person's input fires.
-	const values = { keySource, eventIdPath, headers, namespace, mode, leaseSeconds, schema, table, retentionDays };
+	const values = {
+		keySource,
+		eventIdPath,
+		headers,
+		namespace,
+		mode,
+		leaseSeconds,
+		schema,
+		table,
+		retentionDays,
+	};
 	await page.evaluate((fields) => {
 		for (const [id, value] of Object.entries(fields)) {
 			if (value === undefined || value === null) continue;
 			const field = document.getElementById(id);
 			if (field.value === String(value)) continue;
 			field.value = String(value);
-			field.dispatchEvent(new Event(field.tagName === 'SELECT' ? 'change' : 'input', { bubbles: true }));
+			field.dispatchEvent(
+				new Event(field.tagName === 'SELECT' ? 'change' : 'input', { bubbles: true }),
+			);
 		}
 	}, values);
 	if (body !== undefined) {
-		await page.setInputFiles('#bodyFile', { name: 'body.bin', mimeType: 'application/octet-stream', buffer: Buffer.from(body) });
+		await page.setInputFiles('#bodyFile', {
+			name: 'body.bin',
+			mimeType: 'application/octet-stream',
+			buffer: Buffer.from(body),
+		});
 	}
 	await settled(page);
 	return await page.evaluate(() => ({
@@ -103,13 +136,30 @@ function n8nWebhookItem(bytes, headerLines) {
 		body = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 	}
 	return {
-		json: { headers, params: {}, query: {}, body, webhookUrl: 'http://127.0.0.1:5678/webhook/idempotent-webhook', executionMode: 'production' },
-		binary: { data: { data: bytes.toString('base64'), mimeType: 'application/json', fileSize: String(bytes.length) } },
+		json: {
+			headers,
+			params: {},
+			query: {},
+			body,
+			webhookUrl: 'http://127.0.0.1:5678/webhook/idempotent-webhook',
+			executionMode: 'production',
+		},
+		binary: {
+			data: {
+				data: bytes.toString('base64'),
+				mimeType: 'application/json',
+				fileSize: String(bytes.length),
+			},
+		},
 	};
 }
 
 /** Node parameters for the page's settings. */
-function reserveParameters({ keySource = 'eventIdOrBodyHash', eventIdPath = '{{ $json.body.id }}', namespace = '' }) {
+function reserveParameters({
+	keySource = 'eventIdOrBodyHash',
+	eventIdPath = '{{ $json.body.id }}',
+	namespace = '',
+}) {
 	const asParameter = (text) => (text.includes('{{') && !text.startsWith('=') ? `=${text}` : text);
 	const parameters = { keySource, namespace: asParameter(namespace) };
 	if (keySource === 'eventIdOrBodyHash') parameters.eventId = asParameter(eventIdPath);
@@ -120,7 +170,9 @@ function reserveParameters({ keySource = 'eventIdOrBodyHash', eventIdPath = '{{ 
 /** Starts `npm run planner -- --serve` (the script itself) and resolves the URL it prints. */
 async function servePlanner() {
 	const script = path.join(__dirname, '..', '..', 'scripts', 'planner.mjs');
-	const child = spawn(process.execPath, [script, '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+	const child = spawn(process.execPath, [script, '--serve'], {
+		stdio: ['ignore', 'pipe', 'inherit'],
+	});
 	try {
 		const url = await new Promise((resolve, reject) => {
 			let text = '';
@@ -138,4 +190,16 @@ async function servePlanner() {
 	}
 }
 
-module.exports = { servePlanner, chromiumAvailable, CHROMIUM, PAGE_FILE, PAGE_URL, SCREENSHOTS, openPlanner, plan, settled, n8nWebhookItem, reserveParameters };
+module.exports = {
+	servePlanner,
+	chromiumAvailable,
+	CHROMIUM,
+	PAGE_FILE,
+	PAGE_URL,
+	SCREENSHOTS,
+	openPlanner,
+	plan,
+	settled,
+	n8nWebhookItem,
+	reserveParameters,
+};

@@ -53,7 +53,9 @@ async function startContainerPostgres() {
 	const container = await new testcontainers.GenericContainer('postgres:16-alpine')
 		.withEnvironment({ POSTGRES_PASSWORD: 'idempotency-test' })
 		.withExposedPorts(5432)
-		.withWaitStrategy(testcontainers.Wait.forLogMessage(/database system is ready to accept connections/, 2))
+		.withWaitStrategy(
+			testcontainers.Wait.forLogMessage(/database system is ready to accept connections/, 2),
+		)
 		.start();
 	return {
 		kind: 'testcontainers',

@@ -39,17 +39,25 @@ const PROVIDERS = {
 		signatureHeader: 'stripe-signature',
 		hasTimestamp: true,
 		sign: async (body, { secret, timestamp = nowSeconds() }) => ({
-			'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp }),
+			'stripe-signature': stripe.webhooks.generateTestHeaderString({
+				payload: body,
+				secret,
+				timestamp,
+			}),
 		}),
 		accepts: async (body, headers, secret) =>
-			throwsToFalse(() => stripe.webhooks.constructEvent(body, headers['stripe-signature'], secret, 300)),
+			throwsToFalse(() =>
+				stripe.webhooks.constructEvent(body, headers['stripe-signature'], secret, 300),
+			),
 	},
 	github: {
-		secret: 'github-webhook-secret-It\'s a Secret to Everybody',
+		secret: "github-webhook-secret-It's a Secret to Everybody",
 		otherSecret: 'github-other-secret',
 		signatureHeader: 'x-hub-signature-256',
 		hasTimestamp: false,
-		sign: async (body, { secret }) => ({ 'x-hub-signature-256': await (await loadOctokit()).sign(secret, body) }),
+		sign: async (body, { secret }) => ({
+			'x-hub-signature-256': await (await loadOctokit()).sign(secret, body),
+		}),
 		accepts: async (body, headers, secret) => {
 			try {
 				return await (await loadOctokit()).verify(secret, body, headers['x-hub-signature-256']);
@@ -63,24 +71,32 @@ const PROVIDERS = {
 		otherSecret: base64Secret('standard-other'),
 		signatureHeader: 'webhook-signature',
 		hasTimestamp: true,
-		sign: async (body, { secret, timestamp = nowSeconds(), id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' }) => ({
+		sign: async (
+			body,
+			{ secret, timestamp = nowSeconds(), id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' },
+		) => ({
 			'webhook-id': id,
 			'webhook-timestamp': String(timestamp),
 			'webhook-signature': new StandardWebhook(secret).sign(id, new Date(timestamp * 1000), body),
 		}),
-		accepts: async (body, headers, secret) => throwsToFalse(() => new StandardWebhook(secret).verify(body, headers)),
+		accepts: async (body, headers, secret) =>
+			throwsToFalse(() => new StandardWebhook(secret).verify(body, headers)),
 	},
 	svix: {
 		secret: base64Secret('svix-current'),
 		otherSecret: base64Secret('svix-other'),
 		signatureHeader: 'svix-signature',
 		hasTimestamp: true,
-		sign: async (body, { secret, timestamp = nowSeconds(), id = 'msg_p5jXN8AQM9LWM0D4loKWxJek' }) => ({
+		sign: async (
+			body,
+			{ secret, timestamp = nowSeconds(), id = 'msg_p5jXN8AQM9LWM0D4loKWxJek' },
+		) => ({
 			'svix-id': id,
 			'svix-timestamp': String(timestamp),
 			'svix-signature': new SvixWebhook(secret).sign(id, new Date(timestamp * 1000), body),
 		}),
-		accepts: async (body, headers, secret) => throwsToFalse(() => new SvixWebhook(secret).verify(body, headers)),
+		accepts: async (body, headers, secret) =>
+			throwsToFalse(() => new SvixWebhook(secret).verify(body, headers)),
 	},
 	slack: {
 		secret: '8f742231b10e8888abcd99yyyzzz85a5',

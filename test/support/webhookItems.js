@@ -16,7 +16,11 @@ function webhookItem({ body, rawBody, headers = {}, withRawBody = true }) {
 	};
 	if (withRawBody) {
 		item.binary = {
-			data: { data: bytes.toString('base64'), mimeType: 'application/json', fileSize: String(bytes.length) },
+			data: {
+				data: bytes.toString('base64'),
+				mimeType: 'application/json',
+				fileSize: String(bytes.length),
+			},
 		};
 	}
 	return item;

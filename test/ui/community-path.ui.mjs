@@ -14,7 +14,14 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { EVENT_A, EVENT_B, E2E_STRIPE_SECRET, progress, sendEvent, waitForWebhook } from '../../scripts/harness/index.mjs';
+import {
+	EVENT_A,
+	EVENT_B,
+	E2E_STRIPE_SECRET,
+	progress,
+	sendEvent,
+	waitForWebhook,
+} from '../../scripts/harness/index.mjs';
 import { packageManifest, REPO_DIR } from '../../scripts/harness/package.mjs';
 import { chromiumAvailable, CHROMIUM, openBrowser, outputDir } from './support/browser.mjs';
 import {
@@ -42,7 +49,10 @@ import { startUiStack } from './support/stack.mjs';
 const PACKAGE = packageManifest().name;
 const VERSION = packageManifest().version;
 /** The update the suite publishes: the next patch version. */
-const NEXT_VERSION = VERSION.replace(/^(\d+)\.(\d+)\.(\d+).*$/, (_, major, minor, patch) => `${major}.${minor}.${Number(patch) + 1}`);
+const NEXT_VERSION = VERSION.replace(
+	/^(\d+)\.(\d+)\.(\d+).*$/,
+	(_, major, minor, patch) => `${major}.${minor}.${Number(patch) + 1}`,
+);
 const TEMPLATE = path.join(REPO_DIR, 'workflows', 'idempotent-webhook.json');
 const OWNER = { email: 'owner@example.com', password: 'Owner-pass-1A' };
 const NODES = {
@@ -72,7 +82,12 @@ before(
 		if (process.env.N8N_E2E_SKIP_BUILD !== '1') {
 			progress('npm run build');
 			try {
-				execFileSync('npm', ['run', 'build'], { cwd: REPO_DIR, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
+				execFileSync('npm', ['run', 'build'], {
+					cwd: REPO_DIR,
+					stdio: 'pipe',
+					encoding: 'utf8',
+					timeout: 300_000,
+				});
 			} catch (error) {
 				throw new Error(`npm run build failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
 			}
@@ -88,7 +103,9 @@ after(
 	async () => {
 		await browser?.close();
 		await stack?.stop();
-		process.stderr.write(`\n[ui] screenshots: ${shots}\n[ui] suite time: ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+		process.stderr.write(
+			`\n[ui] screenshots: ${shots}\n[ui] suite time: ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+		);
 	},
 	{ timeout: 120_000 },
 );
@@ -97,7 +114,12 @@ after(
 async function clipOf(locator, { maxHeight = 900 } = {}) {
 	const box = await locator.boundingBox();
 	if (!box) throw new Error('nothing to clip: the element is not on screen');
-	return { x: Math.max(0, box.x), y: Math.max(0, box.y), width: box.width, height: Math.min(box.height, maxHeight) };
+	return {
+		x: Math.max(0, box.x),
+		y: Math.max(0, box.y),
+		width: box.width,
+		height: Math.min(box.height, maxHeight),
+	};
 }
 
 /** Runs a step; on failure saves a screenshot and prints the tail of n8n's log. */
@@ -106,37 +128,47 @@ async function step(name, fn) {
 		await fn();
 	} catch (error) {
 		const file = await browser?.screenshot(`FAILED-${name}`).catch(() => undefined);
-		process.stderr.write(`\n[ui] ${name} failed; screenshot ${file}\n--- n8n log ---\n${stack?.n8n.logTail(40)}\n`);
-		if (browser?.problems.length) process.stderr.write(`--- page errors ---\n${browser.problems.slice(-10).join('\n')}\n`);
+		process.stderr.write(
+			`\n[ui] ${name} failed; screenshot ${file}\n--- n8n log ---\n${stack?.n8n.logTail(40)}\n`,
+		);
+		if (browser?.problems.length)
+			process.stderr.write(`--- page errors ---\n${browser.problems.slice(-10).join('\n')}\n`);
 		throw error;
 	}
 }
 
-test('publish: a plain npm publish is stopped by n8n-node prerelease; the release path publishes to the local registry', { skip, timeout: 300_000 }, () =>
-	step('publish', async () => {
-		const refused = await publishWithoutRelease(stack.registry);
-		assert.notEqual(refused.code, 0, refused.output);
-		assert.match(refused.output, /Run `npm run release` to publish the package/);
+test(
+	'publish: a plain npm publish is stopped by n8n-node prerelease; the release path publishes to the local registry',
+	{ skip, timeout: 300_000 },
+	() =>
+		step('publish', async () => {
+			const refused = await publishWithoutRelease(stack.registry);
+			assert.notEqual(refused.code, 0, refused.output);
+			assert.match(refused.output, /Run `npm run release` to publish the package/);
 
-		const released = await publishRelease(stack.registry);
-		assert.equal(released.code, 0, released.output);
-		assert.match(released.output, /n8n-node prerelease/, 'prepublishOnly ran');
-		assert.ok(released.output.includes(`+ ${PACKAGE}@${VERSION}`), released.output);
-	}),
+			const released = await publishRelease(stack.registry);
+			assert.equal(released.code, 0, released.output);
+			assert.match(released.output, /n8n-node prerelease/, 'prepublishOnly ran');
+			assert.ok(released.output.includes(`+ ${PACKAGE}@${VERSION}`), released.output);
+		}),
 );
 
-test('install: owner setup, then Settings → Community nodes → Install; the package shows as installed with its nodes', { skip, timeout: 420_000 }, () =>
-	step('install', async () => {
-		await setUpOwner(page, stack.baseUrl, OWNER);
-		await openCommunityNodes(page, stack.baseUrl);
-		await browser.screenshot('community-nodes-empty');
-		await installCommunityPackage(page, PACKAGE);
-		const card = packageCard(page, PACKAGE);
-		await card.waitFor({ timeout: 60_000 });
-		const text = await card.innerText();
-		for (const node of Object.values(NODES)) assert.ok(text.includes(node), `the card lists ${node}: ${text}`);
-		await browser.screenshot('community-nodes-installed');
-	}),
+test(
+	'install: owner setup, then Settings → Community nodes → Install; the package shows as installed with its nodes',
+	{ skip, timeout: 420_000 },
+	() =>
+		step('install', async () => {
+			await setUpOwner(page, stack.baseUrl, OWNER);
+			await openCommunityNodes(page, stack.baseUrl);
+			await browser.screenshot('community-nodes-empty');
+			await installCommunityPackage(page, PACKAGE);
+			const card = packageCard(page, PACKAGE);
+			await card.waitFor({ timeout: 60_000 });
+			const text = await card.innerText();
+			for (const node of Object.values(NODES))
+				assert.ok(text.includes(node), `the card lists ${node}: ${text}`);
+			await browser.screenshot('community-nodes-installed');
+		}),
 );
 
 const KEY_NODES = [NODES.reserve, NODES.complete, NODES.release, NODES.purge];
@@ -154,160 +186,221 @@ test('node panel: the words a user types find the nodes', { skip, timeout: 180_0
 		await newWorkflow(page, stack.baseUrl);
 		for (const [words, expected] of SEARCHES) {
 			const names = await searchNodePanel(page, words);
-			for (const name of expected) assert.ok(names.includes(name), `"${words}" lists ${name}; it listed ${JSON.stringify(names)}`);
+			for (const name of expected)
+				assert.ok(
+					names.includes(name),
+					`"${words}" lists ${name}; it listed ${JSON.stringify(names)}`,
+				);
 			if (words === 'idempotency') {
 				await browser.screenshot('node-panel-idempotency');
-				await browser.screenshot('readme-node-panel-search', { clip: await clipOf(page.getByTestId('node-creator'), { maxHeight: 680 }) });
+				await browser.screenshot('readme-node-panel-search', {
+					clip: await clipOf(page.getByTestId('node-creator'), { maxHeight: 680 }),
+				});
 			}
 		}
 		await closeNodePanel(page);
 	}),
 );
 
-test('import: the bundled template from its file; credentials created in the dialog (good and wrong password); published', { skip, timeout: 420_000 }, () =>
-	step('import', async () => {
-		await newWorkflow(page, stack.baseUrl);
-		await importWorkflowFile(page, TEMPLATE);
-		await canvasNode(page, NODES.reserve).waitFor({ timeout: 30_000 });
-		// Importing into a new workflow saves it: the URL now names it.
-		await page.waitForURL(/\/workflow\/(?!new)[^/?]+/, { timeout: 30_000 });
-		workflowUrl = page.url().replace(/[?#].*$/, '');
-		await browser.screenshot('template-imported');
+test(
+	'import: the bundled template from its file; credentials created in the dialog (good and wrong password); published',
+	{ skip, timeout: 420_000 },
+	() =>
+		step('import', async () => {
+			await newWorkflow(page, stack.baseUrl);
+			await importWorkflowFile(page, TEMPLATE);
+			await canvasNode(page, NODES.reserve).waitFor({ timeout: 30_000 });
+			// Importing into a new workflow saves it: the URL now names it.
+			await page.waitForURL(/\/workflow\/(?!new)[^/?]+/, { timeout: 30_000 });
+			workflowUrl = page.url().replace(/[?#].*$/, '');
+			await browser.screenshot('template-imported');
 
-		const login = stack.keysLogin;
-		await openNode(page, NODES.reserve);
-		await openNodeCredential(page);
-		await fillCredential(page, { host: login.host, port: login.port, database: login.database, user: login.user, password: login.password });
-		const good = await saveCredential(page, { sent: login.password });
-		assert.deepEqual([good.ok, good.message], [true, 'Connection successful']);
-		await browser.screenshot('credential-tested');
+			const login = stack.keysLogin;
+			await openNode(page, NODES.reserve);
+			await openNodeCredential(page);
+			await fillCredential(page, {
+				host: login.host,
+				port: login.port,
+				database: login.database,
+				user: login.user,
+				password: login.password,
+			});
+			const good = await saveCredential(page, { sent: login.password });
+			assert.deepEqual([good.ok, good.message], [true, 'Connection successful']);
+			await browser.screenshot('credential-tested');
 
-		// A new credential whose test passed closes its dialog: the pencil opens it again.
-		await openNodeCredential(page);
-		await fillCredential(page, { password: 'not-the-password' });
-		const wrong = await saveCredential(page, { sent: 'not-the-password' });
-		assert.equal(wrong.ok, false);
-		assert.equal(
-			wrong.message,
-			`PostgreSQL at ${login.host}:${login.port} refused the password for user "${login.user}". Check the user and password in the Idempotency Postgres credential.`,
-		);
-		await browser.screenshot('credential-wrong-password');
-		await browser.screenshot('readme-credential-wrong-password', { clip: await clipOf(page.getByTestId('editCredential-modal'), { maxHeight: 400 }) });
+			// A new credential whose test passed closes its dialog: the pencil opens it again.
+			await openNodeCredential(page);
+			await fillCredential(page, { password: 'not-the-password' });
+			const wrong = await saveCredential(page, { sent: 'not-the-password' });
+			assert.equal(wrong.ok, false);
+			assert.equal(
+				wrong.message,
+				`PostgreSQL at ${login.host}:${login.port} refused the password for user "${login.user}". Check the user and password in the Idempotency Postgres credential.`,
+			);
+			await browser.screenshot('credential-wrong-password');
+			await browser.screenshot('readme-credential-wrong-password', {
+				clip: await clipOf(page.getByTestId('editCredential-modal'), { maxHeight: 400 }),
+			});
 
-		await fillCredential(page, { password: login.password });
-		assert.equal((await saveCredential(page, { sent: login.password })).ok, true);
-		await closeCredential(page);
-		await closeNode(page);
-
-		// n8n gave the new credential to the other nodes of its type (Complete Key, Release Key).
-		for (const name of ['Complete Key', 'Release Key']) {
-			await openNode(page, name);
-			assert.match(await page.getByTestId('node-credentials-select').locator('input').inputValue(), /Idempotency Postgres/, `${name} uses the new credential`);
+			await fillCredential(page, { password: login.password });
+			assert.equal((await saveCredential(page, { sent: login.password })).ok, true);
+			await closeCredential(page);
 			await closeNode(page);
-		}
 
-		await openNode(page, NODES.verify);
-		await openNodeCredential(page);
-		await fillCredential(page, { secret: E2E_STRIPE_SECRET });
-		const secret = await saveCredential(page, { sent: E2E_STRIPE_SECRET });
-		assert.deepEqual([secret.ok, secret.message], [true, 'Secret set. Send a signed test delivery to check it against the sender.']);
-		await closeCredential(page);
-		await closeNode(page);
+			// n8n gave the new credential to the other nodes of its type (Complete Key, Release Key).
+			for (const name of ['Complete Key', 'Release Key']) {
+				await openNode(page, name);
+				assert.match(
+					await page.getByTestId('node-credentials-select').locator('input').inputValue(),
+					/Idempotency Postgres/,
+					`${name} uses the new credential`,
+				);
+				await closeNode(page);
+			}
 
-		await openNode(page, BUSINESS_STEP);
-		await openNodeCredential(page);
-		await fillCredential(page, { host: login.host, port: login.port, database: login.database, user: login.user, password: login.password });
-		assert.equal((await saveCredential(page, { sent: login.password })).ok, true);
-		await closeCredential(page);
-		await closeNode(page);
+			await openNode(page, NODES.verify);
+			await openNodeCredential(page);
+			await fillCredential(page, { secret: E2E_STRIPE_SECRET });
+			const secret = await saveCredential(page, { sent: E2E_STRIPE_SECRET });
+			assert.deepEqual(
+				[secret.ok, secret.message],
+				[true, 'Secret set. Send a signed test delivery to check it against the sender.'],
+			);
+			await closeCredential(page);
+			await closeNode(page);
 
-		const issues = await page.getByTestId('canvas-node').getByTestId('node-issues').count();
-		assert.equal(issues, 0, 'no node on the canvas reports a problem');
-		await publishWorkflow(page);
-		webhookUrl = await waitForWebhook(stack.n8n, 'idempotent-webhook');
-		await browser.screenshot('workflow-published');
-	}),
+			await openNode(page, BUSINESS_STEP);
+			await openNodeCredential(page);
+			await fillCredential(page, {
+				host: login.host,
+				port: login.port,
+				database: login.database,
+				user: login.user,
+				password: login.password,
+			});
+			assert.equal((await saveCredential(page, { sent: login.password })).ok, true);
+			await closeCredential(page);
+			await closeNode(page);
+
+			const issues = await page.getByTestId('canvas-node').getByTestId('node-issues').count();
+			assert.equal(issues, 0, 'no node on the canvas reports a problem');
+			await publishWorkflow(page);
+			webhookUrl = await waitForWebhook(stack.n8n, 'idempotent-webhook');
+			await browser.screenshot('workflow-published');
+		}),
 );
 
-test('receive: the seed sequence to the published webhook; Executions shows A and B through the business step, the repeat through the duplicate branch', { skip, timeout: 300_000 }, () =>
-	step('receive', async () => {
-		assert.ok(webhookUrl, 'the import step published the workflow');
-		const now = Math.floor(Date.now() / 1000);
-		const answers = [];
-		for (const [body, signedAt] of [
-			[EVENT_A, now - 2],
-			[EVENT_A, now],
-			[EVENT_B, now],
-		]) {
-			const response = await sendEvent(webhookUrl, body, { signedAt });
-			answers.push([response.status, response.json?.status, response.json?.key]);
-		}
-		assert.deepEqual(answers, [
-			[200, 'processed', 'evt:evt_A'],
-			[200, 'duplicate', 'evt:evt_A'],
-			[200, 'processed', 'evt:evt_B'],
-		]);
-		assert.deepEqual(
-			(await stack.keysDb.query('SELECT event_key FROM business_log ORDER BY id')).rows.map((row) => row.event_key),
-			['evt:evt_A', 'evt:evt_B'],
-		);
+test(
+	'receive: the seed sequence to the published webhook; Executions shows A and B through the business step, the repeat through the duplicate branch',
+	{ skip, timeout: 300_000 },
+	() =>
+		step('receive', async () => {
+			assert.ok(webhookUrl, 'the import step published the workflow');
+			const now = Math.floor(Date.now() / 1000);
+			const answers = [];
+			for (const [body, signedAt] of [
+				[EVENT_A, now - 2],
+				[EVENT_A, now],
+				[EVENT_B, now],
+			]) {
+				const response = await sendEvent(webhookUrl, body, { signedAt });
+				answers.push([response.status, response.json?.status, response.json?.key]);
+			}
+			assert.deepEqual(answers, [
+				[200, 'processed', 'evt:evt_A'],
+				[200, 'duplicate', 'evt:evt_A'],
+				[200, 'processed', 'evt:evt_B'],
+			]);
+			assert.deepEqual(
+				(await stack.keysDb.query('SELECT event_key FROM business_log ORDER BY id')).rows.map(
+					(row) => row.event_key,
+				),
+				['evt:evt_A', 'evt:evt_B'],
+			);
 
-		const runs = await executionsInUi(page, workflowUrl, 3, {
-			screenshot: async (index, run) => {
-				if (run.succeeded.includes(RESPOND_DUPLICATE)) {
-					await browser.screenshot('executions-duplicate-run');
-					await browser.screenshot('readme-executions-duplicate-run', { clip: { x: 0, y: 0, width: 1440, height: 740 } });
-				}
-				else if (index === 0) await browser.screenshot('executions-new-event-run');
-			},
-		});
-		// Newest first: B, the repeat of A, A.
-		const [b, repeat, a] = runs;
-		for (const run of [a, b]) {
-			assert.ok(run.succeeded.includes(BUSINESS_STEP), `a new event ran the business step: ${run.succeeded}`);
-			assert.ok(!run.succeeded.includes(RESPOND_DUPLICATE));
-		}
-		assert.ok(repeat.succeeded.includes(RESPOND_DUPLICATE), `the repeat ran the duplicate branch: ${repeat.succeeded}`);
-		assert.ok(!repeat.succeeded.includes(BUSINESS_STEP), 'the repeat never ran the business step');
-	}),
+			const runs = await executionsInUi(page, workflowUrl, 3, {
+				screenshot: async (index, run) => {
+					if (run.succeeded.includes(RESPOND_DUPLICATE)) {
+						await browser.screenshot('executions-duplicate-run');
+						await browser.screenshot('readme-executions-duplicate-run', {
+							clip: { x: 0, y: 0, width: 1440, height: 740 },
+						});
+					} else if (index === 0) await browser.screenshot('executions-new-event-run');
+				},
+			});
+			// Newest first: B, the repeat of A, A.
+			const [b, repeat, a] = runs;
+			for (const run of [a, b]) {
+				assert.ok(
+					run.succeeded.includes(BUSINESS_STEP),
+					`a new event ran the business step: ${run.succeeded}`,
+				);
+				assert.ok(!run.succeeded.includes(RESPOND_DUPLICATE));
+			}
+			assert.ok(
+				repeat.succeeded.includes(RESPOND_DUPLICATE),
+				`the repeat ran the duplicate branch: ${repeat.succeeded}`,
+			);
+			assert.ok(
+				!repeat.succeeded.includes(BUSINESS_STEP),
+				'the repeat never ran the business step',
+			);
+		}),
 );
 
-test('update and uninstall: the next patch version published and updated from the Community nodes page, the published workflow keeps answering; uninstalled, n8n keeps running', { skip, timeout: 600_000 }, () =>
-	step('update', async () => {
-		assert.ok(webhookUrl, 'the import step published the workflow');
-		const released = await publishReleaseAs(stack.registry, NEXT_VERSION, stack.workDir);
-		assert.equal(released.code, 0, released.output);
-		assert.ok(released.output.includes(`+ ${PACKAGE}@${NEXT_VERSION}`), released.output);
+test(
+	'update and uninstall: the next patch version published and updated from the Community nodes page, the published workflow keeps answering; uninstalled, n8n keeps running',
+	{ skip, timeout: 600_000 },
+	() =>
+		step('update', async () => {
+			assert.ok(webhookUrl, 'the import step published the workflow');
+			const released = await publishReleaseAs(stack.registry, NEXT_VERSION, stack.workDir);
+			assert.equal(released.code, 0, released.output);
+			assert.ok(released.output.includes(`+ ${PACKAGE}@${NEXT_VERSION}`), released.output);
 
-		await openCommunityNodes(page, stack.baseUrl);
-		const card = packageCard(page, PACKAGE);
-		const update = card.getByRole('button', { name: /update/i });
-		await update.waitFor({ timeout: 60_000 });
-		await browser.screenshot('community-nodes-update-available');
-		await update.click();
-		const confirm = page.getByTestId('communityPackageManageConfirm-modal');
-		await confirm.getByRole('button', { name: /confirm update/i }).click();
-		await confirm.waitFor({ state: 'hidden', timeout: 240_000 });
-		await card.getByText(`v${NEXT_VERSION}`).waitFor({ timeout: 60_000 });
-		await browser.screenshot('community-nodes-updated');
+			await openCommunityNodes(page, stack.baseUrl);
+			const card = packageCard(page, PACKAGE);
+			const update = card.getByRole('button', { name: /update/i });
+			await update.waitFor({ timeout: 60_000 });
+			await browser.screenshot('community-nodes-update-available');
+			await update.click();
+			const confirm = page.getByTestId('communityPackageManageConfirm-modal');
+			await confirm.getByRole('button', { name: /confirm update/i }).click();
+			await confirm.waitFor({ state: 'hidden', timeout: 240_000 });
+			await card.getByText(`v${NEXT_VERSION}`).waitFor({ timeout: 60_000 });
+			await browser.screenshot('community-nodes-updated');
 
-		const after = await sendEvent(webhookUrl, { id: 'evt_C', type: 'payment_intent.succeeded' });
-		assert.deepEqual([after.status, after.json?.status, after.json?.key], [200, 'processed', 'evt:evt_C']);
-		const again = await sendEvent(webhookUrl, { id: 'evt_A', type: 'payment_intent.succeeded' });
-		assert.deepEqual([again.status, again.json?.status], [200, 'duplicate'], 'keys reserved before the update still count');
+			const after = await sendEvent(webhookUrl, { id: 'evt_C', type: 'payment_intent.succeeded' });
+			assert.deepEqual(
+				[after.status, after.json?.status, after.json?.key],
+				[200, 'processed', 'evt:evt_C'],
+			);
+			const again = await sendEvent(webhookUrl, { id: 'evt_A', type: 'payment_intent.succeeded' });
+			assert.deepEqual(
+				[again.status, again.json?.status],
+				[200, 'duplicate'],
+				'keys reserved before the update still count',
+			);
 
-		await card.getByTestId('action-toggle').click();
-		await page.getByTestId('action-uninstall').click();
-		await confirm.getByRole('button', { name: /confirm uninstall/i }).click();
-		await card.waitFor({ state: 'detached', timeout: 120_000 });
-		await browser.screenshot('community-nodes-uninstalled');
+			await card.getByTestId('action-toggle').click();
+			await page.getByTestId('action-uninstall').click();
+			await confirm.getByRole('button', { name: /confirm uninstall/i }).click();
+			await card.waitFor({ state: 'detached', timeout: 120_000 });
+			await browser.screenshot('community-nodes-uninstalled');
 
-		assert.equal(stack.n8n.process.exitStatus, undefined, 'the n8n server process is still running');
-		const health = await fetch(`${stack.baseUrl}/healthz/readiness`, { signal: AbortSignal.timeout(10_000) });
-		assert.equal(health.status, 200);
-		// The editor still opens the workflow whose nodes are gone.
-		await page.goto(workflowUrl, { waitUntil: 'domcontentloaded' });
-		await canvasNode(page, 'Webhook').waitFor({ timeout: 60_000 });
-		await browser.screenshot('workflow-after-uninstall');
-	}),
+			assert.equal(
+				stack.n8n.process.exitStatus,
+				undefined,
+				'the n8n server process is still running',
+			);
+			const health = await fetch(`${stack.baseUrl}/healthz/readiness`, {
+				signal: AbortSignal.timeout(10_000),
+			});
+			assert.equal(health.status, 200);
+			// The editor still opens the workflow whose nodes are gone.
+			await page.goto(workflowUrl, { waitUntil: 'domcontentloaded' });
+			await canvasNode(page, 'Webhook').waitFor({ timeout: 60_000 });
+			await browser.screenshot('workflow-after-uninstall');
+		}),
 );

@@ -1,5 +1,10 @@
 // The fast path for plain `$json` path expressions must read exactly what n8n's evaluator reads.
-const { bodyPathOfParameter, jsonPathOf, readJsonPath, NEEDS_EVALUATION } = require('../../dist/nodes/shared/n8n/itemParameter');
+const {
+	bodyPathOfParameter,
+	jsonPathOf,
+	readJsonPath,
+	NEEDS_EVALUATION,
+} = require('../../dist/nodes/shared/n8n/itemParameter');
 
 test.each([
 	['={{ $json.body.id }}', ['body', 'id']],

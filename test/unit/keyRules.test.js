@@ -15,16 +15,23 @@ describe('normalizeId', () => {
 		[BigInt('9007199254740993'), '9007199254740993'],
 	])('%p becomes %p', (value, expected) => expect(normalizeId(value, 'id')).toBe(expected));
 
-	test.each([undefined, null, ''])('%p is absent', (value) => expect(normalizeId(value, 'id')).toBeUndefined());
+	test.each([undefined, null, ''])('%p is absent', (value) =>
+		expect(normalizeId(value, 'id')).toBeUndefined(),
+	);
 
 	test.each([[{}], [[1]], [true], [Number.NaN], [Infinity]])('%p is refused', (value) => {
 		expect(() => normalizeId(value, 'id')).toThrow(KeyError);
 	});
 
 	// Where no raw body can tell which text the sender wrote, only a safe integer has one text.
-	test.each([[-1.5], [0.1], [1e21], [2 ** 53], [-(2 ** 53)], [98765432101234567891], [-0]])('the number %p is refused', (value) => {
-		expect(() => normalizeId(value, 'id')).toThrow(expect.objectContaining({ name: 'KeyError', hint: expect.stringMatching(/Raw Body/) }));
-	});
+	test.each([[-1.5], [0.1], [1e21], [2 ** 53], [-(2 ** 53)], [98765432101234567891], [-0]])(
+		'the number %p is refused',
+		(value) => {
+			expect(() => normalizeId(value, 'id')).toThrow(
+				expect.objectContaining({ name: 'KeyError', hint: expect.stringMatching(/Raw Body/) }),
+			);
+		},
+	);
 });
 
 describe('headers that are not one value', () => {
@@ -42,9 +49,14 @@ describe('headers that are not one value', () => {
 		[42, '42'],
 	])('%j → %j', (value, expected) => expect(headerIdText(value, 'X-Id')).toBe(expected));
 
-	test.each([['a, b'], [['a', 'b']], [['a', 'b, a']], ['a,b,c']])('%j (two different ids) is an item error', (value) => {
-		expect(() => headerIdText(value, 'X-Id')).toThrow(/X-Id header has \d different values .*sent more than once/);
-	});
+	test.each([['a, b'], [['a', 'b']], [['a', 'b, a']], ['a,b,c']])(
+		'%j (two different ids) is an item error',
+		(value) => {
+			expect(() => headerIdText(value, 'X-Id')).toThrow(
+				/X-Id header has \d different values .*sent more than once/,
+			);
+		},
+	);
 
 	test('a header that is an object is refused, not stringified', () => {
 		expect(() => headerIdText({ a: 1 }, 'X-Id')).toThrow(/an object/);
@@ -61,8 +73,10 @@ describe('namespace', () => {
 		['EVT', 'EVT'],
 	])('%j → %j', (value, expected) => expect(namespaceText(value)).toBe(expected));
 
-	test.each([['a:b'], [':'], ['evt'], ['sha256'], [{}], [['a']], [1.5]])('%j is refused', (value) => {
-		expect(() => namespaceText(value)).toThrow(KeyError);
-	});
+	test.each([['a:b'], [':'], ['evt'], ['sha256'], [{}], [['a']], [1.5]])(
+		'%j is refused',
+		(value) => {
+			expect(() => namespaceText(value)).toThrow(KeyError);
+		},
+	);
 });
-

@@ -1,7 +1,15 @@
 // Key derivation is pure: the same functions will run in the browser planner.
 const { KeyError } = require('../../dist/nodes/shared/keys/KeyError');
-const { composeKey, bodyBytesWithoutRawBody, MAX_KEY_BYTES } = require('../../dist/nodes/shared/keys/composeKey');
-const { readHeader, resolveKeyIdentity, settleNumericId } = require('../../dist/nodes/shared/keys/keySources');
+const {
+	composeKey,
+	bodyBytesWithoutRawBody,
+	MAX_KEY_BYTES,
+} = require('../../dist/nodes/shared/keys/composeKey');
+const {
+	readHeader,
+	resolveKeyIdentity,
+	settleNumericId,
+} = require('../../dist/nodes/shared/keys/keySources');
 const { KEY_SOURCES } = require('../../dist/nodes/shared/keys/keySourceTable');
 
 describe('resolveKeyIdentity', () => {
@@ -22,19 +30,35 @@ describe('resolveKeyIdentity', () => {
 	test('Shopify: the event id, else the webhook id; an empty event id counts as none', () => {
 		const headers = { 'x-shopify-event-id': 'ev-1', 'x-shopify-webhook-id': 'wh-1' };
 		expect(resolveKeyIdentity('shopify', { headers })).toEqual({ kind: 'eventId', id: 'ev-1' });
-		expect(resolveKeyIdentity('shopify', { headers: { ...headers, 'x-shopify-event-id': ' ' } })).toEqual({ kind: 'eventId', id: 'wh-1' });
-		expect(resolveKeyIdentity('shopify', { headers: { 'x-shopify-webhook-id': 'wh-1' } })).toEqual({ kind: 'eventId', id: 'wh-1' });
+		expect(
+			resolveKeyIdentity('shopify', { headers: { ...headers, 'x-shopify-event-id': ' ' } }),
+		).toEqual({ kind: 'eventId', id: 'wh-1' });
+		expect(resolveKeyIdentity('shopify', { headers: { 'x-shopify-webhook-id': 'wh-1' } })).toEqual({
+			kind: 'eventId',
+			id: 'wh-1',
+		});
 		// Two event ids is an error, not a reason to use the other header.
-		expect(() => resolveKeyIdentity('shopify', { headers: { ...headers, 'x-shopify-event-id': 'ev-1, ev-2' } })).toThrow(KeyError);
+		expect(() =>
+			resolveKeyIdentity('shopify', {
+				headers: { ...headers, 'x-shopify-event-id': 'ev-1, ev-2' },
+			}),
+		).toThrow(KeyError);
 	});
 
 	test('Standard Webhooks and Svix read only their own header', () => {
-		expect(resolveKeyIdentity('standardWebhooks', { headers: { 'svix-id': 'msg_x' } })).toEqual({ kind: 'bodyHash' });
-		expect(resolveKeyIdentity('svix', { headers: { 'webhook-id': 'msg_x' } })).toEqual({ kind: 'bodyHash' });
+		expect(resolveKeyIdentity('standardWebhooks', { headers: { 'svix-id': 'msg_x' } })).toEqual({
+			kind: 'bodyHash',
+		});
+		expect(resolveKeyIdentity('svix', { headers: { 'webhook-id': 'msg_x' } })).toEqual({
+			kind: 'bodyHash',
+		});
 	});
 
 	test('the default source uses the evaluated parameter, else the body hash', () => {
-		expect(resolveKeyIdentity('eventIdOrBodyHash', item, 'evt_x')).toEqual({ kind: 'eventId', id: 'evt_x' });
+		expect(resolveKeyIdentity('eventIdOrBodyHash', item, 'evt_x')).toEqual({
+			kind: 'eventId',
+			id: 'evt_x',
+		});
 		expect(resolveKeyIdentity('eventIdOrBodyHash', item, undefined)).toEqual({ kind: 'bodyHash' });
 	});
 
@@ -58,12 +82,19 @@ describe('resolveKeyIdentity', () => {
 	});
 });
 
-describe('numeric ids: the raw body\'s exact text', () => {
+describe("numeric ids: the raw body's exact text", () => {
 	const raw = (text) => Buffer.from(text);
-	const pending = (value, bodyPath = ['id']) => resolveKeyIdentity('eventIdOrBodyHash', {}, value, bodyPath);
+	const pending = (value, bodyPath = ['id']) =>
+		resolveKeyIdentity('eventIdOrBodyHash', {}, value, bodyPath);
 
 	test('a number from a body path waits for the raw body', () => {
-		expect(pending(12345)).toEqual({ kind: 'number', value: 12345, as: 'eventId', what: 'event id', bodyPath: ['id'] });
+		expect(pending(12345)).toEqual({
+			kind: 'number',
+			value: 12345,
+			as: 'eventId',
+			what: 'event id',
+			bodyPath: ['id'],
+		});
 	});
 
 	test.each([
@@ -81,15 +112,31 @@ describe('numeric ids: the raw body\'s exact text', () => {
 
 	test('a safe integer keeps its key without a raw body, or when the raw body does not have it', () => {
 		expect(settleNumericId(pending(12345), undefined)).toEqual({ kind: 'eventId', id: '12345' });
-		expect(settleNumericId(pending(12345), raw('not json'))).toEqual({ kind: 'eventId', id: '12345' });
-		expect(settleNumericId(pending(12345), raw('{"id":"12345"}'))).toEqual({ kind: 'eventId', id: '12345' });
+		expect(settleNumericId(pending(12345), raw('not json'))).toEqual({
+			kind: 'eventId',
+			id: '12345',
+		});
+		expect(settleNumericId(pending(12345), raw('{"id":"12345"}'))).toEqual({
+			kind: 'eventId',
+			id: '12345',
+		});
 	});
 
 	test.each([
 		['no raw body', undefined, /no raw body/, /Raw Body/],
 		['a raw body that is not JSON', raw('id=1'), /not JSON/, /as the Webhook node received it/],
-		['a raw body without that number', raw('{"other":1}'), /no number at id/, /as the Webhook node received it/],
-		['a raw body with another number there', raw('{"id":98765432101234000000}'), /has 98765432101234000000 at id, not this number/, /received/],
+		[
+			'a raw body without that number',
+			raw('{"other":1}'),
+			/no number at id/,
+			/as the Webhook node received it/,
+		],
+		[
+			'a raw body with another number there',
+			raw('{"id":98765432101234000000}'),
+			/has 98765432101234000000 at id, not this number/,
+			/received/,
+		],
 	])('a large number with %s is an item error', (_label, rawBody, message, hint) => {
 		const error = (() => {
 			try {
@@ -104,7 +151,9 @@ describe('numeric ids: the raw body\'s exact text', () => {
 	});
 
 	test('a large number from an expression that is not a plain body path is refused at once', () => {
-		expect(() => resolveKeyIdentity('eventIdOrBodyHash', {}, 98765432101234567891, undefined)).toThrow(/plain \{\{ \$json\.body/);
+		expect(() =>
+			resolveKeyIdentity('eventIdOrBodyHash', {}, 98765432101234567891, undefined),
+		).toThrow(/plain \{\{ \$json\.body/);
 		expect(() => resolveKeyIdentity('custom', {}, 0.5, undefined)).toThrow(KeyError);
 		// A safe integer from such an expression needs no raw body.
 		expect(resolveKeyIdentity('custom', {}, 77, undefined)).toEqual({ kind: 'custom', key: '77' });
@@ -113,47 +162,81 @@ describe('numeric ids: the raw body\'s exact text', () => {
 	test('presets read numbers from their own body path', () => {
 		const slack = resolveKeyIdentity('slack', { body: { event_id: 1e21 } });
 		expect(slack).toMatchObject({ kind: 'number', bodyPath: ['event_id'] });
-		expect(settleNumericId(slack, raw('{"event_id":1E+21}'))).toEqual({ kind: 'eventId', id: '1E+21' });
+		expect(settleNumericId(slack, raw('{"event_id":1E+21}'))).toEqual({
+			kind: 'eventId',
+			id: '1E+21',
+		});
 		const custom = resolveKeyIdentity('custom', {}, 2 ** 60, ['order', 'n']);
-		expect(settleNumericId(custom, raw('{"order":{"n":1152921504606846976}}'))).toEqual({ kind: 'custom', key: '1152921504606846976' });
+		expect(settleNumericId(custom, raw('{"order":{"n":1152921504606846976}}'))).toEqual({
+			kind: 'custom',
+			key: '1152921504606846976',
+		});
 	});
 });
 
 describe('the key source table', () => {
 	test('every value the node stored before is still there, with the presets of issue 10', () => {
 		expect(KEY_SOURCES.map((source) => source.value).sort()).toEqual(
-			['bodyHash', 'custom', 'eventIdOrBodyHash', 'github', 'shopify', 'slack', 'standardWebhooks', 'stripe', 'svix'].sort(),
+			[
+				'bodyHash',
+				'custom',
+				'eventIdOrBodyHash',
+				'github',
+				'shopify',
+				'slack',
+				'standardWebhooks',
+				'stripe',
+				'svix',
+			].sort(),
 		);
 	});
 
-	test('the node\'s Key Source options and subtitle are made from it', () => {
-		const { IdempotencyReserve } = require('../../dist/nodes/IdempotencyReserve/IdempotencyReserve.node');
+	test("the node's Key Source options and subtitle are made from it", () => {
+		const {
+			IdempotencyReserve,
+		} = require('../../dist/nodes/IdempotencyReserve/IdempotencyReserve.node');
 		const { description } = new IdempotencyReserve();
-		const options = description.properties.find((property) => property.name === 'keySource').options;
-		expect(options.map(({ name, value, description: text }) => ({ name, value, description: text }))).toEqual(
-			[...KEY_SOURCES].sort((a, b) => a.name.localeCompare(b.name)).map(({ name, value, description: text }) => ({ name, value, description: text })),
+		const options = description.properties.find(
+			(property) => property.name === 'keySource',
+		).options;
+		expect(
+			options.map(({ name, value, description: text }) => ({ name, value, description: text })),
+		).toEqual(
+			[...KEY_SOURCES]
+				.sort((a, b) => a.name.localeCompare(b.name))
+				.map(({ name, value, description: text }) => ({ name, value, description: text })),
 		);
-		const map = JSON.parse(/^=\{\{ (\{.*\})\[\$parameter\["keySource"\]\] \}\}$/.exec(description.subtitle)[1]);
-		expect(map).toEqual(Object.fromEntries(KEY_SOURCES.map(({ value, subtitle }) => [value, subtitle])));
+		const map = JSON.parse(
+			/^=\{\{ (\{.*\})\[\$parameter\["keySource"\]\] \}\}$/.exec(description.subtitle)[1],
+		);
+		expect(map).toEqual(
+			Object.fromEntries(KEY_SOURCES.map(({ value, subtitle }) => [value, subtitle])),
+		);
 		expect(map.standardWebhooks).toBe('Standard Webhooks');
 		expect(map.svix).toBe('Svix');
 	});
 
-	test('the README\'s Keys table lists every source with its stored value and where it reads the id', () => {
-		const readme = require('node:fs').readFileSync(require('node:path').join(__dirname, '../../README.md'), 'utf8');
+	test("the README's Keys table lists every source with its stored value and where it reads the id", () => {
+		const readme = require('node:fs').readFileSync(
+			require('node:path').join(__dirname, '../../README.md'),
+			'utf8',
+		);
 		const keys = readme.slice(readme.indexOf('## Keys'), readme.indexOf('### Numbers'));
 		for (const { name, value, location } of KEY_SOURCES) {
 			const row = keys.split('\n').find((line) => line.startsWith(`| ${name} (\`${value}\``));
 			expect({ value, row }).toEqual({ value, row: expect.any(String) });
-			if (location.kind === 'headers') for (const header of location.names) expect(row).toContain(`\`${header}\``);
+			if (location.kind === 'headers')
+				for (const header of location.names) expect(row).toContain(`\`${header}\``);
 			if (location.kind === 'body') expect(row).toContain(`\`body.${location.path.join('.')}\``);
 		}
 	});
 
 	test('each preset names where it reads the id in its description', () => {
 		for (const { location, description } of KEY_SOURCES) {
-			if (location.kind === 'headers') for (const name of location.names) expect(description).toContain(name);
-			if (location.kind === 'body') expect(description).toContain(`body.${location.path.join('.')}`);
+			if (location.kind === 'headers')
+				for (const name of location.names) expect(description).toContain(name);
+			if (location.kind === 'body')
+				expect(description).toContain(`body.${location.path.join('.')}`);
 		}
 	});
 });

@@ -2,7 +2,12 @@
 // as the sender wrote it, and refuse what JSON.parse refuses. JSON.parse is the oracle throughout.
 const fc = require('fast-check');
 
-const { decodeRawBody, lookUpRawJson, RawJsonError, rawJsonValueAt } = require('../../dist/nodes/shared/keys/rawJson');
+const {
+	decodeRawBody,
+	lookUpRawJson,
+	RawJsonError,
+	rawJsonValueAt,
+} = require('../../dist/nodes/shared/keys/rawJson');
 
 /** What JSON.parse (after n8n's one-BOM strip) has at `path`, in rawJsonValueAt's terms, or undefined. */
 function oracle(text, path) {
@@ -53,14 +58,23 @@ describe('exact number text', () => {
 describe('paths follow JSON.parse', () => {
 	test('the last of duplicate member names wins, at every level', () => {
 		expect(rawJsonValueAt('{"id":1,"id":2}', ['id'])).toEqual({ kind: 'number', text: '2' });
-		expect(rawJsonValueAt('{"id":1,"x":{"id":3},"id":"two"}', ['id'])).toEqual({ kind: 'string', value: 'two' });
+		expect(rawJsonValueAt('{"id":1,"x":{"id":3},"id":"two"}', ['id'])).toEqual({
+			kind: 'string',
+			value: 'two',
+		});
 		// The first "a" has the id; JSON.parse keeps the second, which has none.
 		expect(rawJsonValueAt('{"a":{"id":1},"a":{"x":2}}', ['a', 'id'])).toBeUndefined();
-		expect(rawJsonValueAt('{"a":{"x":2},"a":{"id":9}}', ['a', 'id'])).toEqual({ kind: 'number', text: '9' });
+		expect(rawJsonValueAt('{"a":{"x":2},"a":{"id":9}}', ['a', 'id'])).toEqual({
+			kind: 'number',
+			text: '9',
+		});
 	});
 
 	test('member names are compared unescaped', () => {
-		expect(rawJsonValueAt('{"\\u0069d": 7, "i\\"d": 8, "\\/": 9}', ['id'])).toEqual({ kind: 'number', text: '7' });
+		expect(rawJsonValueAt('{"\\u0069d": 7, "i\\"d": 8, "\\/": 9}', ['id'])).toEqual({
+			kind: 'number',
+			text: '7',
+		});
 		expect(rawJsonValueAt('{"i\\"d": 8}', ['i"d'])).toEqual({ kind: 'number', text: '8' });
 		expect(rawJsonValueAt('{"\\ud83c\\udf89": 1}', ['🎉'])).toEqual({ kind: 'number', text: '1' });
 		expect(rawJsonValueAt('{"é": 1}', ['é'])).toEqual({ kind: 'number', text: '1' });
@@ -138,7 +152,8 @@ describe('properties against JSON.parse', () => {
 		fc.assert(
 			fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 3 }), (value, indent) => {
 				const text = JSON.stringify(value, null, indent);
-				for (const path of pathsOf(JSON.parse(text))) expect(scanned(text, path)).toEqual(oracle(text, path));
+				for (const path of pathsOf(JSON.parse(text)))
+					expect(scanned(text, path)).toEqual(oracle(text, path));
 			}),
 			{ numRuns: 300 },
 		);
@@ -155,19 +170,37 @@ describe('properties against JSON.parse', () => {
 		.map((parts) => parts.join(''));
 	const space = fc.stringMatching(/^[ \t\r\n]{0,3}$/);
 	const name = fc.constantFrom('id', 'event_id', 'a', 'é', '');
-	const escapeName = (text) => [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
-	const leaf = fc.oneof(numberText, fc.constantFrom('true', 'null', '"x"', '"\\"}"', '[]', '{}', '[1,{"id":2}]'));
-	const member = fc.record({ name, escaped: fc.boolean(), value: leaf, before: space, after: space });
+	const escapeName = (text) =>
+		[...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+	const leaf = fc.oneof(
+		numberText,
+		fc.constantFrom('true', 'null', '"x"', '"\\"}"', '[]', '{}', '[1,{"id":2}]'),
+	);
+	const member = fc.record({
+		name,
+		escaped: fc.boolean(),
+		value: leaf,
+		before: space,
+		after: space,
+	});
 	const objectText = fc
 		.array(member, { maxLength: 6 })
-		.map((members) => `{${members.map((m) => `${m.before}"${m.escaped ? escapeName(m.name) : m.name}"${m.after}:${m.after}${m.value}${m.before}`).join(',')}}`);
+		.map(
+			(members) =>
+				`{${members.map((m) => `${m.before}"${m.escaped ? escapeName(m.name) : m.name}"${m.after}:${m.after}${m.value}${m.before}`).join(',')}}`,
+		);
 
 	test('hand-written objects: duplicates, escapes, spaces and number forms read as JSON.parse reads them', () => {
 		fc.assert(
-			fc.property(objectText, fc.constantFrom(['id'], ['a'], ['é'], [''], ['event_id']), fc.boolean(), (text, path, bom) => {
-				const source = bom ? `\ufeff${text}` : text;
-				expect(scanned(source, path)).toEqual(oracle(source, path));
-			}),
+			fc.property(
+				objectText,
+				fc.constantFrom(['id'], ['a'], ['é'], [''], ['event_id']),
+				fc.boolean(),
+				(text, path, bom) => {
+					const source = bom ? `\ufeff${text}` : text;
+					expect(scanned(source, path)).toEqual(oracle(source, path));
+				},
+			),
 			{ numRuns: 1000 },
 		);
 	});
@@ -175,18 +208,27 @@ describe('properties against JSON.parse', () => {
 	test('a number token is returned exactly as written', () => {
 		fc.assert(
 			fc.property(numberText, space, (text, pad) => {
-				expect(rawJsonValueAt(`{"id":${pad}${text}${pad}}`, ['id'])).toEqual({ kind: 'number', text });
+				expect(rawJsonValueAt(`{"id":${pad}${text}${pad}}`, ['id'])).toEqual({
+					kind: 'number',
+					text,
+				});
 			}),
 		);
 	});
 
 	test('valid exactly when JSON.parse accepts, for text near JSON', () => {
 		const nearJson = fc
-			.tuple(fc.jsonValue().map((v) => JSON.stringify(v)), fc.nat(), fc.constantFrom('', ',', '}', ']', '"', '\\', '0', '-', ' ', '\u0001', '\u001f', 'e'))
+			.tuple(
+				fc.jsonValue().map((v) => JSON.stringify(v)),
+				fc.nat(),
+				fc.constantFrom('', ',', '}', ']', '"', '\\', '0', '-', ' ', '\u0001', '\u001f', 'e'),
+			)
 			.map(([text, at, insert]) => {
 				const i = text.length === 0 ? 0 : at % (text.length + 1);
 				// Either insert a character or cut one out, so most cases are one edit away from valid JSON.
-				return at % 2 === 0 ? text.slice(0, i) + insert + text.slice(i) : text.slice(0, i) + text.slice(i + 1);
+				return at % 2 === 0
+					? text.slice(0, i) + insert + text.slice(i)
+					: text.slice(0, i) + text.slice(i + 1);
 			});
 		fc.assert(
 			fc.property(fc.oneof(nearJson, fc.string()), (text) => {

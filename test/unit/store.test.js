@@ -1,5 +1,9 @@
 // Identifier checks and the SQL text: names are validated and quoted, values never spliced in.
-const { firstSeenIndexName, tableRef, IdentifierError } = require('../../dist/nodes/shared/store/identifiers');
+const {
+	firstSeenIndexName,
+	tableRef,
+	IdentifierError,
+} = require('../../dist/nodes/shared/store/identifiers');
 const sql = require('../../dist/nodes/shared/store/sql');
 
 test('plain identifiers are quoted', () => {
@@ -19,8 +23,21 @@ test('63 bytes is the longest name, and its index name still fits', () => {
 
 test('every statement takes values as bind parameters only', () => {
 	const ref = tableRef('public', 'processed_events');
-	const statements = [sql.reserveSql(ref), sql.reserveWithFirstSeenSql(ref), sql.releaseSql(ref), sql.purgeBatchSql(ref), sql.purgeCutoffSql()];
-	const writes = [sql.reserveSql(ref), sql.reserveWithFirstSeenSql(ref), sql.reserveLeaseSql(ref), sql.releaseSql(ref), sql.releaseOwnedSql(ref), sql.completeSql(ref)];
+	const statements = [
+		sql.reserveSql(ref),
+		sql.reserveWithFirstSeenSql(ref),
+		sql.releaseSql(ref),
+		sql.purgeBatchSql(ref),
+		sql.purgeCutoffSql(),
+	];
+	const writes = [
+		sql.reserveSql(ref),
+		sql.reserveWithFirstSeenSql(ref),
+		sql.reserveLeaseSql(ref),
+		sql.releaseSql(ref),
+		sql.releaseOwnedSql(ref),
+		sql.completeSql(ref),
+	];
 	// Every statement that can wait for a key row bounds that wait, before its first row.
 	for (const text of writes) expect(text).toContain(sql.LOCK_BOUND_CTE);
 	for (const text of statements) {

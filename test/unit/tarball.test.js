@@ -9,7 +9,10 @@ const pkg = require('../../package.json');
 const root = path.join(__dirname, '..', '..');
 
 function packedFiles() {
-	const npm = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
+	const npm = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+		cwd: root,
+		encoding: 'utf8',
+	});
 	if (npm.status !== 0) throw new Error(`npm pack failed: ${npm.stderr}`);
 	const [tarball] = JSON.parse(npm.stdout);
 	return tarball.files.map((file) => file.path).sort();
@@ -36,7 +39,13 @@ test('the tarball holds only files of the allowed kinds', () => {
 });
 
 test('no source maps, declarations, build info, a second package.json, tests or sources', () => {
-	expect(files.filter((file) => /\.(map|d\.ts|ts|tsbuildinfo)$|^dist\/package\.json$|^(test|scripts|bench|nodes|credentials)\//.test(file))).toEqual([]);
+	expect(
+		files.filter((file) =>
+			/\.(map|d\.ts|ts|tsbuildinfo)$|^dist\/package\.json$|^(test|scripts|bench|nodes|credentials)\//.test(
+				file,
+			),
+		),
+	).toEqual([]);
 });
 
 test('every node and credential that package.json lists is in it, with its codex and icons', () => {
@@ -51,28 +60,43 @@ test('every node and credential that package.json lists is in it, with its codex
 		const instance = new exported();
 		const icon = instance.description?.icon ?? instance.icon;
 		for (const variant of [icon.light, icon.dark]) {
-			expect(packed).toContain(path.posix.join(path.posix.dirname(file), variant.replace(/^file:/, '')));
+			expect(packed).toContain(
+				path.posix.join(path.posix.dirname(file), variant.replace(/^file:/, '')),
+			);
 		}
 	}
 });
 
 test('every template in workflows/ is in it, and the README and the licence', () => {
-	for (const template of readdirSync(path.join(root, 'workflows')).filter((name) => name.endsWith('.json'))) {
+	for (const template of readdirSync(path.join(root, 'workflows')).filter((name) =>
+		name.endsWith('.json'),
+	)) {
 		expect(packed).toContain(`workflows/${template}`);
 	}
-	for (const file of ['README.md', 'LICENSE', 'package.json', 'index.js', 'dist/nodes/shared/transport/pg.js', 'dist/planner/index.html']) {
+	for (const file of [
+		'README.md',
+		'LICENSE',
+		'package.json',
+		'index.js',
+		'dist/nodes/shared/transport/pg.js',
+		'dist/planner/index.html',
+	]) {
 		expect(packed).toContain(file);
 	}
 });
 
 /** `npm publish --dry-run` with prepublishOnly run (the repo's .npmrc ignores scripts otherwise). */
 function publishDryRun(env) {
-	return spawnSync('npm', ['publish', '--dry-run', '--ignore-scripts=false', '--provenance=false'], {
-		cwd: root,
-		encoding: 'utf8',
-		env,
-		timeout: 120_000,
-	});
+	return spawnSync(
+		'npm',
+		['publish', '--dry-run', '--ignore-scripts=false', '--provenance=false'],
+		{
+			cwd: root,
+			encoding: 'utf8',
+			env,
+			timeout: 120_000,
+		},
+	);
 }
 
 test('npm publish is stopped by n8n-node prerelease unless it comes through npm run release (RELEASE_MODE)', () => {
@@ -80,7 +104,9 @@ test('npm publish is stopped by n8n-node prerelease unless it comes through npm 
 	delete env.RELEASE_MODE;
 	const plain = publishDryRun(env);
 	expect(plain.status).not.toBe(0);
-	expect(`${plain.stdout}${plain.stderr}`).toContain('Run `npm run release` to publish the package');
+	expect(`${plain.stdout}${plain.stderr}`).toContain(
+		'Run `npm run release` to publish the package',
+	);
 
 	const release = publishDryRun({ ...env, RELEASE_MODE: 'true' });
 	expect(`${release.stdout}${release.stderr}`).toContain('n8n-node prerelease');

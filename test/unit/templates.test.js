@@ -9,7 +9,9 @@ const templates = readdirSync(WORKFLOWS)
 	.map((file) => [file, JSON.parse(readFileSync(path.join(WORKFLOWS, file), 'utf8'))]);
 
 test('there are templates to check', () => {
-	expect(templates.map(([file]) => file)).toEqual(expect.arrayContaining(['idempotent-webhook.json', 'purge-keys.json']));
+	expect(templates.map(([file]) => file)).toEqual(
+		expect.arrayContaining(['idempotent-webhook.json', 'purge-keys.json']),
+	);
 });
 
 describe.each(templates)('%s', (_file, workflow) => {
@@ -30,7 +32,8 @@ describe.each(templates)('%s', (_file, workflow) => {
 
 	test('credentials are referenced by name only', () => {
 		for (const node of workflow.nodes) {
-			for (const credential of Object.values(node.credentials ?? {})) expect(Object.keys(credential)).toEqual(['name']);
+			for (const credential of Object.values(node.credentials ?? {}))
+				expect(Object.keys(credential)).toEqual(['name']);
 		}
 	});
 });
@@ -38,8 +41,11 @@ describe.each(templates)('%s', (_file, workflow) => {
 test('every path of the webhook template ends in a Respond node (else n8n answers 200 with an empty body)', () => {
 	const workflow = templates.find(([file]) => file === 'idempotent-webhook.json')[1];
 	const leaves = workflow.nodes.filter(
-		(node) => node.type !== 'n8n-nodes-base.stickyNote' && !(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
+		(node) =>
+			node.type !== 'n8n-nodes-base.stickyNote' &&
+			!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
 	);
 	expect(leaves.length).toBeGreaterThanOrEqual(5);
-	for (const leaf of leaves) expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
+	for (const leaf of leaves)
+		expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
 });

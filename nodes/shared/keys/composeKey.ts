@@ -18,12 +18,17 @@ export function utf8ByteLength(text: string): number {
  * `bodySha256Hex` is only read for the body-hash identity; hashing is left to the caller so this
  * stays synchronous and runs unchanged in a browser.
  */
-export function composeKey(identity: KeyIdentity, namespace: string, bodySha256Hex?: string): string {
+export function composeKey(
+	identity: KeyIdentity,
+	namespace: string,
+	bodySha256Hex?: string,
+): string {
 	let core: string;
 	if (identity.kind === 'eventId') core = EVENT_ID_PREFIX + identity.id;
 	else if (identity.kind === 'custom') core = identity.key;
 	else {
-		if (bodySha256Hex === undefined) throw new KeyError('The body hash is missing', 'This is a bug: please report it.');
+		if (bodySha256Hex === undefined)
+			throw new KeyError('The body hash is missing', 'This is a bug: please report it.');
 		core = BODY_HASH_PREFIX + bodySha256Hex;
 	}
 	// Checked here too, so no caller can build a key whose namespace could be read two ways (namespace.ts).
@@ -41,7 +46,10 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 export function assertStorableKey(key: string): void {
 	if (key.includes('\u0000')) {
-		throw new KeyError('The key contains a NUL character, which PostgreSQL text cannot store', 'Remove NUL characters from the id, namespace or custom key.');
+		throw new KeyError(
+			'The key contains a NUL character, which PostgreSQL text cannot store',
+			'Remove NUL characters from the id, namespace or custom key.',
+		);
 	}
 	if (LONE_SURROGATE.test(key)) {
 		throw new KeyError(

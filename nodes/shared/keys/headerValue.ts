@@ -33,7 +33,13 @@ function headerParts(value: unknown, what: string): string[] {
 /** The one id a header carries, undefined when it has none; an item error when it carries several. */
 export function headerIdText(value: unknown, displayName: string): string | undefined {
 	const what = `${displayName} header`;
-	const ids = [...new Set(headerParts(value, what).map((part) => part.trim()).filter((part) => part !== ''))];
+	const ids = [
+		...new Set(
+			headerParts(value, what)
+				.map((part) => part.trim())
+				.filter((part) => part !== ''),
+		),
+	];
 	if (ids.length <= 1) return ids[0];
 	throw new KeyError(
 		`The ${what} has ${ids.length} different values (${ids.map((id) => JSON.stringify(id)).join(', ')}): it was sent more than once, and the key must be one event's id`,

@@ -15,9 +15,12 @@ import { decodeRawBody, lookUpRawJson } from './rawJson';
  * Anything else (beyond 2^53, a fraction, -0) without its raw text is an item error: never a guess.
  */
 
-const TURN_ON_RAW_BODY = 'Turn on "Raw Body" in the Webhook node options so the exact digits are read from the request, or key on a text field.';
-const KEEP_BODY_AS_RECEIVED = 'Key on the body as the Webhook node received it (its Raw Body must match $json.body), or key on a text field.';
-const USE_PLAIN_PATH = 'Point the key at the field with a plain path such as {{ $json.body.id }} (Raw Body on) so its exact digits are read from the request, or key on a text field.';
+const TURN_ON_RAW_BODY =
+	'Turn on "Raw Body" in the Webhook node options so the exact digits are read from the request, or key on a text field.';
+const KEEP_BODY_AS_RECEIVED =
+	'Key on the body as the Webhook node received it (its Raw Body must match $json.body), or key on a text field.';
+const USE_PLAIN_PATH =
+	'Point the key at the field with a plain path such as {{ $json.body.id }} (Raw Body on) so its exact digits are read from the request, or key on a text field.';
 
 /** An id as read from the item: undefined when absent, its text, or a JSON number still to be written as text. */
 export type IdValue = string | number | undefined;
@@ -43,7 +46,10 @@ export function idValue(value: unknown, what: string): IdValue {
 	if (typeof value === 'string') return value;
 	if (typeof value === 'number') {
 		if (!Number.isFinite(value)) {
-			throw new KeyError(`The ${what} is ${String(value)}, which cannot identify an event`, 'Use a finite number or a text id.');
+			throw new KeyError(
+				`The ${what} is ${String(value)}, which cannot identify an event`,
+				'Use a finite number or a text id.',
+			);
 		}
 		return value;
 	}
@@ -55,7 +61,12 @@ export function idValue(value: unknown, what: string): IdValue {
 	);
 }
 
-function unfaithfulNumber(value: number, what: string, why: string, hint = TURN_ON_RAW_BODY): KeyError {
+function unfaithfulNumber(
+	value: number,
+	what: string,
+	why: string,
+	hint = TURN_ON_RAW_BODY,
+): KeyError {
 	return new KeyError(
 		`The ${what} is the number ${String(value)} as n8n parsed it, which may not be the number the sender wrote (${why}), so it cannot be used as a key`,
 		hint,
@@ -63,7 +74,8 @@ function unfaithfulNumber(value: number, what: string, why: string, hint = TURN_
 }
 
 function numberProblem(value: number): string {
-	if (!Number.isInteger(value)) return 'a number with a fraction or exponent can be written several ways';
+	if (!Number.isInteger(value))
+		return 'a number with a fraction or exponent can be written several ways';
 	if (Object.is(value, -0)) return '-0 and 0 are one number';
 	return 'integers beyond 2^53 lose digits when parsed';
 }
@@ -89,14 +101,21 @@ function pathText(path: readonly string[]): string {
 }
 
 /** The sender's text of the number at `bodyPath`, or a sentence saying why it cannot be had. */
-function rawNumberText(value: number, bodyPath: readonly string[], rawBody: Uint8Array): { text: string } | { problem: string } {
+function rawNumberText(
+	value: number,
+	bodyPath: readonly string[],
+	rawBody: Uint8Array,
+): { text: string } | { problem: string } {
 	const lookup = lookUpRawJson(decodeRawBody(rawBody), bodyPath);
 	if ('invalid' in lookup) return { problem: `the raw body is not JSON (${lookup.invalid})` };
 	const found = 'found' in lookup ? lookup.found : undefined;
-	if (found?.kind !== 'number') return { problem: `the raw body has no number at ${pathText(bodyPath)}` };
+	if (found?.kind !== 'number')
+		return { problem: `the raw body has no number at ${pathText(bodyPath)}` };
 	// The item's value must be what n8n parsed from that text; otherwise the body was changed after the Webhook node.
 	if (Number(found.text) !== value) {
-		return { problem: `the raw body has ${found.text} at ${pathText(bodyPath)}, not this number (was the body changed after the Webhook node?)` };
+		return {
+			problem: `the raw body has ${found.text} at ${pathText(bodyPath)}, not this number (was the body changed after the Webhook node?)`,
+		};
 	}
 	return { text: found.text };
 }
@@ -106,7 +125,8 @@ export function numberIdText(value: number, what: string, origin: NumberOrigin):
 	let problem: string;
 	let hint = TURN_ON_RAW_BODY;
 	if (origin.bodyPath === undefined) {
-		problem = 'its text cannot be looked up in the raw body, because the id does not come from a plain {{ $json.body… }} path';
+		problem =
+			'its text cannot be looked up in the raw body, because the id does not come from a plain {{ $json.body… }} path';
 		hint = USE_PLAIN_PATH;
 	} else if (origin.rawBody === undefined) {
 		problem = 'the item has no raw body to read its exact text from';

@@ -67,7 +67,10 @@ export const KEY_SOURCES: readonly KeySourceDefinition[] = [
 	preset('stripe', 'Stripe', { kind: 'body', path: ['id'] }),
 	preset('github', 'GitHub', { kind: 'headers', names: ['X-GitHub-Delivery'] }),
 	// X-Shopify-Event-Id is one event across subscriptions (Shopify's advice for dropping duplicates); X-Shopify-Webhook-Id is per delivery.
-	preset('shopify', 'Shopify', { kind: 'headers', names: ['X-Shopify-Event-Id', 'X-Shopify-Webhook-Id'] }),
+	preset('shopify', 'Shopify', {
+		kind: 'headers',
+		names: ['X-Shopify-Event-Id', 'X-Shopify-Webhook-Id'],
+	}),
 	preset('standardWebhooks', 'Standard Webhooks', { kind: 'headers', names: ['webhook-id'] }),
 	preset('svix', 'Svix', { kind: 'headers', names: ['svix-id'] }),
 	preset('slack', 'Slack', { kind: 'body', path: ['event_id'] }),

@@ -53,18 +53,33 @@ function numericResolution(numeric: NumericId): KeyResolution {
 	return numeric.bodyPath === undefined ? settleNumericId(numeric, undefined) : numeric;
 }
 
-function identityFromId(id: IdValue, what: string, bodyPath: readonly string[] | undefined): KeyResolution {
+function identityFromId(
+	id: IdValue,
+	what: string,
+	bodyPath: readonly string[] | undefined,
+): KeyResolution {
 	if (id === undefined) return { kind: 'bodyHash' };
-	if (typeof id === 'number') return numericResolution({ kind: 'number', value: id, as: 'eventId', what, bodyPath });
+	if (typeof id === 'number')
+		return numericResolution({ kind: 'number', value: id, as: 'eventId', what, bodyPath });
 	return { kind: 'eventId', id };
 }
 
 function customIdentity(value: unknown, bodyPath: readonly string[] | undefined): KeyResolution {
 	const key = idValue(value, 'custom key');
 	if (key === undefined) {
-		throw new KeyError('The custom key is empty', 'Make the Custom Key expression return a non-empty text or number for every item.');
+		throw new KeyError(
+			'The custom key is empty',
+			'Make the Custom Key expression return a non-empty text or number for every item.',
+		);
 	}
-	if (typeof key === 'number') return numericResolution({ kind: 'number', value: key, as: 'custom', what: 'custom key', bodyPath });
+	if (typeof key === 'number')
+		return numericResolution({
+			kind: 'number',
+			value: key,
+			as: 'custom',
+			what: 'custom key',
+			bodyPath,
+		});
 	return { kind: 'custom', key };
 }
 
@@ -90,7 +105,10 @@ export function resolveKeyIdentity(
 ): KeyResolution {
 	const definition = keySourceDefinition(source);
 	if (definition === undefined) {
-		throw new KeyError(`Unknown key source "${String(source)}"`, 'Pick a key source from the list.');
+		throw new KeyError(
+			`Unknown key source "${String(source)}"`,
+			'Pick a key source from the list.',
+		);
 	}
 	const { location } = definition;
 	switch (location.kind) {
@@ -102,7 +120,11 @@ export function resolveKeyIdentity(
 			return identityFromId(idValue(parameterValue, 'event id'), 'event id', parameterBodyPath);
 		case 'body': {
 			const what = `event id (body.${location.path.join('.')})`;
-			return identityFromId(idValue(readBodyPath(item.body, location.path), what), what, location.path);
+			return identityFromId(
+				idValue(readBodyPath(item.body, location.path), what),
+				what,
+				location.path,
+			);
 		}
 		case 'headers':
 			return identityFromHeaders(item.headers, location.names);

@@ -32,7 +32,7 @@ export function assertNamespace(namespace: string): void {
 	if (RESERVED.includes(namespace)) {
 		throw new KeyError(
 			`The namespace "${namespace}" is reserved: keys without a namespace start with "${namespace}:"`,
-			'Pick another namespace, for example the workflow\'s name.',
+			"Pick another namespace, for example the workflow's name.",
 		);
 	}
 }

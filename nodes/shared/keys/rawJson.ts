@@ -43,7 +43,16 @@ const ZERO = 0x30;
 const NINE = 0x39;
 const BOM = 0xfeff;
 
-const SIMPLE_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const SIMPLE_ESCAPES: Record<string, string> = {
+	'"': '"',
+	'\\': '\\',
+	'/': '/',
+	b: '\b',
+	f: '\f',
+	n: '\n',
+	r: '\r',
+	t: '\t',
+};
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
@@ -221,8 +230,12 @@ function describeValue(text: string, at: number): RawJsonValue {
 	if (c === OPEN_OBJECT) return { kind: 'object' };
 	if (c === OPEN_ARRAY) return { kind: 'array' };
 	if (c === QUOTE) return { kind: 'string', value: scanString(text, at, true).value };
-	if (c === MINUS || isDigit(c)) return { kind: 'number', text: text.slice(at, scanNumber(text, at)) };
-	return { kind: 'literal', text: text.slice(at, scanScalar(text, at)) as 'true' | 'false' | 'null' };
+	if (c === MINUS || isDigit(c))
+		return { kind: 'number', text: text.slice(at, scanNumber(text, at)) };
+	return {
+		kind: 'literal',
+		text: text.slice(at, scanScalar(text, at)) as 'true' | 'false' | 'null',
+	};
 }
 
 /** What a lookup found: the value, nothing at that path, or a document that is not JSON. */

@@ -1,4 +1,8 @@
-import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTestResult } from 'n8n-workflow';
+import type {
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
+	INodeCredentialTestResult,
+} from 'n8n-workflow';
 
 import { clientConfig, type IdempotencyPostgresCredential } from '../transport/connectionOptions';
 import { describeConnectionError } from '../transport/describeConnectionError';

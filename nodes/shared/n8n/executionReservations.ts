@@ -67,7 +67,10 @@ export function recordReservedKeys(context: IExecuteFunctions, keys: readonly st
  * The one key this execution reserved in the node's table, for a Key left empty. Several keys
  * (a batch) need the item's own key, which only the item can tell.
  */
-export function soleReservedKey(context: IExecuteFunctions, action: 'complete' | 'release'): string {
+export function soleReservedKey(
+	context: IExecuteFunctions,
+	action: 'complete' | 'release',
+): string {
 	const { id, label } = scopeOf(context);
 	const reserved = reservationsOf(context).tables[id];
 	if (reserved === undefined) {

@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	NodeApiError,
+	NodeOperationError,
+} from 'n8n-workflow';
 
 import { errorItem } from './itemErrors';
 
@@ -20,6 +25,7 @@ export function failWhole(
 	if (!context.continueOnFail()) throw error;
 	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
 	const itemCount = context.getInputData().length;
-	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) outputs[errorOutput].push(errorItem(itemErrors.get(itemIndex) ?? error, itemIndex));
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++)
+		outputs[errorOutput].push(errorItem(itemErrors.get(itemIndex) ?? error, itemIndex));
 	return outputs;
 }

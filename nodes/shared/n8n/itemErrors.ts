@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	NodeApiError,
+	NodeOperationError,
+} from 'n8n-workflow';
 
 import { inputError } from './nodeErrors';
 
@@ -6,7 +11,10 @@ import { inputError } from './nodeErrors';
  * The item n8n expects for a failed item when the node continues on error. It carries only the
  * error, so with "continue (using error output)" n8n moves it to the error output.
  */
-export function errorItem(error: NodeOperationError | NodeApiError, itemIndex: number): INodeExecutionData {
+export function errorItem(
+	error: NodeOperationError | NodeApiError,
+	itemIndex: number,
+): INodeExecutionData {
 	return {
 		json: { error: error.message, ...(error.description ? { message: error.description } : {}) },
 		pairedItem: { item: itemIndex },

@@ -9,7 +9,9 @@ const PATH_SEGMENT = /\.([A-Za-z_$][\w$]*)|\[\s*(?:"([^"\\]*)"|'([^'\\]*)'|(\d+)
 export function jsonPathOf(expression: string): string[] | undefined {
 	const match = JSON_PATH_EXPRESSION.exec(expression);
 	if (match === null) return undefined;
-	return [...match[1].matchAll(PATH_SEGMENT)].map((segment) => segment[1] ?? segment[2] ?? segment[3] ?? segment[4]);
+	return [...match[1].matchAll(PATH_SEGMENT)].map(
+		(segment) => segment[1] ?? segment[2] ?? segment[3] ?? segment[4],
+	);
 }
 
 /**
@@ -17,7 +19,10 @@ export function jsonPathOf(expression: string): string[] | undefined {
  * `={{ $json.body.data.id }}` (→ ["data", "id"]); undefined for a literal or any other expression.
  * It tells where a numeric id's exact text is in the raw body.
  */
-export function bodyPathOfParameter(context: IExecuteFunctions, name: string): string[] | undefined {
+export function bodyPathOfParameter(
+	context: IExecuteFunctions,
+	name: string,
+): string[] | undefined {
 	const raw = context.getNode().parameters[name];
 	const path = typeof raw === 'string' ? jsonPathOf(raw) : undefined;
 	return path?.[0] === 'body' ? path.slice(1) : undefined;

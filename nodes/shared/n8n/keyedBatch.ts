@@ -52,8 +52,18 @@ export async function runKeyedBatch<Target, Result>(
 	);
 
 	const present = presentKeys(keys);
-	const step = { outputCount: batch.outputCount, action: batch.action, prepare: batch.prepare, itemErrors: failed };
-	const result = await statementStep(context, opened, step, async (store) => await batch.apply(store, present));
+	const step = {
+		outputCount: batch.outputCount,
+		action: batch.action,
+		prepare: batch.prepare,
+		itemErrors: failed,
+	};
+	const result = await statementStep(
+		context,
+		opened,
+		step,
+		async (store) => await batch.apply(store, present),
+	);
 	if (result instanceof FailedStep) return result.outputs;
 
 	const outputs: INodeExecutionData[][] = Array.from({ length: batch.outputCount }, () => []);
@@ -75,7 +85,10 @@ export async function runKeyedBatch<Target, Result>(
 			continue;
 		}
 		const { output, idempotency } = route;
-		const routed: INodeExecutionData = { json: { ...item.json, idempotency }, pairedItem: { item: itemIndex } };
+		const routed: INodeExecutionData = {
+			json: { ...item.json, idempotency },
+			pairedItem: { item: itemIndex },
+		};
 		if (item.binary !== undefined) routed.binary = item.binary;
 		outputs[output].push(routed);
 	}

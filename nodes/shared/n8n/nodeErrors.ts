@@ -14,7 +14,11 @@ interface PostgresError {
 }
 
 /** A bad key, name or parameter: the user's input, reported as NodeOperationError. */
-export function inputError(node: INode, error: KeyError | IdentifierError | Error, itemIndex?: number): NodeOperationError {
+export function inputError(
+	node: INode,
+	error: KeyError | IdentifierError | Error,
+	itemIndex?: number,
+): NodeOperationError {
 	return new NodeOperationError(node, error.message, {
 		itemIndex,
 		description: error instanceof KeyError ? error.hint : undefined,
@@ -31,13 +35,21 @@ export function databaseError(
 ): NodeApiError {
 	const pgError = (error ?? {}) as PostgresError;
 	// SQLSTATEs first: a lock or statement timeout's message mentions "timeout" too.
-	const problem = describeStatementError(error, { ...credential, table, action }) ?? describeConnectionError(error, credential);
-	const message = problem?.message ?? `PostgreSQL could not ${action}: ${pgError.message ?? String(error)}`;
+	const problem =
+		describeStatementError(error, { ...credential, table, action }) ??
+		describeConnectionError(error, credential);
+	const message =
+		problem?.message ?? `PostgreSQL could not ${action}: ${pgError.message ?? String(error)}`;
 	const description =
 		problem?.hint ??
-		[pgError.detail, pgError.hint, pgError.code ? `SQLSTATE ${pgError.code}` : undefined].filter(Boolean).join(' ');
+		[pgError.detail, pgError.hint, pgError.code ? `SQLSTATE ${pgError.code}` : undefined]
+			.filter(Boolean)
+			.join(' ');
 	// Not `code` (nor `errorCode`): NodeApiError would replace our sentence with a generic one for codes like ECONNREFUSED.
-	const response: JsonObject = { message: pgError.message ?? String(error), driverCode: pgError.code ?? null };
+	const response: JsonObject = {
+		message: pgError.message ?? String(error),
+		driverCode: pgError.code ?? null,
+	};
 	return new NodeApiError(node, response, {
 		message,
 		description: description || undefined,

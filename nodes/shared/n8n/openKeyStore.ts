@@ -16,8 +16,13 @@ export interface OpenedStore {
  * returns the store. Names are validated here, before any SQL can run.
  */
 export async function openKeyStore(context: IExecuteFunctions): Promise<OpenedStore> {
-	const credential = (await context.getCredentials(CREDENTIAL_TYPE)) as unknown as IdempotencyPostgresCredential;
-	const ref = tableRef(context.getNodeParameter('schema', 0) as string, context.getNodeParameter('table', 0) as string);
+	const credential = (await context.getCredentials(
+		CREDENTIAL_TYPE,
+	)) as unknown as IdempotencyPostgresCredential;
+	const ref = tableRef(
+		context.getNodeParameter('schema', 0) as string,
+		context.getNodeParameter('table', 0) as string,
+	);
 	// The credential id lets the pool cache notice an edited credential and close the old pool.
 	const credentialId = context.getNode().credentials?.[CREDENTIAL_TYPE]?.id;
 	const entry = poolFor(credential, { credentialId, logger: context.logger });

@@ -5,7 +5,11 @@ import type { INodeProperties } from 'n8n-workflow';
  * means "what this execution reserved": right for one event per execution (a webhook), and free of
  * per-item expressions. A batch sets Key per item.
  */
-export function ownedKeyProperties({ action }: { action: 'complete' | 'release' }): INodeProperties[] {
+export function ownedKeyProperties({
+	action,
+}: {
+	action: 'complete' | 'release';
+}): INodeProperties[] {
 	return [
 		{
 			displayName: 'Key',

@@ -32,13 +32,19 @@ export function ownedKeyReader(
 	return (item, itemIndex) => {
 		const key = normalizeId(readKey(item, itemIndex), `key to ${action}`);
 		if (key === undefined) {
-			throw new KeyError(`The key to ${action} is empty`, "Point Key at the reserved key, e.g. {{ $('Idempotency Reserve').item.json.idempotency.key }}, or leave Key empty for the key this execution reserved.");
+			throw new KeyError(
+				`The key to ${action} is empty`,
+				"Point Key at the reserved key, e.g. {{ $('Idempotency Reserve').item.json.idempotency.key }}, or leave Key empty for the key this execution reserved.",
+			);
 		}
 		assertStorableKey(key);
 		const token = readToken(item, itemIndex);
 		if (token === undefined || token === null || token === '') return { key };
 		if (typeof token !== 'string') {
-			throw new KeyError(`The token of key "${key}" is not text`, 'Point Reservation at idempotency.token of the Idempotency Reserve output, or leave it empty for this execution\'s reservation.');
+			throw new KeyError(
+				`The token of key "${key}" is not text`,
+				"Point Reservation at idempotency.token of the Idempotency Reserve output, or leave it empty for this execution's reservation.",
+			);
 		}
 		return { key, token };
 	};
@@ -48,7 +54,10 @@ export function ownedKeyReader(
  * Why a key's token no longer owns it. Only Complete Key reports this as an error: its business step
  * ran, and another execution may run it again, which someone must know about.
  */
-export function lostKeyError(key: string, found: { rowExists: boolean; attempt?: number }): KeyError {
+export function lostKeyError(
+	key: string,
+	found: { rowExists: boolean; attempt?: number },
+): KeyError {
 	const idempotentHint =
 		'Make Lease longer than the slowest run from Reserve to Complete Key, and make the business step idempotent too (for example a unique index on its event key).';
 	if (!found.rowExists) {

@@ -47,7 +47,13 @@ export async function statementStep<Result>(
 	try {
 		return await store.withPreparedTable(step.prepare, async () => await statement(store));
 	} catch (error) {
-		const failure = databaseError(context.getNode(), error, credential, step.action, store.ref.qualified);
+		const failure = databaseError(
+			context.getNode(),
+			error,
+			credential,
+			step.action,
+			store.ref.qualified,
+		);
 		return new FailedStep(failWhole(context, failure, step.outputCount, step.itemErrors));
 	}
 }

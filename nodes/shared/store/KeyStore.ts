@@ -174,14 +174,16 @@ export class KeyStore {
 			if (create) await pool.query(createTableSql(this.ref, { lease }));
 			return;
 		}
-		if (create && !state.has_first_seen_index) await pool.query(createIndexIfPermittedSql(this.ref));
+		if (create && !state.has_first_seen_index)
+			await pool.query(createIndexIfPermittedSql(this.ref));
 		// A complete table needs no DDL, so a user with only SELECT, INSERT, UPDATE, DELETE on it is enough.
 		if (!lease || state.lease_column_count === LEASE_COLUMNS.length) return;
 		if (create) {
 			await pool.query(addLeaseColumnsIfPermittedSql(this.ref));
 			state = await this.inspect();
 		}
-		if (state?.lease_column_count !== LEASE_COLUMNS.length) throw new LeaseColumnsMissingError(this.ref);
+		if (state?.lease_column_count !== LEASE_COLUMNS.length)
+			throw new LeaseColumnsMissingError(this.ref);
 	}
 
 	private async inspect() {
@@ -250,7 +252,10 @@ export class KeyStore {
 	 * nothing was reserved by it. `firstSeen` also reads when each key that already existed was first
 	 * reserved (an index lookup per such key).
 	 */
-	async reserve(keys: readonly string[], { firstSeen }: { firstSeen: boolean }): Promise<ReserveOutcome> {
+	async reserve(
+		keys: readonly string[],
+		{ firstSeen }: { firstSeen: boolean },
+	): Promise<ReserveOutcome> {
 		const outcome: ReserveOutcome = { inserted: new Set(), firstSeenMs: new Map() };
 		if (keys.length === 0) return outcome;
 		const result = await this.statement(
@@ -285,12 +290,19 @@ export class KeyStore {
 			async () =>
 				await this.entry.pool.query<
 					[string, string | null, number | null, number | null, number | null, number | null]
-				>({ text: reserveLeaseSql(this.ref), values: [sortedDistinct(keys), token, leaseSeconds], rowMode: 'array' }),
+				>({
+					text: reserveLeaseSql(this.ref),
+					values: [sortedDistinct(keys), token, leaseSeconds],
+					rowMode: 'array',
+				}),
 			keys,
 		);
 		for (const [key, state, attempts, leaseUntilEpoch, firstSeenEpoch, retryAfter] of result.rows) {
 			if (state === 'reserved') {
-				outcome.reserved.set(key, { attempt: attempts ?? 1, leaseUntilMs: Math.round((leaseUntilEpoch ?? 0) * 1000) });
+				outcome.reserved.set(key, {
+					attempt: attempts ?? 1,
+					leaseUntilMs: Math.round((leaseUntilEpoch ?? 0) * 1000),
+				});
 				continue;
 			}
 			const firstSeenMs = firstSeenEpoch === null ? undefined : Math.round(firstSeenEpoch * 1000);
@@ -298,14 +310,21 @@ export class KeyStore {
 			outcome.held.set(
 				key,
 				state === 'in_progress'
-					? { status: 'in_progress', firstSeenMs, retryAfterSeconds: retryAfter ?? Math.ceil(leaseSeconds) }
+					? {
+							status: 'in_progress',
+							firstSeenMs,
+							retryAfterSeconds: retryAfter ?? Math.ceil(leaseSeconds),
+						}
 					: { status: 'completed', firstSeenMs },
 			);
 		}
 		// Reserved by a concurrent execution after this statement's snapshot: in progress there.
 		for (const key of keys) {
 			if (!outcome.reserved.has(key) && !outcome.held.has(key)) {
-				outcome.held.set(key, { status: 'in_progress', retryAfterSeconds: Math.ceil(leaseSeconds) });
+				outcome.held.set(key, {
+					status: 'in_progress',
+					retryAfterSeconds: Math.ceil(leaseSeconds),
+				});
 			}
 		}
 		return outcome;
@@ -327,15 +346,25 @@ export class KeyStore {
 		const results: OwnedKeyResults = new Map();
 		if (targets.length === 0) return results;
 		const keys = [...new Set(targets.map((target) => target.key))].sort();
-		const deleted = await this.statement(async () => await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]), keys);
+		const deleted = await this.statement(
+			async () => await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]),
+			keys,
+		);
 		const released = new Set(deleted.rows.map((row) => row.key));
 		for (const target of targets) {
-			results.set(ownedKeyId(target), { done: released.has(target.key), rowExists: released.has(target.key) });
+			results.set(ownedKeyId(target), {
+				done: released.has(target.key),
+				rowExists: released.has(target.key),
+			});
 		}
 		return results;
 	}
 
-	private async ownedKeyStatement(sql: string, targets: readonly OwnedKey[], doneColumn: string): Promise<OwnedKeyResults> {
+	private async ownedKeyStatement(
+		sql: string,
+		targets: readonly OwnedKey[],
+		doneColumn: string,
+	): Promise<OwnedKeyResults> {
 		const results: OwnedKeyResults = new Map();
 		if (targets.length === 0) return results;
 		// Sorted by key, so executions with overlapping batches lock rows in one order.
@@ -343,11 +372,17 @@ export class KeyStore {
 		const keys = sorted.map((target) => target.key);
 		const result = await this.statement(
 			async () =>
-				await this.entry.pool.query<Record<string, unknown>>(sql, [keys, sorted.map((target) => target.token ?? null)]),
+				await this.entry.pool.query<Record<string, unknown>>(sql, [
+					keys,
+					sorted.map((target) => target.token ?? null),
+				]),
 			keys,
 		);
 		for (const row of result.rows) {
-			const target = { key: row.key as string, token: (row.owner_token as string | null) ?? undefined };
+			const target = {
+				key: row.key as string,
+				token: (row.owner_token as string | null) ?? undefined,
+			};
 			results.set(ownedKeyId(target), {
 				done: row[doneColumn] === true,
 				rowExists: row.row_exists === true,
@@ -360,15 +395,21 @@ export class KeyStore {
 	/** Deletes keys older than the retention in batches, each its own short statement. */
 	async purge(options: PurgeOptions): Promise<PurgeResult> {
 		const { pool } = this.entry;
-		const cutoffResult = await this.statement(async () => await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]));
+		const cutoffResult = await this.statement(
+			async () => await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]),
+		);
 		const cutoff = cutoffResult.rows[0].cutoff;
 		// With the lease columns, keys whose lease still runs are kept (see purgeBatchSql).
 		const state = await this.inspect();
-		const sql = purgeBatchSql(this.ref, { lease: state?.lease_column_count === LEASE_COLUMNS.length });
+		const sql = purgeBatchSql(this.ref, {
+			lease: state?.lease_column_count === LEASE_COLUMNS.length,
+		});
 		let deleted = 0;
 		let batches = 0;
 		for (;;) {
-			const result = await this.statement(async () => await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]));
+			const result = await this.statement(
+				async () => await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]),
+			);
 			const count = result.rowCount ?? 0;
 			batches += 1;
 			deleted += count;

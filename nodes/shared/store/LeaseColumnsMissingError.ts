@@ -10,7 +10,9 @@ export class LeaseColumnsMissingError extends Error {
 	readonly hint: string;
 
 	constructor(ref: TableRef) {
-		super(`The table ${ref.qualified} lacks the lease columns, and this database user may not add them`);
+		super(
+			`The table ${ref.qualified} lacks the lease columns, and this database user may not add them`,
+		);
 		this.name = 'LeaseColumnsMissingError';
 		this.hint = `Have the table's owner run:\n${addLeaseColumnsSql(ref)}\nor set Mode to Simple (at most once, no lease).`;
 	}

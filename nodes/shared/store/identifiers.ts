@@ -14,7 +14,8 @@ export class IdentifierError extends Error {
 
 /** Accepts only letters, digits and `_`, so the quoted name can never close its quotes or inject SQL. */
 export function assertPlainIdentifier(name: string, what: string): void {
-	if (typeof name !== 'string' || name === '') throw new IdentifierError(`The ${what} name is empty`);
+	if (typeof name !== 'string' || name === '')
+		throw new IdentifierError(`The ${what} name is empty`);
 	if (!PLAIN_IDENTIFIER.test(name)) {
 		throw new IdentifierError(`The ${what} name "${name}" may only contain letters, digits and _`);
 	}

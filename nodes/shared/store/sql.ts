@@ -68,7 +68,9 @@ function createIndexSql(ref: TableRef): string {
  * implicit transaction. Sent without parameters (simple protocol); names come from a TableRef.
  */
 export function createTableSql(ref: TableRef, { lease }: { lease: boolean }): string {
-	const leaseColumns = lease ? LEASE_COLUMNS.map(([name, type]) => `,\n  ${name} ${type}`).join('') : '';
+	const leaseColumns = lease
+		? LEASE_COLUMNS.map(([name, type]) => `,\n  ${name} ${type}`).join('')
+		: '';
 	return `${DDL_LOCK}
 CREATE TABLE IF NOT EXISTS ${ref.qualified} (
   key text PRIMARY KEY,

@@ -67,7 +67,9 @@ export function poolDigest(credential: IdempotencyPostgresCredential): string {
 	return createHmac('sha256', DIGEST_KEY).update(settings).digest('hex');
 }
 
-export function maxConnections(credential: Pick<IdempotencyPostgresCredential, 'maxConnections'>): number {
+export function maxConnections(
+	credential: Pick<IdempotencyPostgresCredential, 'maxConnections'>,
+): number {
 	const max = Number(credential.maxConnections ?? 10);
 	return Number.isInteger(max) && max >= 1 ? max : 10;
 }

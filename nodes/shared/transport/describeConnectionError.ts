@@ -23,7 +23,10 @@ interface Target {
  * Maps the usual connection failures to one clear sentence each. Returns undefined for errors that
  * are not about reaching or logging in to the server (those are reported with the server's own message).
  */
-export function describeConnectionError(error: unknown, target: Target): ConnectionProblem | undefined {
+export function describeConnectionError(
+	error: unknown,
+	target: Target,
+): ConnectionProblem | undefined {
 	const { code, message = '' } = (error ?? {}) as DriverError;
 	const where = `${target.host}:${target.port}`;
 	// A pooler (PgBouncer) reports its own login failures with the generic protocol-violation code
@@ -66,7 +69,10 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 		};
 	}
 	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-		return { message: `Host "${target.host}" could not be resolved`, hint: 'Check the host name in the credential.' };
+		return {
+			message: `Host "${target.host}" could not be resolved`,
+			hint: 'Check the host name in the credential.',
+		};
 	}
 	// pg-pool's own words when no client became free within connectionTimeoutMillis.
 	if (/timeout exceeded when trying to connect/i.test(message)) {
@@ -75,7 +81,12 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 			hint: 'Raise Max Pool Size in the Idempotency Postgres credential, or run fewer executions at once. This delivery was not reserved: the sender gets an error and retries.',
 		};
 	}
-	if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(message)) {
+	if (
+		code === 'ETIMEDOUT' ||
+		code === 'EHOSTUNREACH' ||
+		code === 'ENETUNREACH' ||
+		/timeout/i.test(message)
+	) {
 		return {
 			message: `Could not reach PostgreSQL at ${where} in time`,
 			// A pooler whose PostgreSQL is down keeps the login waiting: it ends here, not in "refused".
@@ -94,10 +105,15 @@ export function describeConnectionError(error: unknown, target: Target): Connect
 	) {
 		return {
 			message: `The TLS certificate of PostgreSQL at ${where} could not be verified: ${message}`,
-			hint: 'Paste the server\'s CA certificate into the credential, or (SSL: Require only) turn on Ignore Certificate Errors.',
+			hint: "Paste the server's CA certificate into the credential, or (SSL: Require only) turn on Ignore Certificate Errors.",
 		};
 	}
-	if (code === 'ECONNRESET' || code === '57P01' || code === '57P03' || /Connection terminated/i.test(message)) {
+	if (
+		code === 'ECONNRESET' ||
+		code === '57P01' ||
+		code === '57P03' ||
+		/Connection terminated/i.test(message)
+	) {
 		return {
 			message: `The connection to PostgreSQL at ${where} was lost`,
 			hint: 'PostgreSQL may be restarting or was stopped. Answer the sender with an error so it retries once the database is back.',

@@ -36,7 +36,10 @@ function listKeys(keys: string[]): string {
  * row, take a privilege away) to one sentence and the change that fixes it. Undefined for any other
  * error, which is then reported with PostgreSQL's own message.
  */
-export function describeStatementError(error: unknown, context: Context): StatementProblem | undefined {
+export function describeStatementError(
+	error: unknown,
+	context: Context,
+): StatementProblem | undefined {
 	const { code, message = '', lockedKeys } = (error ?? {}) as StatementError;
 	const where = `${context.host}:${context.port}`;
 	const user = quoted(context.user);

@@ -54,7 +54,10 @@ const digestByCredentialId = new Map<string, string>();
  * connection is gone (pg closes idle connections after `idleClientMs`). An unused pool holds no
  * connection after `idleClientMs` either; it is ended at the next execution after `unusedPoolMs`.
  */
-export function poolFor(credential: IdempotencyPostgresCredential, request: PoolRequest = {}): PoolEntry {
+export function poolFor(
+	credential: IdempotencyPostgresCredential,
+	request: PoolRequest = {},
+): PoolEntry {
 	const digest = poolDigest(credential);
 	if (request.credentialId) retireEditedCredential(request.credentialId, digest);
 	for (const other of [...open]) if (current.get(digest) !== other) closeIfQuiet(other);
@@ -64,7 +67,11 @@ export function poolFor(credential: IdempotencyPostgresCredential, request: Pool
 	return cached.entry;
 }
 
-function openPool(credential: IdempotencyPostgresCredential, digest: string, logger: Logger): CachedPool {
+function openPool(
+	credential: IdempotencyPostgresCredential,
+	digest: string,
+	logger: Logger,
+): CachedPool {
 	const pool = new Pool({
 		...clientConfig(credential),
 		max: maxConnections(credential),
@@ -83,9 +90,12 @@ function openPool(credential: IdempotencyPostgresCredential, digest: string, log
 	// operator learns about it from n8n's log.
 	pool.on('error', (error: Error & { code?: string }) => {
 		cached.entry.lastIdleError = error;
-		cached.logger.error(`Idempotency Postgres: an idle connection to ${cached.target} failed: ${error.message}`, {
-			code: error.code,
-		});
+		cached.logger.error(
+			`Idempotency Postgres: an idle connection to ${cached.target} failed: ${error.message}`,
+			{
+				code: error.code,
+			},
+		);
 	});
 	// Every checkout and return counts as use: a pool is unused only when nobody touched it for a while.
 	const touch = () => (cached.lastUsedMs = Date.now());
@@ -126,7 +136,10 @@ function closeIfQuiet(cached: CachedPool): void {
 	const limit = quietLimitMs(cached);
 	const busy = pool.totalCount > pool.idleCount || pool.waitingCount > 0;
 	if (busy || Date.now() - cached.lastUsedMs < limit) return;
-	void closePool(cached, cached.retiredBecause ?? `it was not used for ${Math.round(limit / 1000)} s`);
+	void closePool(
+		cached,
+		cached.retiredBecause ?? `it was not used for ${Math.round(limit / 1000)} s`,
+	);
 }
 
 async function closePool(cached: CachedPool, reason: string): Promise<void> {
@@ -136,9 +149,13 @@ async function closePool(cached: CachedPool, reason: string): Promise<void> {
 	open.delete(cached);
 	try {
 		await cached.entry.pool.end();
-		cached.logger.debug(`Idempotency Postgres: closed the pool to ${cached.target} because ${reason}`);
+		cached.logger.debug(
+			`Idempotency Postgres: closed the pool to ${cached.target} because ${reason}`,
+		);
 	} catch (error) {
-		cached.logger.error(`Idempotency Postgres: closing the pool to ${cached.target} failed: ${(error as Error).message}`);
+		cached.logger.error(
+			`Idempotency Postgres: closing the pool to ${cached.target} failed: ${(error as Error).message}`,
+		);
 	}
 }
 

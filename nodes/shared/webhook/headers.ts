@@ -1,5 +1,8 @@
 /** What one header of a webhook item holds, as far as a signature check is concerned. */
-export type HeaderValue = { kind: 'missing' } | { kind: 'value'; value: string } | { kind: 'ambiguous' };
+export type HeaderValue =
+	| { kind: 'missing' }
+	| { kind: 'value'; value: string }
+	| { kind: 'ambiguous' };
 
 const MISSING: HeaderValue = { kind: 'missing' };
 const AMBIGUOUS: HeaderValue = { kind: 'ambiguous' };

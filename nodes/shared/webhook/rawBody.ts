@@ -17,4 +17,5 @@ export async function readRawBody(
 }
 
 /** What a user must do when a node needs the raw body and the item has none. */
-export const RAW_BODY_HINT = 'Turn on "Raw Body" in the Webhook node options, or check the Raw Body Property name.';
+export const RAW_BODY_HINT =
+	'Turn on "Raw Body" in the Webhook node options, or check the Raw Body Property name.';

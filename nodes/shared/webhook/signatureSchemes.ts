@@ -8,13 +8,24 @@ import type { HeaderValue } from './headers';
  */
 
 /** Values are stored in workflows: never rename them. */
-export type Provider = 'stripe' | 'github' | 'shopify' | 'standardWebhooks' | 'svix' | 'slack' | 'hmac';
+export type Provider =
+	| 'stripe'
+	| 'github'
+	| 'shopify'
+	| 'standardWebhooks'
+	| 'svix'
+	| 'slack'
+	| 'hmac';
 export type HmacAlgorithm = 'sha256' | 'sha512' | 'sha1';
 export type SignatureEncoding = 'hex' | 'base64';
 /** How the credential's secret becomes the HMAC key: the text as it is, or `whsec_<base64>` decoded. */
 export type SecretFormat = 'text' | 'whsecBase64';
 
-export type InvalidReason = 'missing_header' | 'malformed' | 'timestamp_out_of_tolerance' | 'mismatch';
+export type InvalidReason =
+	| 'missing_header'
+	| 'malformed'
+	| 'timestamp_out_of_tolerance'
+	| 'mismatch';
 
 /** What a request's headers say about its signature, before any crypto. */
 export interface SignedRequest {
@@ -51,7 +62,10 @@ function seconds(text: string): number | undefined {
 }
 
 /** Reads every named header, or says which problem comes first (missing before malformed). */
-function readAll(header: HeaderLookup, names: readonly string[]): string[] | { invalid: 'missing_header' | 'malformed' } {
+function readAll(
+	header: HeaderLookup,
+	names: readonly string[],
+): string[] | { invalid: 'missing_header' | 'malformed' } {
 	const values = names.map(header);
 	if (values.some((value) => value.kind === 'missing')) return MISSING;
 	if (values.some((value) => value.kind === 'ambiguous')) return MALFORMED;
@@ -98,7 +112,11 @@ function readSingle(name: string, signaturePrefix: string, header: HeaderLookup)
  */
 function readStandardWebhooks(headerPrefix: string) {
 	return (header: HeaderLookup): ReadResult => {
-		const values = readAll(header, [`${headerPrefix}-id`, `${headerPrefix}-timestamp`, `${headerPrefix}-signature`]);
+		const values = readAll(header, [
+			`${headerPrefix}-id`,
+			`${headerPrefix}-timestamp`,
+			`${headerPrefix}-signature`,
+		]);
 		if (!Array.isArray(values)) return values;
 		const [id, timestampText, list] = values;
 		const timestamp = seconds(timestampText);
@@ -218,6 +236,8 @@ export function hmacScheme(settings: HmacSettings): SignatureScheme {
 }
 
 export const PROVIDER_OPTIONS: ReadonlyArray<{ value: Provider; label: string }> = [
-	...(Object.entries(SIGNATURE_SCHEMES) as Array<[Provider, SignatureScheme]>).map(([value, scheme]) => ({ value, label: scheme.label })),
+	...(Object.entries(SIGNATURE_SCHEMES) as Array<[Provider, SignatureScheme]>).map(
+		([value, scheme]) => ({ value, label: scheme.label }),
+	),
 	{ value: 'hmac', label: 'Generic HMAC' },
 ];

@@ -1,7 +1,12 @@
 import { createHmac, timingSafeEqual } from 'crypto';
 
 import { readSignatureHeader } from './headers';
-import type { InvalidReason, SecretFormat, SignatureEncoding, SignatureScheme } from './signatureSchemes';
+import type {
+	InvalidReason,
+	SecretFormat,
+	SignatureEncoding,
+	SignatureScheme,
+} from './signatureSchemes';
 
 export type Verification = { valid: true } | { valid: false; reason: InvalidReason };
 
@@ -29,7 +34,9 @@ export function signingKey(secret: string, format: SecretFormat, which: string):
 	const encoded = secret.startsWith(WHSEC_PREFIX) ? secret.slice(WHSEC_PREFIX.length) : secret;
 	const key = decode(encoded, 'base64');
 	if (key === undefined) {
-		throw new SigningSecretError(`The ${which} is not a Standard Webhooks secret (whsec_ followed by base64)`);
+		throw new SigningSecretError(
+			`The ${which} is not a Standard Webhooks secret (whsec_ followed by base64)`,
+		);
 	}
 	return key;
 }
@@ -60,19 +67,26 @@ export function verifySignature(
 	const signatures: Buffer[] = [];
 	for (const text of request.signatures) {
 		const signature = decode(text, scheme.encoding);
-		if (signature === undefined || signature.length !== expectedLength) return { valid: false, reason: 'malformed' };
+		if (signature === undefined || signature.length !== expectedLength)
+			return { valid: false, reason: 'malformed' };
 		signatures.push(signature);
 	}
 
 	let matched = false;
 	for (const key of keys) {
-		const expected = createHmac(scheme.algorithm, key).update(request.prefix, 'utf8').update(rawBody).digest();
+		const expected = createHmac(scheme.algorithm, key)
+			.update(request.prefix, 'utf8')
+			.update(rawBody)
+			.digest();
 		// Every comparison runs, so the time taken does not depend on which signature or key matched.
 		for (const signature of signatures) matched = timingSafeEqual(expected, signature) || matched;
 	}
 	if (!matched) return { valid: false, reason: 'mismatch' };
 
-	if (scheme.hasTimestamp && Math.abs(nowSeconds - (request.timestamp as number)) > toleranceSeconds) {
+	if (
+		scheme.hasTimestamp &&
+		Math.abs(nowSeconds - (request.timestamp as number)) > toleranceSeconds
+	) {
 		return { valid: false, reason: 'timestamp_out_of_tolerance' };
 	}
 	return { valid: true };

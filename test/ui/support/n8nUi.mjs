@@ -2,7 +2,11 @@
 // Playwright tests locate things (data-test-id attributes, roles and visible labels).
 
 /** First visit: n8n asks for the owner account (/setup); later visits ask to sign in (/signin). */
-export async function setUpOwner(page, baseUrl, { email, password, firstName = 'Ada', lastName = 'Owner' }) {
+export async function setUpOwner(
+	page,
+	baseUrl,
+	{ email, password, firstName = 'Ada', lastName = 'Owner' },
+) {
 	await page.goto(`${baseUrl}/`, { waitUntil: 'domcontentloaded' });
 	await page.waitForURL(/\/(setup|signin)/, { timeout: 60_000 });
 	if (/\/setup/.test(page.url())) {
@@ -25,7 +29,11 @@ export async function signIn(page, { email, password }) {
 
 export async function openCommunityNodes(page, baseUrl) {
 	await page.goto(`${baseUrl}/settings/community-nodes`, { waitUntil: 'domcontentloaded' });
-	await page.getByTestId('empty-state').or(page.getByTestId('community-package-card')).first().waitFor({ timeout: 30_000 });
+	await page
+		.getByTestId('empty-state')
+		.or(page.getByTestId('community-package-card'))
+		.first()
+		.waitFor({ timeout: 30_000 });
 }
 
 /** Settings → Community nodes → Install → package name → risk checkbox → Install. */
@@ -71,7 +79,9 @@ export async function searchNodePanel(page, words) {
 	const deadline = Date.now() + 15_000;
 	while (Date.now() < deadline) {
 		const names = (await items.allInnerTexts()).map((text) => text.trim());
-		const showingResults = (await noResults.isVisible().catch(() => false)) || (names.length > 0 && !names.includes('Trigger manually'));
+		const showingResults =
+			(await noResults.isVisible().catch(() => false)) ||
+			(names.length > 0 && !names.includes('Trigger manually'));
 		const joined = names.join('|');
 		if (joined !== previous) {
 			previous = joined;
@@ -92,14 +102,16 @@ export async function closeNodePanel(page) {
 export async function importWorkflowFile(page, file) {
 	await page.getByTestId('workflow-menu').click();
 	await page.getByTestId('workflow-menu-item-import').hover();
-	const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByTestId('workflow-menu-item-import-from-file').click()]);
+	const [chooser] = await Promise.all([
+		page.waitForEvent('filechooser'),
+		page.getByTestId('workflow-menu-item-import-from-file').click(),
+	]);
 	await chooser.setFiles(file);
 }
 
 export function canvasNode(page, name) {
 	return page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
 }
-
 
 export function credentialModal(page) {
 	return page.getByTestId('editCredential-modal');
@@ -147,13 +159,18 @@ export async function saveCredential(page, { sent, timeoutMs = 30_000 } = {}) {
 		(response) =>
 			new URL(response.url()).pathname.endsWith('/rest/credentials/test') &&
 			response.request().method() === 'POST' &&
-			(sent === undefined || (response.request().postData() ?? '').includes(JSON.stringify(String(sent)))),
+			(sent === undefined ||
+				(response.request().postData() ?? '').includes(JSON.stringify(String(sent)))),
 		{ timeout: timeoutMs },
 	);
 	await modal.getByTestId('credential-save-button').click();
 	const result = (await (await tested).json()).data;
 	// The save button says "Saved" once n8n stored it (unless the dialog closed itself).
-	await modal.getByTestId('credential-save-button').getByText('Saved', { exact: true }).waitFor({ timeout: 5_000 }).catch(() => undefined);
+	await modal
+		.getByTestId('credential-save-button')
+		.getByText('Saved', { exact: true })
+		.waitFor({ timeout: 5_000 })
+		.catch(() => undefined);
 	if (result.status === 'OK') {
 		// A new credential whose test passed may close its dialog by itself.
 		const success = modal.getByTestId('credentials-config-container-test-success');
@@ -164,7 +181,10 @@ export async function saveCredential(page, { sent, timeoutMs = 30_000 } = {}) {
 			else if (await success.isVisible()) shown = 'success shown';
 			else await page.waitForTimeout(200);
 		}
-		if (!shown) throw new Error(`The test answered OK but the dialog does not say so: ${await modal.innerText()}`);
+		if (!shown)
+			throw new Error(
+				`The test answered OK but the dialog does not say so: ${await modal.innerText()}`,
+			);
 		return { ok: true, message: result.message, dialog: shown };
 	}
 	await modal.getByText(/Couldn.t connect with these settings/).waitFor({ timeout: timeoutMs });
@@ -199,12 +219,20 @@ export async function publishWorkflow(page) {
  * reads which nodes its preview marks as run successfully.
  * @returns {Promise<Array<{ status: string, succeeded: string[] }>>}
  */
-export async function executionsInUi(page, workflowUrl, count, { timeoutMs = 60_000, screenshot } = {}) {
+export async function executionsInUi(
+	page,
+	workflowUrl,
+	count,
+	{ timeoutMs = 60_000, screenshot } = {},
+) {
 	await page.goto(`${workflowUrl}/executions`, { waitUntil: 'domcontentloaded' });
-	const items = page.getByTestId('executions-sidebar').locator('.execution-card, [data-test-id="execution-card"]');
+	const items = page
+		.getByTestId('executions-sidebar')
+		.locator('.execution-card, [data-test-id="execution-card"]');
 	const deadline = Date.now() + timeoutMs;
 	while ((await items.count()) < count) {
-		if (Date.now() > deadline) throw new Error(`Executions lists ${await items.count()} runs, not ${count}`);
+		if (Date.now() > deadline)
+			throw new Error(`Executions lists ${await items.count()} runs, not ${count}`);
 		await page.waitForTimeout(500);
 	}
 	const runs = [];
@@ -218,7 +246,10 @@ export async function executionsInUi(page, workflowUrl, count, { timeoutMs = 60_
 			.locator('[data-test-id="canvas-node"]')
 			.filter({ has: page.getByTestId('canvas-node-status-success') })
 			.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-node-name')));
-		const run = { status: (await items.nth(i).getAttribute('data-test-execution-status')) ?? '', succeeded };
+		const run = {
+			status: (await items.nth(i).getAttribute('data-test-execution-status')) ?? '',
+			succeeded,
+		};
 		runs.push(run);
 		await screenshot?.(i, run);
 	}
@@ -227,9 +258,12 @@ export async function executionsInUi(page, workflowUrl, count, { timeoutMs = 60_
 
 /** After a workflow's first production runs n8n opens a "Production Checklist" popover over the list. */
 async function closeProductionChecklist(page) {
-	const checklist = page.locator('[data-reka-popper-content-wrapper]').filter({ hasText: 'Production Checklist' });
+	const checklist = page
+		.locator('[data-reka-popper-content-wrapper]')
+		.filter({ hasText: 'Production Checklist' });
 	if (!(await checklist.isVisible().catch(() => false))) return;
 	await page.keyboard.press('Escape');
-	if (await checklist.isVisible().catch(() => false)) await checklist.getByRole('button').first().click();
+	if (await checklist.isVisible().catch(() => false))
+		await checklist.getByRole('button').first().click();
 	await checklist.waitFor({ state: 'hidden', timeout: 10_000 });
 }

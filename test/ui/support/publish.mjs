@@ -12,13 +12,23 @@ import { REPO_DIR } from '../../../scripts/harness/package.mjs';
 const run = promisify(execFile);
 
 function publishArgs(registry) {
-	return ['publish', '--ignore-scripts=false', '--provenance=false', `--registry=${registry.url}`, `--userconfig=${registry.userconfig}`];
+	return [
+		'publish',
+		'--ignore-scripts=false',
+		'--provenance=false',
+		`--registry=${registry.url}`,
+		`--userconfig=${registry.userconfig}`,
+	];
 }
 
 /** `npm publish` in `cwd`; returns { code, output }. */
 async function npmPublish(cwd, registry, env) {
 	try {
-		const { stdout, stderr } = await run('npm', publishArgs(registry), { cwd, env: { ...process.env, ...env }, timeout: 180_000 });
+		const { stdout, stderr } = await run('npm', publishArgs(registry), {
+			cwd,
+			env: { ...process.env, ...env },
+			timeout: 180_000,
+		});
 		return { code: 0, output: `${stdout}\n${stderr}` };
 	} catch (error) {
 		return { code: error.code ?? 1, output: `${error.stdout ?? ''}\n${error.stderr ?? ''}` };
@@ -45,12 +55,19 @@ export async function publishRelease(registry) {
 export async function publishReleaseAs(registry, version, workDir) {
 	const copy = mkdtempSync(path.join(workDir, `publish-${version}-`));
 	try {
-		const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', copy], { cwd: REPO_DIR, timeout: 120_000 });
+		const { stdout } = await run(
+			'npm',
+			['pack', '--ignore-scripts', '--json', '--pack-destination', copy],
+			{ cwd: REPO_DIR, timeout: 120_000 },
+		);
 		const [{ filename }] = JSON.parse(stdout);
 		const target = path.join(copy, 'package');
 		await run('tar', ['-xzf', path.join(copy, filename), '-C', copy], { timeout: 60_000 });
 		const manifest = JSON.parse(readFileSync(path.join(target, 'package.json'), 'utf8'));
-		writeFileSync(path.join(target, 'package.json'), `${JSON.stringify({ ...manifest, version }, null, 2)}\n`);
+		writeFileSync(
+			path.join(target, 'package.json'),
+			`${JSON.stringify({ ...manifest, version }, null, 2)}\n`,
+		);
 		cpSync(path.join(REPO_DIR, '.npmrc'), path.join(target, '.npmrc'));
 		symlinkSync(path.join(REPO_DIR, 'node_modules'), path.join(target, 'node_modules'));
 		return await npmPublish(target, registry, { RELEASE_MODE: 'true' });

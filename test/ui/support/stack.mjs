@@ -13,7 +13,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
-import { BUSINESS_LOG_SQL, ensureN8n, progress, startN8nServer, startPostgres } from '../../../scripts/harness/index.mjs';
+import {
+	BUSINESS_LOG_SQL,
+	ensureN8n,
+	progress,
+	startN8nServer,
+	startPostgres,
+} from '../../../scripts/harness/index.mjs';
 import { freePort } from '../../../scripts/harness/ports.mjs';
 import { randomSuffix } from '../../../scripts/harness/postgres.mjs';
 import { onCleanup, onExitSync } from '../../../scripts/harness/processes.mjs';
@@ -76,7 +82,13 @@ export async function startUiStack({ packageName }) {
 			logDir,
 			port: await freePort(),
 			brokerPort: await freePort(),
-			db: { host: server.host, port: server.port, user: server.user, password: server.password, database: n8nDatabase },
+			db: {
+				host: server.host,
+				port: server.port,
+				user: server.user,
+				password: server.password,
+				database: n8nDatabase,
+			},
 			extraEnv: {
 				E2E_TESTS: 'true',
 				N8N_COMMUNITY_PACKAGES_REGISTRY: registry.url,
@@ -89,7 +101,9 @@ export async function startUiStack({ packageName }) {
 		const n8n = await startN8nServer(ctx);
 		undo.push(() => n8n.stop());
 		await setFeature(n8n.baseUrl, CUSTOM_REGISTRY_FEATURE, true);
-		progress(`n8n: ${CUSTOM_REGISTRY_FEATURE} switched on through PATCH /rest/e2e/feature; registry ${registry.url}`);
+		progress(
+			`n8n: ${CUSTOM_REGISTRY_FEATURE} switched on through PATCH /rest/e2e/feature; registry ${registry.url}`,
+		);
 
 		return {
 			workDir,
@@ -98,7 +112,13 @@ export async function startUiStack({ packageName }) {
 			registry,
 			keysDb,
 			/** What the user types into the Idempotency Postgres credential. */
-			keysLogin: { host: server.host, port: server.port, database: keysDatabase, user: server.user, password: server.password },
+			keysLogin: {
+				host: server.host,
+				port: server.port,
+				database: keysDatabase,
+				user: server.user,
+				password: server.password,
+			},
 			stop,
 		};
 	} catch (error) {
@@ -116,5 +136,6 @@ export async function setFeature(baseUrl, feature, enabled) {
 		signal: AbortSignal.timeout(10_000),
 	});
 	const text = await response.text();
-	if (!response.ok) throw new Error(`PATCH /rest/e2e/feature answered ${response.status}: ${text.slice(0, 300)}`);
+	if (!response.ok)
+		throw new Error(`PATCH /rest/e2e/feature answered ${response.status}: ${text.slice(0, 300)}`);
 }
