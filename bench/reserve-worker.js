@@ -145,7 +145,7 @@ const variants = {
 	},
 };
 
-async function measured(variant, client, profileFolder) {
+async function measured(client, profileFolder) {
 	await prepare(client);
 	const items = makeItems();
 	global.gc?.();
@@ -195,14 +195,12 @@ async function startProfile(folder) {
 	await client.connect();
 	for (let run = 1; run <= WARM_UP_RUNS; run++) {
 		runId = `warm${run}_${processTag}`;
-		await measured(variant, client);
+		await measured(client);
 	}
 	const runs = [];
 	for (let run = 1; run <= timedRuns; run++) {
 		runId = `run${run}_${processTag}`;
-		runs.push(
-			await measured(variant, client, run === 1 ? process.env.BENCH_CPU_PROFILE : undefined),
-		);
+		runs.push(await measured(client, run === 1 ? process.env.BENCH_CPU_PROFILE : undefined));
 	}
 	await client.end();
 	const { closeAllPools } = require('../dist/nodes/shared/transport/poolCache');

@@ -14,7 +14,8 @@ export function parseArgs(argv) {
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i];
 		if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
-		let [name, value] = arg.slice(2).split(/=(.*)/s, 2);
+		const [name, inlineValue] = arg.slice(2).split(/=(.*)/s, 2);
+		let value = inlineValue;
 		if (name === 'profile' || name === 'help') {
 			options[name] = true;
 			continue;

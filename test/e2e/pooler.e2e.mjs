@@ -106,7 +106,7 @@ test(
 	{ timeout: 180_000 },
 	() =>
 		withLogs(async () => {
-			const before = await pooledTransactions();
+			const transactionsBefore = await pooledTransactions();
 			const [first, repeat, other] = await runSeedSequence(stack);
 			assert.deepEqual(
 				[first, repeat, other].map((step) => [step.status, step.answer?.status, step.answer?.key]),
@@ -141,7 +141,7 @@ test(
 			);
 			// Table check and creation, 2 × (reserve, business insert, complete), 1 reserve, at least.
 			assert.ok(
-				(await pooledTransactions()) - before >= 8,
+				(await pooledTransactions()) - transactionsBefore >= 8,
 				'the statements went through PgBouncer',
 			);
 			assert.deepEqual(poolerProblems(), []);
@@ -356,16 +356,16 @@ test(
 				ssl: 'disable',
 				maxConnections: 10,
 			};
-			const before = await stack.pooler.admin('SHOW STATS');
+			const statsBefore = await stack.pooler.admin('SHOW STATS');
 			assert.deepEqual(await pressTest(cookie, data), {
 				status: 'OK',
 				message: 'Connection successful',
 			});
-			const after = await stack.pooler.admin('SHOW STATS');
+			const statsAfter = await stack.pooler.admin('SHOW STATS');
 			const queries = (rows) =>
 				Number(rows.find((row) => row.database === stack.keysDatabase)?.total_query_count ?? 0);
 			assert.ok(
-				queries(after) > queries(before),
+				queries(statsAfter) > queries(statsBefore),
 				"the Test button's SELECT 1 went through PgBouncer",
 			);
 

@@ -135,7 +135,7 @@ test(
 				expectedKey,
 				`sha256:${sha256Hex(Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')))))}`,
 			);
-			const before = (await webhookExecutions()).length;
+			const executionsBefore = (await webhookExecutions()).length;
 
 			const first = await stack.deliver(body, { contentType: 'application/json' });
 			assert.equal(first.response.status, 200);
@@ -156,7 +156,7 @@ test(
 			assert.ok(ran(second.execution, RESPOND_DUPLICATE));
 			assert.ok(!ran(second.execution, BUSINESS_STEP));
 			assert.equal((await stack.businessRows(expectedKey)).length, 1);
-			assert.equal((await webhookExecutions()).length, before + 2);
+			assert.equal((await webhookExecutions()).length, executionsBefore + 2);
 		}),
 );
 

@@ -99,7 +99,7 @@ async function runCase(
 ) {
 	const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
 	const bodyKey = `sha256:${sha256Hex(bytes)}`;
-	const before = await counts(table);
+	const countsBefore = await counts(table);
 	const response = await sendEvent(url, bytes, { contentType, timeoutMs: 120_000 });
 	let execution;
 	const workflowId = url === stack.webhookUrl ? stack.webhookWorkflowId : ALT_WORKFLOW_ID;
@@ -111,8 +111,8 @@ async function runCase(
 		execution = undefined;
 	}
 	const afterCounts = await counts(table);
-	const newKeys = afterCounts.keys - before.keys;
-	const newBusiness = afterCounts.business - before.business;
+	const newKeys = afterCounts.keys - countsBefore.keys;
+	const newBusiness = afterCounts.business - countsBefore.business;
 	// Values that vary or are too long for a table, written the way the doc shows them.
 	const expectedKey = expect.key === 'body' ? bodyKey : expect.key;
 	const symbolic = (text) => {

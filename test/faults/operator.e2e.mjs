@@ -16,13 +16,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 
-import {
-	BUSINESS_STEP,
-	sendEvent,
-	sleep,
-	startStack,
-	waitFor,
-} from '../../scripts/harness/index.mjs';
+import { sendEvent, sleep, startStack, waitFor } from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
 import { assertMatchesDoc, cell, nodesCell, report, REPO_DIR, withLogs } from './support.mjs';
 
@@ -226,9 +220,9 @@ test(
 			assert.ok(otherReserveMs < LOCK_WAIT_MS, `the other key's Reserve took ${otherReserveMs} ms`);
 			assert.equal(await businessCount(key), 1);
 			// The transaction rolled back (the operator's ROLLBACK or their session ending): the event stays completed.
-			const after = await stack.deliver(event);
-			assert.equal(after.response.status, 200);
-			assert.equal(after.response.json.status, 'duplicate');
+			const afterRollback = await stack.deliver(event);
+			assert.equal(afterRollback.response.status, 200);
+			assert.equal(afterRollback.response.json.status, 'duplicate');
 			assert.equal(await businessCount(key), 1);
 			operatorMatrix.push(
 				matrixRow(
@@ -237,7 +231,7 @@ test(
 					held,
 					'idle in transaction',
 					'unchanged (the DELETE is not committed)',
-					after,
+					afterRollback,
 					'transaction rolled back',
 				),
 			);
@@ -722,7 +716,7 @@ for (const shiftMinutes of [10, -10]) {
 					id(2),
 					'new event',
 					"200 `processed`; Reserve's `leaseUntil` − the row's `first_seen` = the lease",
-					`${LEASE_SECONDS} s, both from the database\'s now()`,
+					`${LEASE_SECONDS} s, both from the database's now()`,
 				]);
 
 				// C·3: a dead reservation whose lease ends in 6 s by the database clock.

@@ -301,7 +301,7 @@ test(
 			const distinctKeys = new Set(jobs.flat().map((d) => d.tag.key));
 			const [victim, survivor] = stack.workers;
 			assert.ok(victim.alive() && survivor.alive());
-			const before = new Set(victim.startedExecutions());
+			const startedBefore = new Set(victim.startedExecutions());
 			const {
 				rows: [{ lastId }],
 			} = await stack.n8nDb.query(
@@ -322,7 +322,7 @@ test(
 					const finished = new Set(victim.finishedExecutions());
 					kill.running = victim
 						.startedExecutions()
-						.filter((id) => !before.has(id) && !finished.has(id));
+						.filter((id) => !startedBefore.has(id) && !finished.has(id));
 				})();
 			};
 			// A long per-request timeout, to see whether and when n8n answers the killed executions' requests.

@@ -50,7 +50,7 @@ function splitRow(line) {
 		.replace(/^\|/, '')
 		.replace(/\|$/, '')
 		.split(/(?<!\\)\|/);
-	return cells.map((cell) => cell.trim().replace(/\\\|/g, '|'));
+	return cells.map((text) => text.trim().replace(/\\\|/g, '|'));
 }
 
 /** A markdown cell for an observed value: pipes escaped, newlines folded. */

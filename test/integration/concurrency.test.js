@@ -1,4 +1,5 @@
 // Exactly one winner under concurrency, one statement per execution, safe first-time table creation.
+const { test, expect } = require('@jest/globals');
 const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');

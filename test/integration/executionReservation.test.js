@@ -1,6 +1,7 @@
 // Complete Key and Release Key with Key and Reservation left empty, as in the template: they act on
 // what this execution reserved, even after a business step whose output no longer carries
 // `idempotency`, and refuse to guess when the execution reserved several keys or none.
+const { test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { PACKAGE, registerNodeType, runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');

@@ -7,6 +7,7 @@
 // - routing follows the keys: the first item of a key is new, later ones and a redelivery are
 //   duplicates, an error is never a duplicate.
 // Each generated case is one execution of many items, then the same bytes again as a redelivery.
+const { describe, test, expect } = require('@jest/globals');
 const fc = require('fast-check');
 
 const { useTestDatabase } = require('../support/database');

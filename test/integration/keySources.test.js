@@ -1,4 +1,5 @@
 // Every key source, preset and namespace, through the engine, with keys checked in the table.
+const { describe, test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { sha256Hex, webhookItem } = require('../support/webhookItems');

@@ -1,5 +1,6 @@
 // Lease mode: an execution that dies never loses its event. Takeover after the lease, exactly one
 // winner, owner-only Complete and Release, lost leases reported, hand-built rows counted as done.
+const { test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');

@@ -2,6 +2,7 @@
 // statement timeout, a read-only database, a privilege taken away. Each fails Reserve with a clear
 // NodeApiError (what happened, what to change), nothing routed to `false`, nothing left reserved;
 // once fixed, the next execution reserves. The row-lock bound must be short and must not leak.
+const { describe, test, expect, beforeAll } = require('@jest/globals');
 const { Client } = require('pg');
 const { randomBytes } = require('node:crypto');
 

@@ -3,6 +3,7 @@
 // headers: the page's key is the node's key for every key source, and sha256sum of the bytes where
 // it is a body hash; its SQL is what the nodes' SQL builders return; its workflow download is the
 // template with these settings; and the page makes no request at all.
+const { describe, test, expect, beforeAll, afterAll } = require('@jest/globals');
 const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const net = require('node:net');

@@ -1,4 +1,5 @@
 // More executions than pooled connections: they wait their turn; a pool that stays full fails clearly.
+const { test, expect } = require('@jest/globals');
 const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');

@@ -4,6 +4,7 @@
 // only the lifetimes are shortened (setPoolTimings), so the tests take seconds instead of minutes.
 // Pools are checked when an execution asks for one (n8n Cloud forbids timers in nodes), so the tests
 // run another execution where n8n would simply be running other workflows.
+const { test, expect, afterAll, afterEach } = require('@jest/globals');
 const { randomBytes } = require('node:crypto');
 const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
 const { setPoolTimings } = require('../../dist/nodes/shared/transport/poolTimings');

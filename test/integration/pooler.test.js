@@ -3,6 +3,7 @@
 // prepared statements, session SETs, session advisory locks, temp tables). Real PostgreSQL, Debian's
 // pgbouncer in front of it, the nodes run through n8n's WorkflowExecute. Skipped, saying so, only
 // when pgbouncer is not installed (CI installs it).
+const { test, expect, beforeAll, afterAll } = require('@jest/globals');
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -38,7 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	await closeAllPools();
-	for (const bouncer of bouncers) await bouncer.stop();
+	for (const started of bouncers) await started.stop();
 	await db?.drop();
 	if (workDir) rmSync(workDir, { recursive: true, force: true });
 });

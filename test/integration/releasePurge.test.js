@@ -1,4 +1,5 @@
 // Release lets a retry run again; Purge deletes only old keys (optionally of one namespace), in batches.
+const { describe, test, expect, beforeEach } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');

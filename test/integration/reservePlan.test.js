@@ -1,5 +1,6 @@
 // The reserve statements must stay index work on a big key table: a plan that scans the whole table
 // would make every reservation slower as the table grows. PostgreSQL's own plans, read with EXPLAIN.
+const { test, expect } = require('@jest/globals');
 const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 const sql = require('../../dist/nodes/shared/store/sql');
 const { useTestDatabase } = require('../support/database');

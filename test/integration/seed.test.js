@@ -1,4 +1,5 @@
 // The experiment from the design note, through n8n's engine and a real PostgreSQL.
+const { test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { sha256Hex, webhookItem } = require('../support/webhookItems');

@@ -1,4 +1,5 @@
 // "Create table if missing" on an empty database, tables made by hand, and names that must never reach SQL.
+const { describe, test, expect, afterAll } = require('@jest/globals');
 const { closeAllPools, poolFor } = require('../../dist/nodes/shared/transport/poolCache');
 const { createTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');

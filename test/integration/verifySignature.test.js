@@ -1,5 +1,6 @@
 // Verify Webhook Signature through n8n-core's WorkflowExecute: routing, rotation, several
 // signatures in one header, the raw body, and each "On Error" setting. No database is involved.
+const { describe, test, expect } = require('@jest/globals');
 const { runWorkflow } = require('../support/engine');
 const { PROVIDERS, nowSeconds } = require('../support/providerVectors');
 const { webhookItem } = require('../support/webhookItems');

@@ -1,4 +1,5 @@
 // One fresh database per test file on the test server, so files run in parallel without sharing keys.
+const { beforeAll, afterAll } = require('@jest/globals');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 

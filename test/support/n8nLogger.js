@@ -1,5 +1,7 @@
 // The logger n8n-core hands to nodes (`this.logger`), resolved from n8n-core's own copy of the DI
 // container so it is the very instance the engine uses. Tests watch its calls; nothing is replaced.
+// Jest's module wrapper already declares `jest` in every CommonJS file it loads.
+const { jest: jestApi } = require('@jest/globals');
 const path = require('node:path');
 
 function n8nLogger() {
@@ -11,7 +13,7 @@ function n8nLogger() {
 
 /** Records what is logged at `level` until the returned `stop()`; the logger still logs as before. */
 function watchN8nLogger(level) {
-	const spy = jest.spyOn(n8nLogger(), level);
+	const spy = jestApi.spyOn(n8nLogger(), level);
 	return {
 		messages: () => spy.mock.calls.map(([message, meta]) => ({ message, meta })),
 		stop: () => spy.mockRestore(),

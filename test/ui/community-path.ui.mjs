@@ -371,9 +371,12 @@ test(
 			await card.getByText(`v${NEXT_VERSION}`).waitFor({ timeout: 60_000 });
 			await browser.screenshot('community-nodes-updated');
 
-			const after = await sendEvent(webhookUrl, { id: 'evt_C', type: 'payment_intent.succeeded' });
+			const afterUpdate = await sendEvent(webhookUrl, {
+				id: 'evt_C',
+				type: 'payment_intent.succeeded',
+			});
 			assert.deepEqual(
-				[after.status, after.json?.status, after.json?.key],
+				[afterUpdate.status, afterUpdate.json?.status, afterUpdate.json?.key],
 				[200, 'processed', 'evt:evt_C'],
 			);
 			const again = await sendEvent(webhookUrl, { id: 'evt_A', type: 'payment_intent.succeeded' });

@@ -1,4 +1,5 @@
 // The fast path for plain `$json` path expressions must read exactly what n8n's evaluator reads.
+const { test, expect } = require('@jest/globals');
 const {
 	bodyPathOfParameter,
 	jsonPathOf,

@@ -1,5 +1,6 @@
 // The rules that keep one key per event: which numbers are their own text, one id per header,
 // namespaces that cannot be read two ways. Pure functions (the planner page will run them too).
+const { describe, test, expect } = require('@jest/globals');
 const { KeyError } = require('../../dist/nodes/shared/keys/KeyError');
 const { normalizeId } = require('../../dist/nodes/shared/keys/idText');
 const { headerIdText } = require('../../dist/nodes/shared/keys/headerValue');
@@ -24,6 +25,7 @@ describe('normalizeId', () => {
 	});
 
 	// Where no raw body can tell which text the sender wrote, only a safe integer has one text.
+	// eslint-disable-next-line no-loss-of-precision -- a rounded number is the point
 	test.each([[-1.5], [0.1], [1e21], [2 ** 53], [-(2 ** 53)], [98765432101234567891], [-0]])(
 		'the number %p is refused',
 		(value) => {

@@ -1,4 +1,5 @@
 // `npm run planner`: says where the built page is, or serves it on 127.0.0.1 with its CSP as a header too.
+const { test, expect } = require('@jest/globals');
 const { execFileSync } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const path = require('node:path');

@@ -1,5 +1,6 @@
 // The raw-body reader for numeric ids: it must find exactly the value JSON.parse put in $json.body,
 // as the sender wrote it, and refuse what JSON.parse refuses. JSON.parse is the oracle throughout.
+const { describe, test, expect } = require('@jest/globals');
 const fc = require('fast-check');
 
 const {

@@ -1,5 +1,6 @@
 // The scheme table and the verifier, against deliveries signed by each provider's own library,
 // both ways: what the library signs we accept; what we reject, the library rejects too.
+const { describe, test, expect } = require('@jest/globals');
 const { createHmac } = require('node:crypto');
 const {
 	SIGNATURE_SCHEMES,

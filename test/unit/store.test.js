@@ -1,4 +1,5 @@
 // Identifier checks and the SQL text: names are validated and quoted, values never spliced in.
+const { test, expect } = require('@jest/globals');
 const {
 	firstSeenIndexName,
 	tableRef,

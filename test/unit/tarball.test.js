@@ -1,6 +1,7 @@
 // What `npm publish` would upload: the built nodes and credentials, the templates, the key planner page, README, LICENSE,
 // package.json and index.js, and nothing else (no source maps, declarations, build info or tests).
 // Reads the file list from npm itself (`npm pack --dry-run --json`) on the build `npm test` just made.
+const { test, expect } = require('@jest/globals');
 const { spawnSync } = require('node:child_process');
 const { readdirSync } = require('node:fs');
 const path = require('node:path');

@@ -1,5 +1,6 @@
 // The importable templates as n8n checks them on import: unique node ids and names, connections to
 // nodes that exist, no credential ids, and (webhook template) every path ending in a Respond node.
+const { describe, test, expect } = require('@jest/globals');
 const { readdirSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 
