@@ -18,6 +18,6 @@ export {
 	WEBHOOK_WORKFLOW_ID,
 	PURGE_WORKFLOW_ID,
 } from './stack.mjs';
-export { runSeedSequence, formatTable, EVENT_A, EVENT_B } from './scenarios.mjs';
+export { runBurst, runSeedSequence, formatTable, EVENT_A, EVENT_B } from './scenarios.mjs';
 export { runCleanups, onCleanup, isShuttingDown } from './processes.mjs';
 export { progress, waitFor, sleep, withStackLogs } from './log.mjs';

@@ -8,44 +8,20 @@
 //      publish:workflow (the webhook template)
 //   5. n8n start, /healthz/readiness, then the webhook answering OPTIONS with 204
 // stop() undoes all of it: n8n, databases (or the embedded server), temp folder.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 
 import { importStackCredentials } from './credentials.mjs';
-import { E2E_STRIPE_SECRET, fakeStripeSignature, sendEvent, stripeSignature } from './http.mjs';
 import { ensureN8n } from './install.mjs';
-import { createOwnerRole, startKeyStoreServer } from './keystore.mjs';
-import { startPgBouncer } from './pgbouncer.mjs';
-import { elapsed, progress, waitFor } from './log.mjs';
-import { runN8nCli, startN8nServer, waitForWebhook } from './n8n.mjs';
-import {
-	publishedVersion,
-	publishWorkflow,
-	waitForPublishedTriggers,
-	waitForWebhookRows,
-} from './publication.mjs';
+import { elapsed, progress } from './log.mjs';
+import { startN8nServer } from './n8n.mjs';
 import { buildAndPack, installIntoUserFolder } from './package.mjs';
 import { freePort } from './ports.mjs';
-import { randomSuffix, startPostgres } from './postgres.mjs';
-import { onCleanup, onExitSync } from './processes.mjs';
-import { branchOf, executionReader, keyStoreReaders } from './records.mjs';
+import { randomSuffix } from './postgres.mjs';
 import { connectRedis, deleteKeysContaining } from './redis.mjs';
-import {
-	BUSINESS_LOG_SQL,
-	extraWorkflowCopy,
-	hasWebhook,
-	importableCopy,
-	PURGE_TEMPLATE,
-	PURGE_WORKFLOW_ID,
-	purgeCopyEvery,
-	WEBHOOK_TEMPLATE,
-	WEBHOOK_WORKFLOW_ID,
-	webhookPathOf,
-	withParameters,
-} from './templates.mjs';
+import { RunningStack } from './runningStack.mjs';
+import { startStackDatabases } from './stackDatabases.mjs';
+import { importStackWorkflows, waitForStackWebhooks } from './stackWorkflows.mjs';
+import { createTeardown, createWorkFolder } from './teardown.mjs';
 import { queueEnv, startN8nWorkers } from './workers.mjs';
 
 export {
@@ -57,10 +33,11 @@ export {
 
 /**
  * Starts the stack. Registers its own clean-up, so a signal or an early exit still stops n8n.
- * @param {{ label?: string, purgeEverySeconds?: number, port?: number }} [options]
- *   purgeEverySeconds: also publish the purge template, its Schedule Trigger firing every N seconds
- *   (1-59); without it the purge template is imported but not published.
- *   port: n8n's port on 127.0.0.1 (default: a free one).
+ * @param {object} [options]
+ * @param {string} [options.label] names the stack's work folder and log lines.
+ * @param {number} [options.purgeEverySeconds] also publish the purge template, its Schedule Trigger
+ *   firing every N seconds (1-59); without it the purge template is imported but not published.
+ * @param {number} [options.port] n8n's port on 127.0.0.1 (default: a free one).
  * @param {Array<string | { path: string, id?: string }>} [options.extraWorkflows]
  *   more workflow JSON files to import and publish alongside the template (see extraWorkflowCopy);
  *   each one's webhooks are waited for like the template's. stack.extraWorkflows lists them.
@@ -73,7 +50,7 @@ export {
  *   stack.workers lists them.
  * @param {{ separate?: boolean, role?: string }} [options.keyStore]
  *   separate: the keys database (processed_events, business_log; both credentials) lives on a second
- *   embedded PostgreSQL that stack.keyServer.stopServer() / startServer() restart while n8n's own
+ *   embedded PostgreSQL that stack.restartableKeyServer.stopServer() / startServer() restart while n8n's own
  *   database stays up (keystore.mjs). role: both credentials log in as this non-superuser role,
  *   which owns the keys database (so a test can REVOKE from it); needs separate.
  * @param {Record<string, Record<string, unknown>>} [options.templateParameters]
@@ -82,6 +59,7 @@ export {
  * @param {{ defaultPoolSize?: number, maxClientConn?: number }} [options.pooler]
  *   both credentials reach the keys database through PgBouncer in transaction mode (pgbouncer.mjs),
  *   started in front of its server; stack.pooler is it (port, admin console, SHOW STATS).
+ * @returns {Promise<RunningStack>}
  */
 export async function startStack({
 	label = 'e2e',
@@ -92,50 +70,19 @@ export async function startStack({
 	queue,
 	keyStore,
 	templateParameters = {},
-	pooler: poolerOptions,
+	pooler,
 } = {}) {
 	const startedAt = Date.now();
-	const undo = [];
-	let stopped = false;
-	const stop = async () => {
-		if (stopped) return;
-		stopped = true;
-		for (const step of undo.reverse()) {
-			try {
-				await step();
-			} catch (error) {
-				progress(`stop: ${error?.message ?? error}`);
-			}
-		}
-		progress(`stack stopped (${label})`);
-	};
-	const unregister = onCleanup(stop);
-	undo.push(async () => unregister());
-
+	const teardown = createTeardown(`stack stopped (${label})`);
 	try {
 		const paths = await ensureN8n();
-
-		const workDir = mkdtempSync(path.join(tmpdir(), `n8n-idem-${label}-`));
-		const keepWorkDir = process.env.N8N_E2E_KEEP === '1';
-		const removeWorkDir = () => rmSync(workDir, { recursive: true, force: true });
-		// If the process ends before stop() (killed by a test runner), its exit hook still removes it.
-		const unregisterExitRemoval = keepWorkDir ? () => undefined : onExitSync(removeWorkDir);
-		undo.push(async () => {
-			unregisterExitRemoval();
-			if (keepWorkDir) progress(`N8N_E2E_KEEP=1: leaving ${workDir}`);
-			else removeWorkDir();
-		});
-		const userFolder = path.join(workDir, 'n8n-user');
-		const logDir = path.join(workDir, 'logs');
-		mkdirSync(userFolder, { recursive: true });
-		mkdirSync(logDir, { recursive: true });
-		progress(`work folder ${workDir}`);
+		const { workDir, userFolder, logDir } = createWorkFolder(`n8n-idem-${label}-`, teardown);
 
 		// Queue mode: Redis must be there before anything starts; this stack's keys go at the end.
 		const queueToken = queue ? `idem${randomSuffix()}` : undefined;
 		if (queue) {
 			const redis = await connectRedis(paths, { host: queue.redisHost, port: queue.redisPort });
-			undo.push(async () => {
+			teardown.push(async () => {
 				try {
 					await deleteKeysContaining(redis, queueToken);
 				} finally {
@@ -144,55 +91,11 @@ export async function startStack({
 			});
 		}
 
-		const server = await startPostgres({ workDir });
-		undo.push(() => server.stop());
-		if (keyStore?.role && !keyStore.separate)
-			throw new Error('keyStore.role needs keyStore.separate');
-		const keyServer = keyStore?.separate ? await startKeyStoreServer({ workDir }) : server;
-		if (keyServer !== server) undo.push(() => keyServer.stop());
-
-		const suffix = randomSuffix();
-		const keysDatabase = `idem_${label}_${suffix}`.replace(/[^a-z0-9_]/g, '_');
-		const n8nDatabase = `n8n_${label}_${suffix}`.replace(/[^a-z0-9_]/g, '_');
-		for (const [name, host] of [
-			[keysDatabase, keyServer],
-			[n8nDatabase, server],
-		]) {
-			await host.createDatabase(name);
-			undo.push(async () => {
-				if (host.kind === 'url') await host.dropDatabase(name);
-			});
-		}
-		progress(
-			`PostgreSQL: created databases ${keysDatabase} (keys, business_log) and ${n8nDatabase} (n8n)`,
-		);
-		const keyLogin = keyStore?.role
-			? await createOwnerRole(keyServer, keysDatabase, keyStore.role)
-			: { user: keyServer.user, password: keyServer.password };
-
-		// The credentials' way to the keys database: the server itself, or PgBouncer in front of it.
-		const pooler = poolerOptions
-			? await startPgBouncer({ workDir, server: keyServer, login: keyLogin, ...poolerOptions })
-			: undefined;
-		if (pooler) undo.push(() => pooler.stop());
-		const keysEndpoint = pooler
-			? { host: pooler.host, port: pooler.port, ...pooler.login }
-			: { host: keyServer.host, port: keyServer.port, ...keyLogin };
-
-		const keysDb = new pg.Pool({ ...keyServer.clientConfig(keysDatabase), max: 4 });
-		keysDb.on('error', () => undefined);
-		const n8nDb = new pg.Pool({ ...server.clientConfig(n8nDatabase), max: 2 });
-		n8nDb.on('error', () => undefined);
-		undo.push(async () => {
-			await keysDb.end().catch(() => undefined);
-			await n8nDb.end().catch(() => undefined);
-		});
-		await keysDb.query(BUSINESS_LOG_SQL);
-		if (keyStore?.role) await keysDb.query(`ALTER TABLE business_log OWNER TO "${keyLogin.user}"`);
-
+		const databases = await startStackDatabases({ workDir, label, keyStore, pooler, teardown });
 		const tarball = await buildAndPack(path.join(workDir, 'pack'));
 		const packageDir = await installIntoUserFolder(tarball, userFolder);
 
+		/** @type {import('./n8n.mjs').N8nContext} */
 		const ctx = {
 			paths,
 			userFolder,
@@ -200,11 +103,11 @@ export async function startStack({
 			port: port ?? (await freePort()),
 			brokerPort: await freePort(),
 			db: {
-				host: server.host,
-				port: server.port,
-				user: server.user,
-				password: server.password,
-				database: n8nDatabase,
+				host: databases.server.host,
+				port: databases.server.port,
+				user: databases.server.user,
+				password: databases.server.password,
+				database: databases.n8nDatabase,
 			},
 			...(env || queue
 				? {
@@ -215,61 +118,17 @@ export async function startStack({
 					}
 				: {}),
 		};
-
-		const keysFields = {
-			host: keysEndpoint.host,
-			port: keysEndpoint.port,
-			database: keysDatabase,
-			user: keysEndpoint.user,
-			password: keysEndpoint.password,
-		};
-		await importStackCredentials(ctx, workDir, keysFields);
-
-		const workflowsDir = path.join(workDir, 'workflows');
-		mkdirSync(workflowsDir);
-		const webhookWorkflow = withParameters(
-			importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID),
+		await importStackCredentials(ctx, workDir, databases.keysFields);
+		const workflows = await importStackWorkflows(ctx, {
+			workDir,
+			n8nDb: databases.n8nDb,
+			purgeEverySeconds,
+			extraWorkflows,
 			templateParameters,
-		);
-		const purgeWorkflow = purgeEverySeconds
-			? purgeCopyEvery(purgeEverySeconds, PURGE_WORKFLOW_ID)
-			: importableCopy(PURGE_TEMPLATE, PURGE_WORKFLOW_ID);
-		writeFileSync(
-			path.join(workflowsDir, 'idempotent-webhook.json'),
-			JSON.stringify(webhookWorkflow, null, 2),
-		);
-		writeFileSync(
-			path.join(workflowsDir, 'purge-keys.json'),
-			JSON.stringify(purgeWorkflow, null, 2),
-		);
-		const extras = extraWorkflows.map(extraWorkflowCopy);
-		for (const [index, { workflow }] of extras.entries()) {
-			writeFileSync(
-				path.join(workflowsDir, `extra-${index}.json`),
-				JSON.stringify(workflow, null, 2),
-			);
-		}
-		await runN8nCli(ctx, ['import:workflow', '--separate', `--input=${workflowsDir}`], {
-			label: 'import-workflows',
 		});
-		for (const { file, workflow } of extras) {
-			await publishWorkflow(ctx, workflow.id);
-			progress(`n8n: extra workflow ${workflow.id} (${file}) published`);
-		}
-		await publishWorkflow(ctx, WEBHOOK_WORKFLOW_ID);
-		const published = await publishedVersion(n8nDb, WEBHOOK_WORKFLOW_ID);
-		progress(
-			`n8n: workflow ${WEBHOOK_WORKFLOW_ID} published as version ${published ?? '(unknown)'}`,
-		);
-		if (purgeEverySeconds) {
-			await publishWorkflow(ctx, PURGE_WORKFLOW_ID);
-			progress(
-				`n8n: purge workflow ${PURGE_WORKFLOW_ID} published, its Schedule Trigger set to every ${purgeEverySeconds} s`,
-			);
-		}
 
 		const n8n = await startN8nServer(ctx);
-		undo.push(() => n8n.stop());
+		teardown.push(() => n8n.stop());
 		// Workers after the main: it ran the database migrations they expect.
 		const workers = queue
 			? await startN8nWorkers(ctx, {
@@ -278,158 +137,25 @@ export async function startStack({
 					concurrency: queue.concurrency,
 				})
 			: [];
-		for (const worker of workers) undo.push(() => worker.stop());
-		const publishedIds = purgeEverySeconds
-			? [WEBHOOK_WORKFLOW_ID, PURGE_WORKFLOW_ID]
-			: [WEBHOOK_WORKFLOW_ID];
-		publishedIds.push(...extras.map(({ workflow }) => workflow.id));
-		await waitForPublishedTriggers(n8nDb, publishedIds, n8n);
-		if (ctx.paths.line === 1)
-			await waitForWebhookRows(
-				n8nDb,
-				[WEBHOOK_WORKFLOW_ID, ...extras.filter(hasWebhook).map(({ workflow }) => workflow.id)],
-				n8n,
-			);
-		const webhookUrl = await waitForWebhook(n8n, webhookPathOf(webhookWorkflow));
-		const extraPublished = [];
-		for (const { file, workflow } of extras) {
-			const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
-			const url = webhook ? await waitForWebhook(n8n, webhook.parameters.path) : undefined;
-			extraPublished.push({ id: workflow.id, name: workflow.name, file, webhookUrl: url });
-		}
-		progress(`n8n: webhook registered at ${webhookUrl} (stack up in ${elapsed(startedAt)})`);
+		for (const worker of workers) teardown.push(() => worker.stop());
+		const webhookUrls = await waitForStackWebhooks(databases.n8nDb, workflows, n8n, paths.line);
+		progress(`n8n: webhook registered at ${webhookUrls[0]} (stack up in ${elapsed(startedAt)})`);
 
-		const executions = executionReader(n8nDb, paths);
-		const webhookPaths = [
-			webhookPathOf(webhookWorkflow),
-			...extras.filter(hasWebhook).map(({ workflow }) => webhookPathOf(workflow)),
-		];
-
-		/** The main n8n again on the same port and database, once every published webhook answers. */
-		const startAgain = async () => {
-			const restarted = await startN8nServer(ctx);
-			undo.push(() => restarted.stop());
-			stack.n8n = restarted;
-			await waitForPublishedTriggers(n8nDb, publishedIds, restarted);
-			for (const webhookPath of webhookPaths) await waitForWebhook(restarted, webhookPath);
-			return restarted;
-		};
-
-		const stack = {
+		return new RunningStack({
 			label,
-			paths,
 			ctx,
 			workDir,
-			server,
-			/** The PostgreSQL of the keys database: `server`, or with keyStore.separate its own restartable one. */
-			keyServer,
-			/** What both credentials log in as. */
-			keyLogin,
-			/** With the pooler option: PgBouncer, which both credentials go through (pgbouncer.mjs). */
-			pooler,
-			/** Queue mode: the `n8n worker` processes (workers.mjs), and the token in this stack's Redis prefixes. */
+			databases,
+			workflows,
+			n8n,
 			workers,
 			queueToken,
-			keysDatabase,
-			n8nDatabase,
-			keysDb,
-			n8nDb,
-			n8n,
-			baseUrl: n8n.baseUrl,
-			webhookUrl,
-			webhookWorkflowId: WEBHOOK_WORKFLOW_ID,
-			purgeWorkflowId: PURGE_WORKFLOW_ID,
-			publishedVersionId: published,
-			/** The extraWorkflows, published: [{ id, name, file, webhookUrl (undefined without a Webhook node) }]. */
-			extraWorkflows: extraPublished,
-			executions,
-			stop,
-			/**
-			 * kill -9 the main n8n process, as a crash or an OOM kill would (no shutdown, in-flight
-			 * executions left as they were), then start it again on the same port and database and
-			 * wait until the published webhooks answer. stack.n8n is the new server afterwards.
-			 */
-			async crashAndRestartN8n() {
-				const crashed = stack.n8n;
-				progress(`n8n: kill -9 the server (pid ${crashed.pid})`);
-				try {
-					process.kill(-crashed.pid, 'SIGKILL');
-				} catch {
-					// already gone
-				}
-				await crashed.process.exited;
-				return await startAgain();
-			},
-			/**
-			 * Stops the main n8n server (SIGTERM, as a deploy would) and starts it again on the same port
-			 * and database, with `env` merged over the stack's extra environment from now on (e.g.
-			 * NODE_OPTIONS with a preload); waits until the published webhooks answer. Regular mode only.
-			 */
-			async restartN8n({ env: changes = {} } = {}) {
-				if (workers.length > 0) throw new Error('restartN8n: regular mode only');
-				await stack.n8n.stop();
-				ctx.extraEnv = { ...(ctx.extraEnv ?? {}), ...changes };
-				for (const [name, value] of Object.entries(changes))
-					if (value === undefined) delete ctx.extraEnv[name];
-				return await startAgain();
-			},
-			/** POSTs one delivery to the template's webhook. */
-			send: (body, options) => sendEvent(webhookUrl, body, options),
-			/** POSTs and waits until n8n recorded the execution; returns { response, execution, branch }. */
-			async deliver(body, options = {}) {
-				const response = await sendEvent(webhookUrl, body, options);
-				if (response.status === 404)
-					throw new Error(
-						`The webhook answered 404 (not registered?): ${response.text.slice(0, 300)}`,
-					);
-				const execution = await executions.waitForRequest(WEBHOOK_WORKFLOW_ID, response.requestId);
-				return { response, execution, branch: branchOf(execution) };
-			},
-			...keyStoreReaders(keysDb),
-			/**
-			 * Waits (bounded) for a run of the published purge workflow that started after `since`
-			 * (a Date); needs startStack({ purgeEverySeconds }).
-			 */
-			async waitForPurgeRunAfter(since, { timeoutMs = 60_000 } = {}) {
-				if (!purgeEverySeconds)
-					throw new Error(
-						'The purge workflow is not published: start the stack with purgeEverySeconds',
-					);
-				return await waitFor(
-					`a purge run that started after ${since.toISOString()}`,
-					async () =>
-						(await executions.list({ workflowId: PURGE_WORKFLOW_ID })).find(
-							(e) =>
-								new Date(e.startedAt).getTime() > since.getTime() &&
-								e.nodesRun.includes('Purge Keys'),
-						),
-					{ timeoutMs, intervalMs: 500 },
-				);
-			},
-			/** Makes the editor usable: sets up the owner account (n8n starts with a placeholder owner). */
-			async setupOwner({
-				email = 'demo@example.com',
-				password = `Demo-${randomBytes(4).toString('hex')}-1A`,
-			} = {}) {
-				const response = await fetch(`${n8n.baseUrl}/rest/owner/setup`, {
-					method: 'POST',
-					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify({ email, firstName: 'Demo', lastName: 'Owner', password }),
-					signal: AbortSignal.timeout(30_000),
-				});
-				const text = await response.text();
-				if (response.status !== 200)
-					throw new Error(`owner setup answered ${response.status}: ${text.slice(0, 300)}`);
-				return { email, password };
-			},
-			fakeStripeSignature,
-			/** A genuine Stripe-Signature for these bytes with the stack's secret (options: timestamp, secret). */
-			stripeSignature,
-			stripeSecret: E2E_STRIPE_SECRET,
-		};
-		return stack;
+			webhookUrls,
+			purgeEverySeconds,
+			teardown,
+		});
 	} catch (error) {
-		await stop();
+		await teardown.stop();
 		throw error;
 	}
 }

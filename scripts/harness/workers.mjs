@@ -39,6 +39,21 @@ function idsFrom(logFile, pattern) {
 }
 
 /**
+ * @typedef {object} N8nWorker
+ * @property {number} index
+ * @property {string} name
+ * @property {number} pid
+ * @property {import('./processes.mjs').TrackedProcess} process
+ * @property {string} logFile
+ * @property {string} healthUrl
+ * @property {(lines?: number) => string} logTail
+ * @property {() => string[]} startedExecutions   execution ids this worker logged as started
+ * @property {() => string[]} finishedExecutions   execution ids this worker logged as finished
+ * @property {() => boolean} alive
+ * @property {() => Promise<void>} stop
+ */
+
+/**
  * Starts `count` workers beside an already running main (it ran the database migrations) and waits
  * until each reports ready on its health endpoint. `packageDir` is the package installed in the
  * main's user folder; each worker gets a copy in its own.
@@ -47,6 +62,7 @@ export async function startN8nWorkers(
 	ctx,
 	{ count, packageDir, concurrency = 10, readinessTimeoutMs = 180_000 },
 ) {
+	/** @type {N8nWorker[]} */
 	const workers = [];
 	try {
 		for (let index = 1; index <= count; index++) {
@@ -86,7 +102,6 @@ export async function startN8nWorkers(
 				logFile,
 				healthUrl: `http://127.0.0.1:${healthPort}/healthz`,
 				logTail: (lines = 60) => tailOf(logFile, lines),
-				/** Execution ids this worker logged as started / finished. */
 				startedExecutions: () => idsFrom(logFile, STARTED_LINE),
 				finishedExecutions: () => idsFrom(logFile, FINISHED_LINE),
 				alive: () => !child.exitStatus,

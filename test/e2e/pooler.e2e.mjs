@@ -12,10 +12,10 @@ import { after, before, test } from 'node:test';
 
 import {
 	BUSINESS_STEP,
+	runBurst,
 	runSeedSequence,
 	sendEvent,
 	startStack,
-	waitFor,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
 import { branchOf } from '../../scripts/harness/records.mjs';
@@ -73,34 +73,6 @@ async function deliverSimple(body, options) {
 	return { response, execution, branch: branchOf(execution) };
 }
 
-/** 64 deliveries of one event at the same moment, each signed with its own timestamp as retries are. */
-async function burst(send, event) {
-	const started = Date.now();
-	const responses = await Promise.all(
-		Array.from({ length: 64 }, (_, i) =>
-			send(event, { signedAt: Math.floor(Date.now() / 1000) - (i % 60), timeoutMs: 180_000 }),
-		),
-	);
-	process.stderr.write(
-		`[pooler] 64 simultaneous deliveries answered in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
-	);
-	return responses;
-}
-
-async function executionsOf(workflowId, responses) {
-	const ids = new Set(responses.map((r) => r.requestId));
-	return await waitFor(
-		`n8n to record the ${ids.size} executions`,
-		async () => {
-			const mine = (await stack.executions.list({ workflowId })).filter((e) =>
-				ids.has(e.requestId),
-			);
-			return mine.length === ids.size ? mine : undefined;
-		},
-		{ timeoutMs: 120_000, intervalMs: 500 },
-	);
-}
-
 test(
 	'lease mode, seed sequence through PgBouncer: A processed, A again a completed duplicate, B processed',
 	{ timeout: 180_000 },
@@ -155,24 +127,16 @@ test(
 		withLogs(async () => {
 			const event = { id: 'evt_pooled_burst', type: 'invoice.paid' };
 			const key = 'evt:evt_pooled_burst';
-			const responses = await burst((body, options) => stack.send(body, options), event);
-			const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
-			assert.equal(
-				answers.filter((a) => a === '200 processed').length,
-				1,
-				`answers: ${JSON.stringify(answers)}`,
+			const { answers, processed, inFlight, duplicates, executions } = await runBurst(
+				stack,
+				event,
+				{ label: 'pooler' },
 			);
-			const inFlight = responses.filter(
-				(r) => r.status === 409 && r.json?.status === 'in_progress',
-			);
-			const duplicates = responses.filter(
-				(r) => r.status === 200 && r.json?.status === 'duplicate',
-			);
+			assert.equal(processed.length, 1, `answers: ${JSON.stringify(answers)}`);
 			assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
 			for (const r of inFlight)
 				assert.equal(r.headers['retry-after'], String(r.json.retryAfterSeconds));
 
-			const executions = await executionsOf(stack.webhookWorkflowId, responses);
 			assert.ok(
 				executions.every((e) => e.status === 'success'),
 				'no execution failed',
@@ -277,22 +241,13 @@ test(
 		withLogs(async () => {
 			const event = { id: 'evt_simple_burst', type: 'invoice.paid' };
 			const key = 'evt:evt_simple_burst';
-			const responses = await burst(
-				(body, options) => sendEvent(simple.webhookUrl, body, options),
-				event,
-			);
-			const answers = responses.map((r) => `${r.status} ${r.json?.status}`);
-			assert.equal(
-				answers.filter((a) => a === '200 processed').length,
-				1,
-				`answers: ${JSON.stringify(answers)}`,
-			);
-			assert.equal(
-				answers.filter((a) => a === '200 duplicate').length,
-				63,
-				`answers: ${JSON.stringify(answers)}`,
-			);
-			const executions = await executionsOf(simple.id, responses);
+			const { answers, processed, duplicates, executions } = await runBurst(stack, event, {
+				webhookUrl: simple.webhookUrl,
+				workflowId: simple.id,
+				label: 'pooler',
+			});
+			assert.equal(processed.length, 1, `answers: ${JSON.stringify(answers)}`);
+			assert.equal(duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
 			assert.ok(
 				executions.every((e) => e.status === 'success'),
 				'no execution failed',

@@ -118,7 +118,7 @@ test(
 			const onResult = (_result, done) => {
 				if (done !== STOP_AFTER_ANSWERS || outageDone) return;
 				outageDone = (async () => {
-					await stack.keyServer.stopServer({ mode: 'fast' });
+					await stack.restartableKeyServer.stopServer({ mode: 'fast' });
 					outage.stoppedAt = Date.now();
 					// Bounded: OUTAGE_MS / 500 probes of n8n while its key store is gone.
 					for (let probe = 0; probe < OUTAGE_MS / 500; probe++) {
@@ -127,7 +127,7 @@ test(
 						await sleep(Math.max(0, outage.stoppedAt + (probe + 1) * 500 - Date.now()));
 					}
 					outage.restartBeganAt = Date.now();
-					await stack.keyServer.startServer();
+					await stack.restartableKeyServer.startServer();
 					outage.startedAt = Date.now();
 				})();
 			};
@@ -488,11 +488,11 @@ test(
 					},
 					{ timeoutMs: 30_000, intervalMs: 100 },
 				);
-				await stack.keyServer.stopServer({ mode: 'fast' });
+				await stack.restartableKeyServer.stopServer({ mode: 'fast' });
 				try {
 					failed = await sending;
 				} finally {
-					await stack.keyServer.startServer();
+					await stack.restartableKeyServer.startServer();
 				}
 			} finally {
 				await dropTrigger();

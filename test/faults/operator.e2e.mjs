@@ -89,6 +89,7 @@ after(
 );
 
 /** The superuser on the keys database (the operator's psql). */
+/** @type {(sql: string, values?: unknown[]) => Promise<import('pg').QueryResult>} */
 const admin = async (sql, values) => await stack.keysDb.query(sql, values);
 
 /** Another session on the keys database, as an operator's psql that leaves a transaction open. */
@@ -139,6 +140,25 @@ async function timedDeliver(event, options) {
 }
 
 /** What n8n recorded as the error, with this run's port and database name replaced. */
+/**
+ * A setting on the role, and a dead reservation's row held FOR UPDATE by another session: delivers
+ * the event while both are in place, then ends that session and resets the setting.
+ */
+async function deliverWithRoleSettingAndHeldRow(event, key, setting, value) {
+	await deadReservation(key, -1);
+	const psql = await session();
+	try {
+		await admin(`ALTER ROLE ${ROLE} SET ${setting} = '${value}'`);
+		await endRoleSessions();
+		await psql.query('BEGIN');
+		await psql.query('SELECT * FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
+		return await timedDeliver(event);
+	} finally {
+		await psql.end();
+		await admin(`ALTER ROLE ${ROLE} RESET ${setting}`);
+	}
+}
+
 function errorText(execution) {
 	return (execution?.error ?? '')
 		.replaceAll(`:${stack.keyServer.port}`, ':<port>')
@@ -401,19 +421,12 @@ test(
 			{
 				const event = { id: 'evt_op_stmt_timeout', type: 'order.created' };
 				const key = `evt:${event.id}`;
-				await deadReservation(key, -1);
-				const psql = await session();
-				let failed;
-				try {
-					await admin(`ALTER ROLE ${ROLE} SET statement_timeout = '500ms'`);
-					await endRoleSessions();
-					await psql.query('BEGIN');
-					await psql.query('SELECT * FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
-					failed = await timedDeliver(event);
-				} finally {
-					await psql.end();
-					await admin(`ALTER ROLE ${ROLE} RESET statement_timeout`);
-				}
+				const failed = await deliverWithRoleSettingAndHeldRow(
+					event,
+					key,
+					'statement_timeout',
+					'500ms',
+				);
 				assertFailedAtReserve(failed, 'O4');
 				assert.equal(
 					errorText(failed.execution),
@@ -442,19 +455,7 @@ test(
 			{
 				const event = { id: 'evt_op_lock_timeout', type: 'order.created' };
 				const key = `evt:${event.id}`;
-				await deadReservation(key, -1);
-				const psql = await session();
-				let failed;
-				try {
-					await admin(`ALTER ROLE ${ROLE} SET lock_timeout = '300ms'`);
-					await endRoleSessions();
-					await psql.query('BEGIN');
-					await psql.query('SELECT * FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
-					failed = await timedDeliver(event);
-				} finally {
-					await psql.end();
-					await admin(`ALTER ROLE ${ROLE} RESET lock_timeout`);
-				}
+				const failed = await deliverWithRoleSettingAndHeldRow(event, key, 'lock_timeout', '300ms');
 				assertFailedAtReserve(failed, 'O5');
 				const reserveMs =
 					failed.execution.endTime('Idempotency Reserve') -

@@ -8,73 +8,33 @@
 // test mode (E2E_TESTS=true) makes license features switchable through PATCH /rest/e2e/feature;
 // the suite switches on that one feature, and N8N_COMMUNITY_PACKAGES_REGISTRY names the local
 // registry. Everything else is n8n's default user path.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 
-import {
-	BUSINESS_LOG_SQL,
-	ensureN8n,
-	progress,
-	startN8nServer,
-	startPostgres,
-} from '../../../scripts/harness/index.mjs';
+import { ensureN8n, progress, startN8nServer } from '../../../scripts/harness/index.mjs';
 import { freePort } from '../../../scripts/harness/ports.mjs';
-import { randomSuffix } from '../../../scripts/harness/postgres.mjs';
-import { onCleanup, onExitSync } from '../../../scripts/harness/processes.mjs';
 import { startRegistry } from '../../../scripts/harness/registry.mjs';
+import { startStackDatabases } from '../../../scripts/harness/stackDatabases.mjs';
+import { createTeardown, createWorkFolder } from '../../../scripts/harness/teardown.mjs';
 
 export const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
 
 export async function startUiStack({ packageName }) {
-	const undo = [];
-	let stopped = false;
-	const stop = async () => {
-		if (stopped) return;
-		stopped = true;
-		for (const step of undo.reverse()) {
-			try {
-				await step();
-			} catch (error) {
-				progress(`stop: ${error?.message ?? error}`);
-			}
-		}
-	};
-	undo.push(onCleanup(stop));
+	const teardown = createTeardown();
 	try {
 		const paths = await ensureN8n();
-		const workDir = mkdtempSync(path.join(tmpdir(), 'n8n-idem-ui-'));
-		const keep = process.env.N8N_E2E_KEEP === '1';
-		const removeWorkDir = () => rmSync(workDir, { recursive: true, force: true });
-		const unregisterRemoval = keep ? () => undefined : onExitSync(removeWorkDir);
-		undo.push(async () => {
-			unregisterRemoval();
-			if (keep) progress(`N8N_E2E_KEEP=1: leaving ${workDir}`);
-			else removeWorkDir();
-		});
-		const userFolder = path.join(workDir, 'n8n-user');
-		const logDir = path.join(workDir, 'logs');
-		mkdirSync(userFolder, { recursive: true });
-		mkdirSync(logDir, { recursive: true });
+		const { workDir, userFolder, logDir } = createWorkFolder('n8n-idem-ui-', teardown);
 
 		// The wrong-password check needs a server that asks for passwords: the embedded one does
 		// (scram-sha-256); a DATABASE_URL server often trusts 127.0.0.1.
 		delete process.env.DATABASE_URL;
-		const server = await startPostgres({ workDir });
-		undo.push(() => server.stop());
-		const suffix = randomSuffix();
-		const keysDatabase = `idem_ui_${suffix}`;
-		const n8nDatabase = `n8n_ui_${suffix}`;
-		await server.createDatabase(keysDatabase);
-		await server.createDatabase(n8nDatabase);
-		const keysDb = new pg.Pool({ ...server.clientConfig(keysDatabase), max: 2 });
-		keysDb.on('error', () => undefined);
-		undo.push(() => keysDb.end().catch(() => undefined));
-		await keysDb.query(BUSINESS_LOG_SQL);
+		const { server, n8nDatabase, keysDb, keysFields } = await startStackDatabases({
+			workDir,
+			label: 'ui',
+			teardown,
+		});
 
 		const registry = await startRegistry({ dir: path.join(workDir, 'registry'), packageName });
-		undo.push(() => registry.stop());
+		teardown.push(() => registry.stop());
 
 		const ctx = {
 			paths,
@@ -99,7 +59,7 @@ export async function startUiStack({ packageName }) {
 			},
 		};
 		const n8n = await startN8nServer(ctx);
-		undo.push(() => n8n.stop());
+		teardown.push(() => n8n.stop());
 		await setFeature(n8n.baseUrl, CUSTOM_REGISTRY_FEATURE, true);
 		progress(
 			`n8n: ${CUSTOM_REGISTRY_FEATURE} switched on through PATCH /rest/e2e/feature; registry ${registry.url}`,
@@ -112,17 +72,11 @@ export async function startUiStack({ packageName }) {
 			registry,
 			keysDb,
 			/** What the user types into the Idempotency Postgres credential. */
-			keysLogin: {
-				host: server.host,
-				port: server.port,
-				database: keysDatabase,
-				user: server.user,
-				password: server.password,
-			},
-			stop,
+			keysLogin: keysFields,
+			stop: teardown.stop,
 		};
 	} catch (error) {
-		await stop();
+		await teardown.stop();
 		throw error;
 	}
 }
