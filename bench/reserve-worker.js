@@ -60,6 +60,7 @@ class PassThrough {
 		outputs: ['main', 'main'],
 		properties: [],
 	};
+	/** @this {import('n8n-workflow').IExecuteFunctions} */
 	async execute() {
 		const outputs = [[], []];
 		this.getInputData().forEach((item, itemIndex) =>

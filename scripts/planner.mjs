@@ -57,7 +57,9 @@ server.on('error', (error) => {
 	process.exit(1);
 });
 server.listen(port, '127.0.0.1', () => {
-	console.log(`Key planner: http://127.0.0.1:${server.address().port}/ (Ctrl+C to stop)`);
+	console.log(
+		`Key planner: http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/ (Ctrl+C to stop)`,
+	);
 });
 for (const signal of ['SIGINT', 'SIGTERM'])
 	process.on(signal, () => server.close(() => process.exit(0)));

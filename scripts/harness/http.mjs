@@ -70,7 +70,7 @@ export async function sendEvent(
 	} catch {
 		json = undefined;
 	}
-	const responseHeaders = Object.fromEntries(response.headers);
+	const responseHeaders = Object.fromEntries(response.headers.entries());
 	return {
 		requestId,
 		status: response.status,

@@ -93,8 +93,10 @@ function n8nInstalled(paths) {
 /**
  * npm passes its configuration to scripts as npm_config_* variables; `npm run test:e2e` would hand
  * the repo's settings (prefix, scripts) to the nested install. Keep only what reaching the registry needs.
+ * @returns {NodeJS.ProcessEnv}
  */
 function npmEnv() {
+	/** @type {NodeJS.ProcessEnv} */
 	const env = {};
 	for (const [name, value] of Object.entries(process.env)) {
 		const lower = name.toLowerCase();
@@ -147,7 +149,12 @@ function removeStaleStaging(dir) {
 	}
 }
 
-/** Runs `npm install ...` in a staging folder, printing a progress line every 15 s. */
+/**
+ * Runs `npm install ...` in a staging folder, printing a progress line every 15 s.
+ * @param {string} stagingDir
+ * @param {string[]} args
+ * @param {{ label: string, logFile: string, timeoutMs: number, overrides?: Record<string, string> }} options
+ */
 async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs, overrides }) {
 	rmSync(stagingDir, { recursive: true, force: true });
 	mkdirSync(stagingDir, { recursive: true });

@@ -10,7 +10,7 @@ export async function freePort() {
 			server.unref();
 			server.once('error', reject);
 			server.listen(0, '127.0.0.1', () => {
-				const { port: chosen } = server.address();
+				const { port: chosen } = /** @type {import('node:net').AddressInfo} */ (server.address());
 				server.close(() => resolve(chosen));
 			});
 		});

@@ -20,8 +20,8 @@ let shuttingDown = false;
  * @property {number} pid
  * @property {import('node:child_process').ChildProcess} child
  * @property {string} logFile
- * @property {Promise<{code: number|null, signal: string|null}>} exited
- * @property {{code: number|null, signal: string|null} | undefined} exitStatus
+ * @property {Promise<{code: number|null, signal: string|null, error?: Error}>} exited
+ * @property {{code: number|null, signal: string|null, error?: Error} | undefined} exitStatus
  * @property {string} stopSignal
  * @property {string | undefined} lastResortSignal
  */
@@ -45,7 +45,22 @@ function signalGroup(pid, signal) {
 }
 
 /**
+ * @typedef {object} SpawnOptions
+ * @property {string} name   for log lines and errors
+ * @property {string} cwd
+ * @property {NodeJS.ProcessEnv} env   the whole environment (nothing is inherited)
+ * @property {string} logFile   stdout and stderr are appended to it
+ * @property {number} [uid]   run as this account (as root: PostgreSQL refuses to run as root)
+ * @property {number} [gid]
+ * @property {NodeJS.Signals} [stopSignal]   what stopTracked sends first (default SIGTERM)
+ * @property {NodeJS.Signals} [lastResortSignal]   sent to the group before SIGKILL
+ */
+
+/**
  * Starts a command as its own process group, stdout and stderr appended to `logFile`.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {SpawnOptions} options
  * @returns {TrackedProcess}
  */
 export function spawnTracked(
@@ -135,7 +150,12 @@ export async function stopTracked(tracked, { graceMs = 20_000 } = {}) {
 	running.delete(tracked);
 }
 
-/** Runs a command to completion (bounded), returns its exit code and captured output. */
+/**
+ * Runs a command to completion (bounded), returns its exit status.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {SpawnOptions & { timeoutMs?: number }} options
+ */
 export async function runTracked(
 	command,
 	args,

@@ -27,6 +27,7 @@ export function loadFlatted(paths) {
  * @property {string} id
  * @property {string} status
  * @property {string} mode
+ * @property {string} startedAt   when n8n started the execution (ISO date)
  * @property {boolean} finished
  * @property {string|null} workflowVersionId
  * @property {string[]} nodesRun        names of the nodes that ran (runData keys), in execution order

@@ -32,6 +32,7 @@ const SETTINGS = {
 	retentionDays: 30,
 };
 /** Deliveries whose bytes matter: issue 15's pair of ids beyond 2^53 (CRLF, spaces), and a body without the id (BOM, CRLF). */
+/** @type {Array<[string, Buffer]>} */
 const DELIVERIES = [
 	[
 		'id beyond 2^53',

@@ -82,6 +82,7 @@ test(
 			const crashedAt = Date.now();
 			await stack.crashAndRestartN8n();
 			const restartSeconds = (Date.now() - crashedAt) / 1000;
+			/** @type {{ error?: Error, status?: number }} */
 			const lostAnswer = await first;
 			assert.ok(
 				lostAnswer.error || lostAnswer.status >= 500,

@@ -9,7 +9,12 @@ const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
 
-/** A one-input, one-output node type of this test; its output items are its own ({ stored: true }). */
+/**
+ * A one-input, one-output node type of this test; its output items are its own ({ stored: true }).
+ * @param {string} name
+ * @param {string} displayName
+ * @param {(items: object[]) => Promise<void>} [beforeOutput]
+ */
 function registerStep(name, displayName, beforeOutput = async () => undefined) {
 	registerNodeType(`test.${name}`, {
 		description: {

@@ -46,49 +46,52 @@ const run = async (items, onError) =>
 		nodeOverrides: onError ? { 'Idempotency Reserve': { onError } } : {},
 	});
 
-describe.each(badItems)('%s', (_label, body, message, spec) => {
-	test('stops the workflow with the item index and reserves nothing', async () => {
-		const items = mixedItems(body, spec);
-		const result = await run(items);
-		expect(result.status).toBe('error');
-		expect(result.error.name).toBe('NodeOperationError');
-		expect(result.error.message).toMatch(message);
-		expect(result.error.context.itemIndex).toBe(1);
-		expect(result.error.description).toBeTruthy();
-		const { rows } = await db.query('SELECT 1 FROM processed_events WHERE key = $1', [
-			`evt:${items[0].json.body.id}`,
-		]);
-		expect(rows).toHaveLength(0);
-	});
+describe.each(/** @type {Array<[string, any, RegExp, any]>} */ (badItems))(
+	'%s',
+	(_label, body, message, spec) => {
+		test('stops the workflow with the item index and reserves nothing', async () => {
+			const items = mixedItems(body, spec);
+			const result = await run(items);
+			expect(result.status).toBe('error');
+			expect(result.error.name).toBe('NodeOperationError');
+			expect(result.error.message).toMatch(message);
+			expect(result.error.context.itemIndex).toBe(1);
+			expect(result.error.description).toBeTruthy();
+			const { rows } = await db.query('SELECT 1 FROM processed_events WHERE key = $1', [
+				`evt:${items[0].json.body.id}`,
+			]);
+			expect(rows).toHaveLength(0);
+		});
 
-	test('continue: the error item goes on `true` as an error, never on `false`', async () => {
-		const result = await run(mixedItems(body, spec), 'continueRegularOutput');
-		expect(result.status).toBe('success');
-		const trueItems = result.output('Idempotency Reserve', 0);
-		const falseItems = result.output('Idempotency Reserve', 1);
-		expect(trueItems.map((item) => item.pairedItem.item)).toEqual([0, 1]);
-		expect(trueItems[0].json.idempotency.isNew).toBe(true);
-		expect(trueItems[1].json.error).toMatch(message);
-		expect(trueItems[1].json.idempotency).toBeUndefined();
-		expect(falseItems.map((item) => item.json.idempotency.key)).toEqual(['evt:already_seen']);
-		expect(falseItems.some((item) => item.json.error !== undefined)).toBe(false);
-	});
+		test('continue: the error item goes on `true` as an error, never on `false`', async () => {
+			const result = await run(mixedItems(body, spec), 'continueRegularOutput');
+			expect(result.status).toBe('success');
+			const trueItems = result.output('Idempotency Reserve', 0);
+			const falseItems = result.output('Idempotency Reserve', 1);
+			expect(trueItems.map((item) => item.pairedItem.item)).toEqual([0, 1]);
+			expect(trueItems[0].json.idempotency.isNew).toBe(true);
+			expect(trueItems[1].json.error).toMatch(message);
+			expect(trueItems[1].json.idempotency).toBeUndefined();
+			expect(falseItems.map((item) => item.json.idempotency.key)).toEqual(['evt:already_seen']);
+			expect(falseItems.some((item) => item.json.error !== undefined)).toBe(false);
+		});
 
-	test('continue using error output: the error item goes to the error output', async () => {
-		const result = await run(mixedItems(body, spec), 'continueErrorOutput');
-		expect(result.status).toBe('success');
-		expect(result.outputCount('Idempotency Reserve')).toBe(3);
-		expect(result.output('Idempotency Reserve', 0).map((item) => item.pairedItem.item)).toEqual([
-			0,
-		]);
-		expect(result.output('Idempotency Reserve', 1).map((item) => item.pairedItem.item)).toEqual([
-			2,
-		]);
-		const errors = result.output('Idempotency Reserve', 2);
-		expect(errors).toHaveLength(1);
-		expect(errors[0].json.error).toMatch(message);
-	});
-});
+		test('continue using error output: the error item goes to the error output', async () => {
+			const result = await run(mixedItems(body, spec), 'continueErrorOutput');
+			expect(result.status).toBe('success');
+			expect(result.outputCount('Idempotency Reserve')).toBe(3);
+			expect(result.output('Idempotency Reserve', 0).map((item) => item.pairedItem.item)).toEqual([
+				0,
+			]);
+			expect(result.output('Idempotency Reserve', 1).map((item) => item.pairedItem.item)).toEqual([
+				2,
+			]);
+			const errors = result.output('Idempotency Reserve', 2);
+			expect(errors).toHaveLength(1);
+			expect(errors[0].json.error).toMatch(message);
+		});
+	},
+);
 
 test('a namespace expression that gives an object is an item error, not "[object Object]"', async () => {
 	const result = await runWorkflow(

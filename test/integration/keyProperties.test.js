@@ -74,8 +74,8 @@ function bodyWithId(field) {
 	return fc
 		.record({
 			id: fc.oneof(
-				textId.map((text) => ({ text })),
-				numberToken.map((token) => ({ token })),
+				textId.map((text) => /** @type {{ text?: string, token?: string }} */ ({ text })),
+				numberToken.map((token) => /** @type {{ text?: string, token?: string }} */ ({ token })),
 			),
 			shadow: fc.option(fc.oneof(numberToken, fc.constant('"shadowed"')), { nil: undefined }),
 			pad: fc.tuple(space, space, space),
@@ -259,6 +259,7 @@ const scenarios = {
 						const headers = Object.fromEntries(
 							all.map((name, i) => [name, values[i]]).filter(([, value]) => value !== undefined),
 						);
+						/** @type {{ kind?: string, text?: string, error?: string }} */
 						let id = { kind: 'hash' };
 						for (const name of names) {
 							const header = headerModel(headers[name]);

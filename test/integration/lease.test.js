@@ -10,12 +10,17 @@ const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
 
+/** @param {Record<string, unknown>} [parameters] Reserve's, over lease mode with 60 s. */
 const leaseMode = (parameters = {}) => ({
 	nodeOverrides: {
 		'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60, ...parameters } },
 	},
 });
 
+/**
+ * @param {string} id
+ * @param {{ credentials?: object, [parameter: string]: unknown }} [options]
+ */
 async function reserve(id, { credentials = db.credential(), ...parameters } = {}) {
 	const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], {
 		credentials,

@@ -75,6 +75,7 @@ const HEADERS = {
 };
 
 /** The settings each source is tried with (Event ID and Custom read the parameter the node has). */
+/** @type {Array<{ label?: string, keySource: string, headers?: string, eventIdPath?: string, namespace?: string }>} */
 const SOURCES = KEY_SOURCES.map(({ value }) => ({
 	keySource: value,
 	headers: HEADERS[value] ?? '',
@@ -734,8 +735,9 @@ describeInBrowser('key planner page: Content-Security-Policy', () => {
 			connections.push(socket.remoteAddress);
 			socket.destroy();
 		});
-		await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-		const target = `http://127.0.0.1:${server.address().port}`;
+		await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+		const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+		const target = `http://127.0.0.1:${port}`;
 		const browser = await openPlanner();
 		try {
 			const result = await browser.page.evaluate(async (base) => {

@@ -13,11 +13,20 @@ const stripeKit = PROVIDERS.stripe;
 const NEW_SECRET = 'whsec_engine_new_secret_0123456789';
 const OLD_SECRET = 'whsec_engine_old_secret_9876543210';
 
+/**
+ * @param {object} body
+ * @param {{ secret?: string, timestamp?: number, kit?: { sign: Function } }} [options]
+ */
 async function signedItem(body, { secret = NEW_SECRET, timestamp, kit = stripeKit } = {}) {
 	const raw = JSON.stringify(body);
 	return webhookItem({ body, rawBody: raw, headers: await kit.sign(raw, { secret, timestamp }) });
 }
 
+/**
+ * @param {object[]} items
+ * @param {{ credential?: { secret: string, previousSecret?: string }, parameters?: object,
+ *   onError?: string }} [options]
+ */
 async function verify(
 	items,
 	{ credential = { secret: NEW_SECRET }, parameters = {}, onError } = {},

@@ -3,6 +3,12 @@ const { beforeAll, afterAll } = require('@jest/globals');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 
+/**
+ * The Idempotency Postgres credential's data for a postgres:// URL.
+ * @param {string} url
+ * @param {Partial<import('../../dist/nodes/shared/transport/connectionOptions').IdempotencyPostgresCredential>} [overrides]
+ * @returns {import('../../dist/nodes/shared/transport/connectionOptions').IdempotencyPostgresCredential}
+ */
 function credentialFromUrl(url, overrides = {}) {
 	const parsed = new URL(url);
 	return {
@@ -42,7 +48,9 @@ async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVE
 		name,
 		url: url.toString(),
 		credential: (overrides) => credentialFromUrl(url.toString(), overrides),
-		query: async (text, values) => await client.query(text, values),
+		query: /** @type {(text: string, values?: unknown[]) => Promise<import('pg').QueryResult>} */ (
+			async (text, values) => await client.query(text, values)
+		),
 		async drop() {
 			await client.end();
 			await withClient(
@@ -69,7 +77,9 @@ function useTestDatabase(setup) {
 		await db?.drop();
 	});
 	return {
-		query: async (text, values) => await db.query(text, values),
+		query: /** @type {(text: string, values?: unknown[]) => Promise<import('pg').QueryResult>} */ (
+			async (text, values) => await db.query(text, values)
+		),
 		credential: (overrides) => db.credential(overrides),
 		/** A connection of the test's own, for a transaction held open across steps; end() it. */
 		connect: async () => {

@@ -67,6 +67,7 @@ class TestCredentialsHelper extends ICredentialsHelper {
 	async runPreAuthentication() {
 		return undefined;
 	}
+	/** @returns {Promise<never>} */
 	async getCredentials() {
 		throw new Error('not used by these nodes');
 	}
@@ -84,9 +85,14 @@ class TestCredentialsHelper extends ICredentialsHelper {
 
 let executionCounter = 0;
 
+/**
+ * What a node execution reads of n8n's per-run data; the rest (telemetry, sub-workflow runs) is not
+ * used by these nodes.
+ * @returns {import('n8n-workflow').IWorkflowExecuteAdditionalData}
+ */
 function additionalDataFor(credentialsByType, hooks, executionId) {
 	const base = 'http://127.0.0.1:5678/';
-	return {
+	return /** @type {any} */ ({
 		credentialsHelper: new TestCredentialsHelper(credentialsByType),
 		hooks,
 		executionId,
@@ -108,7 +114,7 @@ function additionalDataFor(credentialsByType, hooks, executionId) {
 		},
 		getRunExecutionData: async () => undefined,
 		getRuntimeCredential: async () => undefined,
-	};
+	});
 }
 
 /**
@@ -116,6 +122,12 @@ function additionalDataFor(credentialsByType, hooks, executionId) {
  * no other node connects to), as a webhook execution would. Returns n8n's IRun and helpers.
  * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
  * ({ webhookSigningSecretApi: { secret } }).
+ */
+/**
+ * @param {{ name: string, nodes: object[], connections: object, settings?: object }} workflowJson
+ * @param {object[]} items
+ * @param {{ credentials?: object, credentialsByType?: Record<string, object>,
+ *   nodeOverrides?: Record<string, { parameters?: object, [field: string]: unknown }> }} [options]
  */
 async function runWorkflow(
 	workflowJson,
@@ -143,11 +155,11 @@ async function runWorkflow(
 	);
 	const startNode = nodes.find((node) => !targets.has(node.name));
 	const executionId = String(++executionCounter);
-	const hooks = new ExecutionLifecycleHooks('webhook', executionId, {
-		...workflowJson,
-		id: 'test-workflow',
-		nodes,
-	});
+	// A workflow read from a file has no database fields (dates, active state): the hooks do not read them.
+	const workflowData = /** @type {import('n8n-workflow').IWorkflowBase} */ (
+		/** @type {unknown} */ ({ ...workflowJson, id: 'test-workflow', nodes })
+	);
+	const hooks = new ExecutionLifecycleHooks('webhook', executionId, workflowData);
 	const runExecutionData = createRunExecutionData({
 		executionData: {
 			nodeExecutionStack: [

@@ -11,11 +11,15 @@ function n8nLogger() {
 	return Container.get(Logger);
 }
 
-/** Records what is logged at `level` until the returned `stop()`; the logger still logs as before. */
+/**
+ * Records what is logged at `level` until the returned `stop()`; the logger still logs as before.
+ * @param {'error' | 'warn' | 'info' | 'debug'} level
+ */
 function watchN8nLogger(level) {
 	const spy = jestApi.spyOn(n8nLogger(), level);
 	return {
-		messages: () => spy.mock.calls.map(([message, meta]) => ({ message, meta })),
+		/** @returns {Array<{ message: string, meta: unknown }>} */
+		messages: () => spy.mock.calls.map(([message, meta]) => ({ message: String(message), meta })),
 		stop: () => spy.mockRestore(),
 	};
 }

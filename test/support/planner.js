@@ -53,6 +53,10 @@ async function settled(page) {
 /**
  * Sets the page's fields; `body` (bytes) is loaded through #bodyFile so the page keys on exactly
  * those bytes. Returns what the page shows.
+ * @param {import('playwright-core').Page} page
+ * @param {{ body?: string | Buffer, headers?: string, keySource?: string, eventIdPath?: string,
+ *   namespace?: string, mode?: string, leaseSeconds?: number, schema?: string, table?: string,
+ *   retentionDays?: number }} settings
  */
 async function plan(
 	page,
@@ -84,7 +88,7 @@ async function plan(
 	await page.evaluate((fields) => {
 		for (const [id, value] of Object.entries(fields)) {
 			if (value === undefined || value === null) continue;
-			const field = document.getElementById(id);
+			const field = /** @type {HTMLInputElement} */ (document.getElementById(id));
 			if (field.value === String(value)) continue;
 			field.value = String(value);
 			field.dispatchEvent(
@@ -154,7 +158,10 @@ function n8nWebhookItem(bytes, headerLines) {
 	};
 }
 
-/** Node parameters for the page's settings. */
+/**
+ * Node parameters for the page's settings.
+ * @param {{ keySource?: string, eventIdPath?: string, namespace?: string }} settings
+ */
 function reserveParameters({
 	keySource = 'eventIdOrBodyHash',
 	eventIdPath = '{{ $json.body.id }}',

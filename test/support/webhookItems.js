@@ -2,8 +2,16 @@
 // json.body, the exact request bytes in binary.data.
 const { createHash } = require('node:crypto');
 
+/**
+ * @param {object} request
+ * @param {unknown} [request.body] json.body, as n8n's body parser made it
+ * @param {string | Buffer} [request.rawBody] the bytes sent (default: JSON.stringify(body))
+ * @param {Record<string, string>} [request.headers]
+ * @param {boolean} [request.withRawBody] false: an item without the raw body, as with Raw Body off
+ */
 function webhookItem({ body, rawBody, headers = {}, withRawBody = true }) {
 	const bytes = rawBody !== undefined ? Buffer.from(rawBody) : Buffer.from(JSON.stringify(body));
+	/** @type {{ json: object, binary?: object }} */
 	const item = {
 		json: {
 			headers: { 'content-type': 'application/json', ...headers },

@@ -49,6 +49,9 @@ test.each([
 	['literal', undefined],
 	[undefined, undefined],
 ])('the body path of %p is %p', (expression, path) => {
-	const context = { getNode: () => ({ parameters: { eventId: expression } }) };
+	// Only getNode() is read: the rest of n8n's execute context is not needed.
+	const context = /** @type {import('n8n-workflow').IExecuteFunctions} */ (
+		/** @type {unknown} */ ({ getNode: () => ({ parameters: { eventId: expression } }) })
+	);
 	expect(bodyPathOfParameter(context, 'eventId')).toEqual(path);
 });

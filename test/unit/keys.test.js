@@ -74,6 +74,7 @@ describe('resolveKeyIdentity', () => {
 	});
 
 	test('an unknown source is refused', () => {
+		// @ts-expect-error -- the point: a source outside the list
 		expect(() => resolveKeyIdentity('nope', item)).toThrow(KeyError);
 	});
 
@@ -85,8 +86,9 @@ describe('resolveKeyIdentity', () => {
 
 describe("numeric ids: the raw body's exact text", () => {
 	const raw = (text) => Buffer.from(text);
+	/** @returns {import('../../dist/nodes/shared/keys/keySources').NumericId} a number from a body path */
 	const pending = (value, bodyPath = ['id']) =>
-		resolveKeyIdentity('eventIdOrBodyHash', {}, value, bodyPath);
+		/** @type {any} */ (resolveKeyIdentity('eventIdOrBodyHash', {}, value, bodyPath));
 
 	test('a number from a body path waits for the raw body', () => {
 		expect(pending(12345)).toEqual({
@@ -165,13 +167,13 @@ describe("numeric ids: the raw body's exact text", () => {
 	});
 
 	test('presets read numbers from their own body path', () => {
-		const slack = resolveKeyIdentity('slack', { body: { event_id: 1e21 } });
+		const slack = /** @type {any} */ (resolveKeyIdentity('slack', { body: { event_id: 1e21 } }));
 		expect(slack).toMatchObject({ kind: 'number', bodyPath: ['event_id'] });
 		expect(settleNumericId(slack, raw('{"event_id":1E+21}'))).toEqual({
 			kind: 'eventId',
 			id: '1E+21',
 		});
-		const custom = resolveKeyIdentity('custom', {}, 2 ** 60, ['order', 'n']);
+		const custom = /** @type {any} */ (resolveKeyIdentity('custom', {}, 2 ** 60, ['order', 'n']));
 		expect(settleNumericId(custom, raw('{"order":{"n":1152921504606846976}}'))).toEqual({
 			kind: 'custom',
 			key: '1152921504606846976',
@@ -201,9 +203,9 @@ describe('the key source table', () => {
 			IdempotencyReserve,
 		} = require('../../dist/nodes/IdempotencyReserve/IdempotencyReserve.node');
 		const { description } = new IdempotencyReserve();
-		const options = description.properties.find(
-			(property) => property.name === 'keySource',
-		).options;
+		const options = /** @type {import('n8n-workflow').INodePropertyOptions[]} */ (
+			description.properties.find((property) => property.name === 'keySource').options
+		);
 		expect(
 			options.map(({ name, value, description: text }) => ({ name, value, description: text })),
 		).toEqual(

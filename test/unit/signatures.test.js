@@ -45,6 +45,7 @@ describe.each(Object.keys(PROVIDERS))('%s', (provider) => {
 		if (kit.accepts) expect(await kit.accepts(BODY, headers, kit.secret)).toBe(true);
 	});
 
+	/** @type {Array<[string, () => Promise<[string, Record<string, string>]>, string]>} */
 	const rejections = [
 		[
 			'one body byte changed',
@@ -145,12 +146,12 @@ describe.each(Object.keys(PROVIDERS))('%s', (provider) => {
 	if (kit.hasTimestamp) {
 		test('tolerance applies both ways and is inclusive', async () => {
 			const now = nowSeconds();
-			for (const [offset, valid] of [
+			for (const [offset, valid] of /** @type {Array<[number, boolean]>} */ ([
 				[-300, true],
 				[300, true],
 				[-301, false],
 				[301, false],
-			]) {
+			])) {
 				const headers = await kit.sign(BODY, { secret: kit.secret, timestamp: now + offset });
 				expect(ours(provider, BODY, headers, [kit.secret], { now }).valid).toBe(valid);
 			}
@@ -320,11 +321,13 @@ describe('generic HMAC', () => {
 		});
 	});
 
-	test.each([
-		['sha512', 'base64'],
-		['sha1', 'hex'],
-		['sha256', 'base64'],
-	])(
+	test.each(
+		/** @type {Array<['sha512' | 'sha1' | 'sha256', 'base64' | 'hex']>} */ ([
+			['sha512', 'base64'],
+			['sha1', 'hex'],
+			['sha256', 'base64'],
+		]),
+	)(
 		'%s %s with a timestamp header: signs "<timestamp>.<raw body>" and checks the tolerance',
 		(algorithm, encoding) => {
 			const scheme = hmacScheme({

@@ -23,6 +23,7 @@ const files = packedFiles();
 const packed = new Set(files);
 
 /** Every kind of file the package may ship, each with why it is there. */
+/** @type {Array<[RegExp, string]>} */
 const allowed = [
 	[/^dist\/nodes\/[\w/.]+\.js$/, 'compiled node code (and the bundled PostgreSQL driver)'],
 	[/^dist\/nodes\/\w+\/\w+\.node\.json$/, "a node's codex (categories, search aliases)"],

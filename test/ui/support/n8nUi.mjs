@@ -151,6 +151,8 @@ export async function fillCredential(page, values) {
  * above the fields ("Connection tested successfully", or "Couldn't connect with these settings" with
  * the test's message behind "More details"; the Retry button runs the test again). Returns
  * { ok, message } as the test answered, once the dialog shows it.
+ * @param {import('playwright-core').Page} page
+ * @param {{ sent?: string, timeoutMs?: number }} [options]
  */
 export async function saveCredential(page, { sent, timeoutMs = 30_000 } = {}) {
 	const modal = credentialModal(page);
@@ -217,6 +219,10 @@ export async function publishWorkflow(page) {
 /**
  * The workflow's Executions tab: waits until it lists `count` runs, opens each (newest first) and
  * reads which nodes its preview marks as run successfully.
+ * @param {import('playwright-core').Page} page
+ * @param {string} workflowUrl
+ * @param {number} count
+ * @param {{ timeoutMs?: number, screenshot?: (index: number, run: object) => Promise<unknown> }} [options]
  * @returns {Promise<Array<{ status: string, succeeded: string[] }>>}
  */
 export async function executionsInUi(
