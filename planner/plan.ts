@@ -81,7 +81,7 @@ export function parameterOfSource(
 }
 
 /** A field as the node stores it: text with `{{ … }}` is an expression (stored with a leading "="), anything else fixed text. */
-export function asNodeParameter(text: string): string {
+function asNodeParameter(text: string): string {
 	if (text.startsWith('=')) return text;
 	return text.includes('{{') ? `=${text}` : text;
 }
@@ -122,7 +122,7 @@ export interface ParsedHeaders {
 }
 
 /** `Name: value` lines as `$json.headers`: names lower-cased, values trimmed, repeats as Node.js merges them. */
-export function parseHeaders(text: string): ParsedHeaders {
+function parseHeaders(text: string): ParsedHeaders {
 	const headers: Record<string, string | string[]> = {};
 	const ignored: string[] = [];
 	for (const line of text.split(/\r?\n/)) {
@@ -152,7 +152,7 @@ export type ParsedBody =
  * an empty body or an unknown content type gives no body; application/json is JSON.parse of the
  * UTF-8 text after one byte order mark; text/plain the text; form fields parsed; XML is not read here.
  */
-export function parseWebhookBody(bytes: Uint8Array, contentType: string): ParsedBody {
+function parseWebhookBody(bytes: Uint8Array, contentType: string): ParsedBody {
 	const [type, ...parameters] = contentType.split(';');
 	const mediaType = type.toLowerCase();
 	const charset = parameters
@@ -421,7 +421,7 @@ export async function planKey(
 // ---- the SQL -----------------------------------------------------------------------------------
 
 /** The batch size Purge Keys uses by default, and the purge template's. */
-export const PURGE_BATCH_SIZE = 1000;
+const PURGE_BATCH_SIZE = 1000;
 
 export interface SqlStatement {
 	title: string;

@@ -30,7 +30,7 @@ export function parseArgs(argv) {
 	return options;
 }
 
-export const ALL_SHAPES = ['distinct', 'repeated'];
+const ALL_SHAPES = ['distinct', 'repeated'];
 export const list = (value) =>
 	String(value)
 		.split(',')

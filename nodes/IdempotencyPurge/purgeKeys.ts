@@ -4,7 +4,7 @@ import { assertStorableKey } from '../shared/keys/composeKey';
 import { namespaceText } from '../shared/keys/namespace';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 
-export const RETENTION_UNITS = ['minutes', 'hours', 'days'] as const;
+const RETENTION_UNITS = ['minutes', 'hours', 'days'] as const;
 export type RetentionUnit = (typeof RETENTION_UNITS)[number];
 
 export const MAX_BATCH_SIZE = 100_000;

@@ -6,7 +6,7 @@ export type ReserveMode = 'lease' | 'simple';
 /** A lease longer than a week would leave a dead execution's event waiting past most senders' retries. */
 export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
 
-export const DEFAULT_LEASE_SECONDS = 300;
+const DEFAULT_LEASE_SECONDS = 300;
 
 export const modeProperties: INodeProperties[] = [
 	{

@@ -29,13 +29,13 @@ import { runTracked, tailOf } from './processes.mjs';
  * servers still run. 1.x takes `xlsx` from a tarball URL outside the npm registry; the override
  * points it at the same code published on the registry.
  */
-export const N8N_LINES = {
+const N8N_LINES = {
 	2: { n8nVersion: '2.41.1', nodeMajor: 24, overrides: undefined },
 	1: { n8nVersion: '1.123.81', nodeMajor: 22, overrides: { xlsx: 'npm:@e965/xlsx@0.20.2' } },
 };
 
 /** N8N_LINE=1 runs a suite on n8n 1.x; 2.x otherwise. */
-export function selectedLine() {
+function selectedLine() {
 	const line = process.env.N8N_LINE ?? '2';
 	if (!(line in N8N_LINES))
 		throw new Error(`N8N_LINE must be one of ${Object.keys(N8N_LINES).join(', ')}, not ${line}`);
@@ -276,7 +276,7 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
  * <cache>/verdaccio-<version> rather than into the repo's devDependencies (it is ~60 MB). 6.8.0 is
  * the newest that runs on the repo's Node 20.
  */
-export const VERDACCIO_VERSION = '6.8.0';
+const VERDACCIO_VERSION = '6.8.0';
 
 export async function ensureVerdaccio({ dir = cacheDir() } = {}) {
 	mkdirSync(dir, { recursive: true });

@@ -8,7 +8,7 @@ import { freePort } from './ports.mjs';
 import { runTracked, spawnTracked, stopTracked, tailOf } from './processes.mjs';
 
 /** A fixed key: the credentials in the throw-away database are encrypted with it. Never use it for real data. */
-export const E2E_ENCRYPTION_KEY = 'n8n-nodes-idempotency-e2e-not-a-secret-0001';
+const E2E_ENCRYPTION_KEY = 'n8n-nodes-idempotency-e2e-not-a-secret-0001';
 
 /**
  * @typedef {object} N8nContext

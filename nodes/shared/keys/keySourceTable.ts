@@ -90,11 +90,6 @@ export const KEY_SOURCES: readonly KeySourceDefinition[] = [
 	},
 ];
 
-/** The presets: sources that read a provider's own field. */
-export function isPreset(definition: KeySourceDefinition): boolean {
-	return definition.location.kind === 'body' || definition.location.kind === 'headers';
-}
-
 const BY_VALUE = new Map(KEY_SOURCES.map((definition) => [definition.value, definition]));
 
 export function keySourceDefinition(value: string): KeySourceDefinition | undefined {

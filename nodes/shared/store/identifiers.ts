@@ -1,7 +1,7 @@
 import { utf8ByteLength } from '../keys/composeKey';
 
 /** PostgreSQL truncates longer identifiers silently, which could point two tables at one. */
-export const MAX_IDENTIFIER_BYTES = 63;
+const MAX_IDENTIFIER_BYTES = 63;
 
 const PLAIN_IDENTIFIER = /^[A-Za-z0-9_]+$/;
 
@@ -13,7 +13,7 @@ export class IdentifierError extends Error {
 }
 
 /** Accepts only letters, digits and `_`, so the quoted name can never close its quotes or inject SQL. */
-export function assertPlainIdentifier(name: string, what: string): void {
+function assertPlainIdentifier(name: string, what: string): void {
 	if (typeof name !== 'string' || name === '')
 		throw new IdentifierError(`The ${what} name is empty`);
 	if (!PLAIN_IDENTIFIER.test(name)) {

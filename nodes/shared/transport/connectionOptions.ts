@@ -17,7 +17,7 @@ export interface IdempotencyPostgresCredential {
 	maxConnections?: number;
 }
 
-export const APPLICATION_NAME = 'n8n-nodes-idempotency';
+const APPLICATION_NAME = 'n8n-nodes-idempotency';
 export const CONNECT_TIMEOUT_MS = 10_000;
 
 export function tlsOptions(credential: IdempotencyPostgresCredential): ClientConfig['ssl'] {

@@ -15,7 +15,7 @@ export interface PoolTimings {
 	retiredPoolGraceMs: number;
 }
 
-export const DEFAULT_POOL_TIMINGS: Readonly<PoolTimings> = Object.freeze({
+const DEFAULT_POOL_TIMINGS: Readonly<PoolTimings> = Object.freeze({
 	idleClientMs: 10_000,
 	unusedPoolMs: 5 * 60_000,
 	retiredPoolGraceMs: 5_000,

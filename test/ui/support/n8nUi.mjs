@@ -21,7 +21,7 @@ export async function setUpOwner(
 	await page.waitForURL((url) => !/\/(setup|signin)/.test(url.pathname), { timeout: 60_000 });
 }
 
-export async function signIn(page, { email, password }) {
+async function signIn(page, { email, password }) {
 	await page.locator('input[name="emailOrLdapLoginId"], input[name="email"]').first().fill(email);
 	await page.locator('input[name="password"]').fill(password);
 	await page.getByRole('button', { name: /sign in/i }).click();
@@ -113,7 +113,7 @@ export function canvasNode(page, name) {
 	return page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
 }
 
-export function credentialModal(page) {
+function credentialModal(page) {
 	return page.getByTestId('editCredential-modal');
 }
 

@@ -16,7 +16,7 @@ import { startRegistry } from '../../../scripts/harness/registry.mjs';
 import { startStackDatabases } from '../../../scripts/harness/stackDatabases.mjs';
 import { createTeardown, createWorkFolder } from '../../../scripts/harness/teardown.mjs';
 
-export const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
+const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
 
 export async function startUiStack({ packageName }) {
 	const teardown = createTeardown();
@@ -82,7 +82,7 @@ export async function startUiStack({ packageName }) {
 }
 
 /** n8n's test-mode switch for one license feature (E2E_TESTS=true only). */
-export async function setFeature(baseUrl, feature, enabled) {
+async function setFeature(baseUrl, feature, enabled) {
 	const response = await fetch(`${baseUrl}/rest/e2e/feature`, {
 		method: 'PATCH',
 		headers: { 'content-type': 'application/json' },
