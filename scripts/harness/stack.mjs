@@ -38,7 +38,7 @@ export {
  * @param {number} [options.purgeEverySeconds] also publish the purge template, its Schedule Trigger
  *   firing every N seconds (1-59); without it the purge template is imported but not published.
  * @param {number} [options.port] n8n's port on 127.0.0.1 (default: a free one).
- * @param {Array<string | { path: string, id?: string }>} [options.extraWorkflows]
+ * @param {Array<import('./templates.mjs').ExtraWorkflow>} [options.extraWorkflows]
  *   more workflow JSON files to import and publish alongside the template (see extraWorkflowCopy);
  *   each one's webhooks are waited for like the template's. stack.extraWorkflows lists them.
  * @param {Record<string, string>} [options.env] extra environment for every n8n process of the

@@ -31,7 +31,7 @@ import {
  * @param {string} options.workDir
  * @param {import('pg').Pool} options.n8nDb
  * @param {number} [options.purgeEverySeconds]
- * @param {Array<string | { path: string, id?: string }>} options.extraWorkflows
+ * @param {Array<import('./templates.mjs').ExtraWorkflow>} options.extraWorkflows
  * @param {Record<string, Record<string, unknown>>} options.templateParameters
  */
 export async function importStackWorkflows(

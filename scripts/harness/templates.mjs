@@ -60,14 +60,31 @@ export function webhookPathOf(workflow) {
 }
 
 /**
- * An extra workflow to import and publish (startStack's `extraWorkflows`): a path (absolute, or
- * relative to the repository) whose JSON carries its own stable `id`, or `{ path, id }`. The copy
- * that gets imported is the file plus that id and `active: false`, nothing else changed.
+ * @typedef {string | { path: string, id?: string } | { workflow: { id: string, name: string, nodes: object[] } }} ExtraWorkflow
+ *   a file (absolute, or relative to the repository) whose JSON carries its own stable `id`, or
+ *   `{ path, id }`, or a workflow a test built (`{ workflow }`, with its `id`).
+ */
+
+/**
+ * An extra workflow to import and publish (startStack's `extraWorkflows`). The copy that gets
+ * imported is the JSON plus its id and `active: false`, nothing else changed.
+ * @param {ExtraWorkflow} entry
  */
 export function extraWorkflowCopy(entry) {
+	if (typeof entry === 'object' && 'workflow' in entry) {
+		const { workflow } = entry;
+		if (!workflow?.id)
+			throw new Error(`extraWorkflows: the workflow "${workflow?.name}" has no "id"`);
+		return {
+			file: `(built by the test: ${workflow.name})`,
+			workflow: { ...workflow, active: false },
+		};
+	}
 	const file = typeof entry === 'string' ? entry : entry?.path;
 	if (!file)
-		throw new Error(`extraWorkflows: ${JSON.stringify(entry)} is neither a path nor { path, id }`);
+		throw new Error(
+			`extraWorkflows: ${JSON.stringify(entry)} is neither a path, { path, id } nor { workflow }`,
+		);
 	const json = JSON.parse(readFileSync(path.resolve(REPO_DIR, file), 'utf8'));
 	const id = (typeof entry === 'string' ? undefined : entry.id) ?? json.id;
 	if (!id)

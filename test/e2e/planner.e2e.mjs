@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -49,17 +48,16 @@ const skip = chromiumAvailable
 	: 'no Chromium at /usr/bin/chromium (apt-get install -y chromium)';
 let stack;
 let shown;
-let folder;
 
 before(
 	async () => {
 		if (skip) return;
-		folder = mkdtempSync(path.join(os.tmpdir(), 'planner-e2e-'));
 		// The page first (startStack builds the package again for n8n; the page only needs this step).
 		execFileSync(process.execPath, [path.join(REPO, 'scripts/build-planner.mjs')], {
 			stdio: 'inherit',
 		});
 		const browser = await openPlanner();
+		let workflow;
 		try {
 			shown = [];
 			for (const [, bytes] of DELIVERIES) {
@@ -77,31 +75,24 @@ before(
 				browser.page.waitForEvent('download'),
 				browser.page.click('#downloadWorkflow'),
 			]);
-			const workflow = JSON.parse(readFileSync(await download.path(), 'utf8'));
+			workflow = JSON.parse(readFileSync(await download.path(), 'utf8'));
 			assert.deepEqual(browser.requests.length, 1, 'the page made no request');
 			// The template is published beside it: only the webhook's path (and id) change, so both can be registered.
 			const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
 			webhook.parameters.path = 'planner-webhook';
 			webhook.webhookId = 'b8c1f0de-3a5e-4c6b-9d2f-7e1a0c4b5d61';
-			writeFileSync(path.join(folder, 'planner-workflow.json'), JSON.stringify(workflow, null, 2));
 		} finally {
 			await browser.close();
 		}
 		stack = await startStack({
 			label: 'planner',
-			extraWorkflows: [{ path: path.join(folder, 'planner-workflow.json'), id: WORKFLOW_ID }],
+			extraWorkflows: [{ workflow: { ...workflow, id: WORKFLOW_ID } }],
 		});
 	},
 	{ timeout: 60 * 60_000 },
 );
 
-after(
-	async () => {
-		await stack?.stop();
-		if (folder) rmSync(folder, { recursive: true, force: true });
-	},
-	{ timeout: 120_000 },
-);
+after(async () => await stack?.stop(), { timeout: 120_000 });
 
 test('the page shows the keys the rules give for these bytes', { skip }, () => {
 	assert.deepEqual(shown, [

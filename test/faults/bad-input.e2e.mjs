@@ -5,8 +5,7 @@
 // are compared with the matrix in docs/faults.md. Run with `npm run test:faults`.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
@@ -21,7 +20,6 @@ const MB = 1024 * 1024;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
-let tempDir;
 let altUrl;
 const matrix = [];
 
@@ -57,23 +55,17 @@ function altTableCopy() {
 
 before(
 	async () => {
-		tempDir = mkdtempSync(path.join(tmpdir(), 'n8n-idem-faults-input-'));
-		const file = path.join(tempDir, 'alt-table.workflow.json');
-		writeFileSync(file, JSON.stringify(altTableCopy(), null, 2));
-		stack = await startStack({ label: 'faults_input', extraWorkflows: [file] });
+		stack = await startStack({
+			label: 'faults_input',
+			extraWorkflows: [{ workflow: altTableCopy() }],
+		});
 		altUrl = stack.extraWorkflows.find((w) => w.id === ALT_WORKFLOW_ID)?.webhookUrl;
 		assert.ok(altUrl, 'the table copy is published');
 	},
 	{ timeout: 30 * 60_000 },
 );
 
-after(
-	async () => {
-		await stack?.stop();
-		if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-	},
-	{ timeout: 180_000 },
-);
+after(async () => await stack?.stop(), { timeout: 180_000 });
 
 async function counts(table = 'processed_events') {
 	const exists = await stack.keysDb.query(`SELECT to_regclass($1) IS NOT NULL AS ok`, [

@@ -10,8 +10,7 @@
 // Run with `npm run test:faults` (or `node --test test/faults/operator.e2e.mjs`).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
@@ -31,7 +30,6 @@ const CLOCK_PRELOAD = path.join(REPO_DIR, 'test', 'faults', 'preload', 'shift-cl
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
-let tempDir;
 let purgeUrl;
 const operatorMatrix = [];
 const clockMatrix = [];
@@ -62,14 +60,11 @@ function purgeByWebhook() {
 
 before(
 	async () => {
-		tempDir = mkdtempSync(path.join(tmpdir(), 'n8n-idem-faults-operator-'));
-		const file = path.join(tempDir, 'purge-webhook.workflow.json');
-		writeFileSync(file, JSON.stringify(purgeByWebhook(), null, 2));
 		stack = await startStack({
 			label: 'faults_operator',
 			keyStore: { separate: true, role: ROLE },
 			templateParameters: { 'Idempotency Reserve': { leaseSeconds: LEASE_SECONDS } },
-			extraWorkflows: [file],
+			extraWorkflows: [{ workflow: purgeByWebhook() }],
 		});
 		purgeUrl = stack.extraWorkflows.find((w) => w.id === PURGE_WORKFLOW_ID)?.webhookUrl;
 		assert.ok(purgeUrl, 'the purge copy is published');
@@ -80,13 +75,7 @@ before(
 	{ timeout: 30 * 60_000 },
 );
 
-after(
-	async () => {
-		await stack?.stop();
-		if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-	},
-	{ timeout: 180_000 },
-);
+after(async () => await stack?.stop(), { timeout: 180_000 });
 
 /** The superuser on the keys database (the operator's psql). */
 /** @type {(sql: string, values?: unknown[]) => Promise<import('pg').QueryResult>} */
