@@ -18,6 +18,13 @@ export {
 	WEBHOOK_WORKFLOW_ID,
 	PURGE_WORKFLOW_ID,
 } from './stack.mjs';
-export { runBurst, runSeedSequence, formatTable, EVENT_A, EVENT_B } from './scenarios.mjs';
+export {
+	deliverWithFailingBusinessStep,
+	runBurst,
+	runSeedSequence,
+	formatTable,
+	EVENT_A,
+	EVENT_B,
+} from './scenarios.mjs';
 export { runCleanups, onCleanup, isShuttingDown } from './processes.mjs';
 export { progress, waitFor, sleep, withStackLogs } from './log.mjs';

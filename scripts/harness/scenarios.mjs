@@ -119,3 +119,21 @@ export async function runBurst(
 		duplicates: answered(200, 'duplicate'),
 	};
 }
+
+/**
+ * Delivers `event` while the template's business step fails for its type (a CHECK constraint on
+ * business_log refuses the insert), then lets the step succeed again. Returns that delivery.
+ * @param {import('./runningStack.mjs').RunningStack} stack
+ * @param {{ id: string, type: string }} event
+ */
+export async function deliverWithFailingBusinessStep(stack, event) {
+	const constraint = `harness_fail_${event.type.replace(/\W/g, '_')}`;
+	await stack.keysDb.query(
+		`ALTER TABLE business_log ADD CONSTRAINT ${constraint} CHECK (event_type <> '${event.type.replace(/'/g, "''")}')`,
+	);
+	try {
+		return await stack.deliver(event);
+	} finally {
+		await stack.keysDb.query(`ALTER TABLE business_log DROP CONSTRAINT IF EXISTS ${constraint}`);
+	}
+}

@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 
 import {
 	BUSINESS_STEP,
+	deliverWithFailingBusinessStep,
 	runBurst,
 	runSeedSequence,
 	sendEvent,
@@ -164,17 +165,7 @@ test(
 		withLogs(async () => {
 			const event = { id: 'evt_pooled_fail', type: 'fail.me' };
 			const key = 'evt:evt_pooled_fail';
-			await stack.keysDb.query(
-				`ALTER TABLE business_log ADD CONSTRAINT pooler_fail_me CHECK (event_type <> 'fail.me')`,
-			);
-			let failed;
-			try {
-				failed = await stack.deliver(event);
-			} finally {
-				await stack.keysDb.query(
-					'ALTER TABLE business_log DROP CONSTRAINT IF EXISTS pooler_fail_me',
-				);
-			}
+			const failed = await deliverWithFailingBusinessStep(stack, event);
 			assert.equal(failed.response.status, 500);
 			assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, {
 				key,

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 
 import {
 	BUSINESS_STEP,
+	deliverWithFailingBusinessStep,
 	runBurst,
 	runSeedSequence,
 	startStack,
@@ -197,15 +198,7 @@ test(
 		withN8nLog(async () => {
 			const event = { id: 'evt_F', type: 'fail.me' };
 			const key = 'evt:evt_F';
-			await stack.keysDb.query(
-				`ALTER TABLE business_log ADD CONSTRAINT e2e_fail_me CHECK (event_type <> 'fail.me')`,
-			);
-			let failed;
-			try {
-				failed = await stack.deliver(event);
-			} finally {
-				await stack.keysDb.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_fail_me');
-			}
+			const failed = await deliverWithFailingBusinessStep(stack, event);
 			assert.equal(failed.response.status, 500);
 			assert.deepEqual(failed.response.json, { status: 'failed', released: true });
 			assert.deepEqual(failed.execution.nodesRun, [
