@@ -76,7 +76,8 @@ export class RunningStack {
 		/** The extraWorkflows, published: [{ id, name, file, webhookUrl (undefined without a Webhook node) }]. */
 		this.extraWorkflows = workflows.extras.map(({ file, workflow }) => {
 			const index = workflows.webhooks.findIndex(({ id }) => id === workflow.id);
-			return { id: workflow.id, name: workflow.name, file, webhookUrl: webhookUrls[index] };
+			const webhookUrl = index >= 0 ? webhookUrls[index] : undefined;
+			return { id: workflow.id, name: workflow.name, file, webhookUrl };
 		});
 		this.executions = executionReader(databases.n8nDb, ctx.paths);
 		const readers = keyStoreReaders(databases.keysDb);
