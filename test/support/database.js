@@ -3,6 +3,8 @@ const { beforeAll, afterAll } = require('@jest/globals');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 
+/** @typedef {(text: string, values?: unknown[]) => Promise<import('pg').QueryResult>} Query */
+
 /**
  * The Idempotency Postgres credential's data for a postgres:// URL.
  * @param {string} url
@@ -48,9 +50,7 @@ async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVE
 		name,
 		url: url.toString(),
 		credential: (overrides) => credentialFromUrl(url.toString(), overrides),
-		query: /** @type {(text: string, values?: unknown[]) => Promise<import('pg').QueryResult>} */ (
-			async (text, values) => await client.query(text, values)
-		),
+		query: /** @type {Query} */ (async (text, values) => await client.query(text, values)),
 		async drop() {
 			await client.end();
 			await withClient(
@@ -77,9 +77,7 @@ function useTestDatabase(setup) {
 		await db?.drop();
 	});
 	return {
-		query: /** @type {(text: string, values?: unknown[]) => Promise<import('pg').QueryResult>} */ (
-			async (text, values) => await db.query(text, values)
-		),
+		query: /** @type {Query} */ (async (text, values) => await db.query(text, values)),
 		credential: (overrides) => db.credential(overrides),
 		/** A connection of the test's own, for a transaction held open across steps; end() it. */
 		connect: async () => {

@@ -122,8 +122,6 @@ function additionalDataFor(credentialsByType, hooks, executionId) {
  * no other node connects to), as a webhook execution would. Returns n8n's IRun and helpers.
  * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
  * ({ webhookSigningSecretApi: { secret } }).
- */
-/**
  * @param {{ name: string, nodes: object[], connections: object, settings?: object }} workflowJson
  * @param {object[]} items
  * @param {{ credentials?: object, credentialsByType?: Record<string, object>,
