@@ -13,6 +13,8 @@ const {
 } = require('../../dist/nodes/shared/keys/keySources');
 const { KEY_SOURCES } = require('../../dist/nodes/shared/keys/keySourceTable');
 
+/** @typedef {import('../../dist/nodes/shared/keys/keySources').NumericId} NumericId */
+
 describe('resolveKeyIdentity', () => {
 	const item = {
 		headers: { 'X-GitHub-Delivery': 'gh-1', 'webhook-id': 'msg_1', 'svix-id': 'msg_svix' },
@@ -86,9 +88,9 @@ describe('resolveKeyIdentity', () => {
 
 describe("numeric ids: the raw body's exact text", () => {
 	const raw = (text) => Buffer.from(text);
-	/** @returns {import('../../dist/nodes/shared/keys/keySources').NumericId} a number from a body path */
+	// A number read from a body path resolves to a NumericId that waits for the raw body.
 	const pending = (value, bodyPath = ['id']) =>
-		/** @type {any} */ (resolveKeyIdentity('eventIdOrBodyHash', {}, value, bodyPath));
+		/** @type {NumericId} */ (resolveKeyIdentity('eventIdOrBodyHash', {}, value, bodyPath));
 
 	test('a number from a body path waits for the raw body', () => {
 		expect(pending(12345)).toEqual({
@@ -167,13 +169,17 @@ describe("numeric ids: the raw body's exact text", () => {
 	});
 
 	test('presets read numbers from their own body path', () => {
-		const slack = /** @type {any} */ (resolveKeyIdentity('slack', { body: { event_id: 1e21 } }));
+		const slack = /** @type {NumericId} */ (
+			resolveKeyIdentity('slack', { body: { event_id: 1e21 } })
+		);
 		expect(slack).toMatchObject({ kind: 'number', bodyPath: ['event_id'] });
 		expect(settleNumericId(slack, raw('{"event_id":1E+21}'))).toEqual({
 			kind: 'eventId',
 			id: '1E+21',
 		});
-		const custom = /** @type {any} */ (resolveKeyIdentity('custom', {}, 2 ** 60, ['order', 'n']));
+		const custom = /** @type {NumericId} */ (
+			resolveKeyIdentity('custom', {}, 2 ** 60, ['order', 'n'])
+		);
 		expect(settleNumericId(custom, raw('{"order":{"n":1152921504606846976}}'))).toEqual({
 			kind: 'custom',
 			key: '1152921504606846976',
