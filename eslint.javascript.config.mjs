@@ -19,7 +19,6 @@ export default defineConfig(
 			'no-var': 'error',
 			'prefer-const': 'error',
 			'no-shadow': 'error',
-			'no-return-await': 'off',
 			'object-shorthand': 'error',
 		},
 	},
