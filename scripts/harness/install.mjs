@@ -149,13 +149,35 @@ function removeStaleStaging(dir) {
 	}
 }
 
+/** What the cached tools are installed with: their own scripts are not needed to run them. */
+const PACKAGE_INSTALL_ARGS = [
+	'install',
+	'--ignore-scripts',
+	'--no-audit',
+	'--no-fund',
+	'--loglevel=http',
+	'--save-exact',
+];
+
+/** @typedef {{ label: string, logFile: string, timeoutMs: number, overrides?: Record<string, string> }} InstallOptions */
+
 /**
- * Runs `npm install ...` in a staging folder, printing a progress line every 15 s.
- * @param {string} stagingDir
+ * Runs `npm install ...` into `finalDir` through a `*.partial-<pid>` staging folder renamed into
+ * place only when the install succeeded (a half-finished install is never mistaken for a cache),
+ * printing a progress line every 15 s.
+ * @param {string} finalDir
  * @param {string[]} args
- * @param {{ label: string, logFile: string, timeoutMs: number, overrides?: Record<string, string> }} options
+ * @param {InstallOptions} options
  */
-async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs, overrides }) {
+async function npmInstallInto(finalDir, args, options) {
+	const stagingDir = `${finalDir}.partial-${process.pid}`;
+	await npmInstallInStaging(stagingDir, args, options);
+	rmSync(finalDir, { recursive: true, force: true });
+	renameSync(stagingDir, finalDir);
+}
+
+/** @param {string} stagingDir @param {string[]} args @param {InstallOptions} options */
+async function npmInstallInStaging(stagingDir, args, { label, logFile, timeoutMs, overrides }) {
 	rmSync(stagingDir, { recursive: true, force: true });
 	mkdirSync(stagingDir, { recursive: true });
 	const manifest = {
@@ -193,11 +215,6 @@ async function npmInstallInto(stagingDir, args, { label, logFile, timeoutMs, ove
 	progress(`  ${label} installed in ${elapsed(started)}`);
 }
 
-function moveIntoPlace(stagingDir, finalDir) {
-	rmSync(finalDir, { recursive: true, force: true });
-	renameSync(stagingDir, finalDir);
-}
-
 /** The Node.js n8n 2.x runs on, from the cache or installed from the npm registry; returns the cache paths. */
 export async function ensureNode({ paths = cachePaths() } = {}) {
 	mkdirSync(paths.dir, { recursive: true });
@@ -208,9 +225,8 @@ export async function ensureNode({ paths = cachePaths() } = {}) {
 		progress(
 			`Node.js ${NODE_MAJOR}: installing ${paths.nodePackage}@${NODE_MAJOR} from the npm registry into ${paths.nodeDir} (about 30 MB)`,
 		);
-		const staging = `${paths.nodeDir}.partial-${process.pid}`;
 		await npmInstallInto(
-			staging,
+			paths.nodeDir,
 			[
 				'install',
 				'--no-audit',
@@ -224,7 +240,6 @@ export async function ensureNode({ paths = cachePaths() } = {}) {
 				timeoutMs: 15 * 60_000,
 			},
 		);
-		moveIntoPlace(staging, paths.nodeDir);
 		if (!nodeBinaryWorks(paths.nodeBin))
 			throw new Error(`The installed Node.js binary does not run: ${paths.nodeBin}`);
 	}
@@ -243,26 +258,12 @@ export async function ensureN8n({ paths = cachePaths() } = {}) {
 		progress(
 			`n8n ${N8N_VERSION}: installing from the npm registry into ${paths.n8nDir} with --ignore-scripts (about 5 minutes, ~2.9 GB; done once)`,
 		);
-		const staging = `${paths.n8nDir}.partial-${process.pid}`;
-		await npmInstallInto(
-			staging,
-			[
-				'install',
-				'--ignore-scripts',
-				'--no-audit',
-				'--no-fund',
-				'--loglevel=http',
-				'--save-exact',
-				`n8n@${N8N_VERSION}`,
-			],
-			{
-				label: `n8n-${N8N_VERSION}`,
-				logFile: path.join(paths.dir, `n8n-${N8N_VERSION}.log`),
-				timeoutMs: 40 * 60_000,
-				overrides: selectedLine().overrides,
-			},
-		);
-		moveIntoPlace(staging, paths.n8nDir);
+		await npmInstallInto(paths.n8nDir, [...PACKAGE_INSTALL_ARGS, `n8n@${N8N_VERSION}`], {
+			label: `n8n-${N8N_VERSION}`,
+			logFile: path.join(paths.dir, `n8n-${N8N_VERSION}.log`),
+			timeoutMs: 40 * 60_000,
+			overrides: selectedLine().overrides,
+		});
 		if (!n8nInstalled(paths))
 			throw new Error(
 				`n8n ${N8N_VERSION} is not where it should be after installing: ${paths.n8nRoot}`,
@@ -300,25 +301,11 @@ export async function ensureVerdaccio({ dir = cacheDir() } = {}) {
 		progress(
 			`verdaccio ${VERDACCIO_VERSION}: installing from the npm registry into ${home} (about 1 minute; done once)`,
 		);
-		const staging = `${home}.partial-${process.pid}`;
-		await npmInstallInto(
-			staging,
-			[
-				'install',
-				'--ignore-scripts',
-				'--no-audit',
-				'--no-fund',
-				'--loglevel=http',
-				'--save-exact',
-				`verdaccio@${VERDACCIO_VERSION}`,
-			],
-			{
-				label: `verdaccio-${VERDACCIO_VERSION}`,
-				logFile: path.join(dir, `verdaccio-${VERDACCIO_VERSION}.log`),
-				timeoutMs: 15 * 60_000,
-			},
-		);
-		moveIntoPlace(staging, home);
+		await npmInstallInto(home, [...PACKAGE_INSTALL_ARGS, `verdaccio@${VERDACCIO_VERSION}`], {
+			label: `verdaccio-${VERDACCIO_VERSION}`,
+			logFile: path.join(dir, `verdaccio-${VERDACCIO_VERSION}.log`),
+			timeoutMs: 15 * 60_000,
+		});
 		if (!installed())
 			throw new Error(
 				`verdaccio ${VERDACCIO_VERSION} is not where it should be after installing: ${root}`,
