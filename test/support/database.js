@@ -1,5 +1,4 @@
 // One fresh database per test file on the test server, so files run in parallel without sharing keys.
-const { beforeAll, afterAll } = require('@jest/globals');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 
@@ -66,6 +65,9 @@ async function createTestDatabase(serverUrl = process.env.IDEMPOTENCY_TEST_SERVE
  * closed and the database dropped. Returns a handle usable from the tests.
  */
 function useTestDatabase(setup) {
+	// Required here, not at the top: the benchmarks use this file's other helpers outside Jest, where
+	// @jest/globals refuses to load.
+	const { beforeAll, afterAll } = require('@jest/globals');
 	let db;
 	beforeAll(async () => {
 		db = await createTestDatabase();
