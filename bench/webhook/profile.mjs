@@ -50,14 +50,7 @@ function analyseProfile(file, windows) {
 		stackKeys.set(id, keys);
 		return keys;
 	};
-	const stats = windows.map(() => ({
-		activeMs: 0,
-		packageMs: 0,
-		gcMs: 0,
-		modules: new Map(),
-		functions: new Map(),
-		inclusive: new Map(),
-	}));
+	const stats = windows.map(emptyProfileStats);
 	let t = profile.startTime;
 	for (let i = 0; i < profile.samples.length; i++) {
 		t += profile.timeDeltas[i];
@@ -73,17 +66,16 @@ function analyseProfile(file, windows) {
 		if (functionName === '(garbage collector)') s.gcMs += dt;
 		if (isPackage(node.id)) s.packageMs += dt;
 		const module = moduleOf(url, functionName);
-		s.modules.set(module, (s.modules.get(module) ?? 0) + dt);
-		const fn = keyOf(node);
-		s.functions.set(fn, (s.functions.get(fn) ?? 0) + dt);
-		for (const key of keysOnStack(node.id)) s.inclusive.set(key, (s.inclusive.get(key) ?? 0) + dt);
+		addTo(s.modules, module, dt);
+		addTo(s.functions, keyOf(node), dt);
+		for (const key of keysOnStack(node.id)) addTo(s.inclusive, key, dt);
 	}
 	return { startTime: profile.startTime, endTime: profile.endTime, stats };
 }
 
-function mergeProfileStats(entries) {
-	const merged = {
-		requests: 0,
+/** Milliseconds of samples in one load window: all, in the package, in GC, and per module / function. */
+function emptyProfileStats() {
+	return {
 		activeMs: 0,
 		packageMs: 0,
 		gcMs: 0,
@@ -91,16 +83,22 @@ function mergeProfileStats(entries) {
 		functions: new Map(),
 		inclusive: new Map(),
 	};
+}
+
+function addTo(totals, key, ms) {
+	totals.set(key, (totals.get(key) ?? 0) + ms);
+}
+
+function mergeProfileStats(entries) {
+	const merged = { requests: 0, ...emptyProfileStats() };
 	for (const { stats, requests } of entries) {
 		merged.requests += requests;
 		merged.activeMs += stats.activeMs;
 		merged.packageMs += stats.packageMs;
 		merged.gcMs += stats.gcMs;
-		for (const [k, v] of stats.modules) merged.modules.set(k, (merged.modules.get(k) ?? 0) + v);
-		for (const [k, v] of stats.functions)
-			merged.functions.set(k, (merged.functions.get(k) ?? 0) + v);
-		for (const [k, v] of stats.inclusive)
-			merged.inclusive.set(k, (merged.inclusive.get(k) ?? 0) + v);
+		for (const [k, v] of stats.modules) addTo(merged.modules, k, v);
+		for (const [k, v] of stats.functions) addTo(merged.functions, k, v);
+		for (const [k, v] of stats.inclusive) addTo(merged.inclusive, k, v);
 	}
 	return merged;
 }
