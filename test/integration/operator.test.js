@@ -41,6 +41,28 @@ async function openSession() {
 	};
 }
 
+/**
+ * Reserves `id`, lets its lease run out, and opens an operator's session holding that row in an
+ * uncommitted DELETE: the next Reserve of the key must take it over and so waits for the row.
+ */
+async function deadReservationHeldByOperator(id, credentials) {
+	await reserve(id, credentials);
+	const key = `evt:${id}`;
+	await db.query(
+		`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`,
+		[key],
+	);
+	const psql = await openSession();
+	try {
+		await psql.query('BEGIN');
+		await psql.query('DELETE FROM processed_events WHERE key = $1', [key]);
+	} catch (error) {
+		await psql.end();
+		throw error;
+	}
+	return psql;
+}
+
 async function keyCount(key) {
 	const { rows } = await db.query(
 		'SELECT count(*)::int AS n FROM processed_events WHERE key = $1',
@@ -56,14 +78,8 @@ beforeAll(async () => {
 });
 
 test(`a key row held by another open transaction: Reserve gives up after at most ${LOCK_WAIT_MS / 1000} s naming the key, other keys are not held up`, async () => {
-	await reserve('op_locked');
-	await db.query(
-		`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_locked'`,
-	);
-	const psql = await openSession();
+	const psql = await deadReservationHeldByOperator('op_locked');
 	try {
-		await psql.query('BEGIN');
-		await psql.query(`DELETE FROM processed_events WHERE key = 'evt:op_locked'`);
 		const [locked, other] = await Promise.all([reserve('op_locked'), reserve('op_free')]);
 		expect(locked.run.status).toBe('error');
 		expect(locked.run.error.name).toBe('NodeApiError');
@@ -124,14 +140,9 @@ test('a shorter lock_timeout already set for the database is kept', async () => 
 		`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} SET lock_timeout = '300ms'`,
 	);
 	const credentials = db.credential({ maxConnections: 3 });
-	await reserve('op_short_lock', credentials);
-	await db.query(
-		`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:op_short_lock'`,
-	);
-	const psql = await openSession();
+	let psql;
 	try {
-		await psql.query('BEGIN');
-		await psql.query(`DELETE FROM processed_events WHERE key = 'evt:op_short_lock'`);
+		psql = await deadReservationHeldByOperator('op_short_lock', credentials);
 		const locked = await reserve('op_short_lock', credentials);
 		expect(locked.run.status).toBe('error');
 		expect(locked.ms).toBeLessThan(1_500);
@@ -139,7 +150,7 @@ test('a shorter lock_timeout already set for the database is kept', async () => 
 			/^Key "evt:op_short_lock" is held by another transaction/,
 		);
 	} finally {
-		await psql.end();
+		await psql?.end();
 		await db.query(
 			`ALTER DATABASE ${(await db.query('SELECT current_database() AS d')).rows[0].d} RESET lock_timeout`,
 		);
