@@ -178,6 +178,31 @@ function bodyIdModel(id, { rawRead }) {
 
 const namespaceFor = (choices) => fc.constantFrom(...choices);
 
+/**
+ * A Custom key read from the body's `k`, under a namespace that is never empty (without one a Custom
+ * key is the whole key and may equal anything: README). `rawRead`: the expression is a plain body
+ * path, so a number keeps the sender's digits from the raw body.
+ */
+function customKeyCase(customKey, { rawRead }) {
+	return {
+		parameters: { keySource: 'custom', customKey },
+		event: fc
+			.record({
+				body: bodyWithId('k'),
+				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']),
+			})
+			.map(({ body, namespace }) => {
+				const id = bodyIdModel(body.id, { rawRead });
+				return {
+					rawText: body.raw,
+					withRawBody: true,
+					namespace,
+					id: id.error ? id : { kind: 'custom', text: id.text },
+				};
+			}),
+	};
+}
+
 /** Each scenario: the node's parameters and a generator of events with their model id. */
 const scenarios = {
 	'Event ID (default), raw body on or off': {
@@ -272,41 +297,8 @@ const scenarios = {
 			},
 		]),
 	),
-	// Without a namespace a Custom key is the whole key and may equal anything (README): namespaces here are never empty.
-	'Custom, plain body path': {
-		parameters: { keySource: 'custom', customKey: '={{ $json.body.k }}' },
-		event: fc
-			.record({
-				body: bodyWithId('k'),
-				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']),
-			})
-			.map(({ body, namespace }) => {
-				const id = bodyIdModel(body.id, { rawRead: true });
-				return {
-					rawText: body.raw,
-					withRawBody: true,
-					namespace,
-					id: id.error ? id : { kind: 'custom', text: id.text },
-				};
-			}),
-	},
-	'Custom, an expression n8n evaluates': {
-		parameters: { keySource: 'custom', customKey: '={{ $json.body?.k }}' },
-		event: fc
-			.record({
-				body: bodyWithId('k'),
-				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']),
-			})
-			.map(({ body, namespace }) => {
-				const id = bodyIdModel(body.id, { rawRead: false });
-				return {
-					rawText: body.raw,
-					withRawBody: true,
-					namespace,
-					id: id.error ? id : { kind: 'custom', text: id.text },
-				};
-			}),
-	},
+	'Custom, plain body path': customKeyCase('={{ $json.body.k }}', { rawRead: true }),
+	'Custom, an expression n8n evaluates': customKeyCase('={{ $json.body?.k }}', { rawRead: false }),
 };
 
 // ---- running an execution and reading where each item went -------------------------------------
