@@ -19,7 +19,8 @@ function watchN8nLogger(level) {
 	const spy = jestApi.spyOn(n8nLogger(), level);
 	return {
 		/** @returns {Array<{ message: string, meta: unknown }>} */
-		messages: () => spy.mock.calls.map(([message, meta]) => ({ message: String(message), meta })),
+		messages: () =>
+			spy.mock.calls.map(([message, meta]) => ({ message: /** @type {string} */ (message), meta })),
 		stop: () => spy.mockRestore(),
 	};
 }
