@@ -218,13 +218,7 @@ test(
 			const login = stack.keysLogin;
 			await openNode(page, NODES.reserve);
 			await openNodeCredential(page);
-			await fillCredential(page, {
-				host: login.host,
-				port: login.port,
-				database: login.database,
-				user: login.user,
-				password: login.password,
-			});
+			await fillCredential(page, login);
 			const good = await saveCredential(page, { sent: login.password });
 			assert.deepEqual([good.ok, good.message], [true, 'Connection successful']);
 			await browser.screenshot('credential-tested');
@@ -272,13 +266,7 @@ test(
 
 			await openNode(page, BUSINESS_STEP);
 			await openNodeCredential(page);
-			await fillCredential(page, {
-				host: login.host,
-				port: login.port,
-				database: login.database,
-				user: login.user,
-				password: login.password,
-			});
+			await fillCredential(page, login);
 			assert.equal((await saveCredential(page, { sent: login.password })).ok, true);
 			await closeCredential(page);
 			await closeNode(page);
