@@ -18,9 +18,10 @@ function n8nLogger() {
 function watchN8nLogger(level) {
 	const spy = jestApi.spyOn(n8nLogger(), level);
 	return {
-		/** @returns {Array<{ message: string, meta: unknown }>} */
 		messages: () =>
-			spy.mock.calls.map(([message, meta]) => ({ message: /** @type {string} */ (message), meta })),
+			/** @type {Array<{ message: string, meta: unknown }>} */ (
+				spy.mock.calls.map(([message, meta]) => ({ message, meta }))
+			),
 		stop: () => spy.mockRestore(),
 	};
 }
