@@ -102,11 +102,9 @@ describe("numeric ids: the raw body's exact text", () => {
 		});
 	});
 
-	/* eslint-disable no-loss-of-precision -- the rounded numbers n8n's JSON.parse makes are the point */
 	test.each([
-		['{"id": 98765432101234567891}', 98765432101234567891, '98765432101234567891'],
-		['{"id": 98765432101234567892}', 98765432101234567892, '98765432101234567892'],
-		/* eslint-enable no-loss-of-precision */
+		['{"id": 98765432101234567891}', JSON.parse('98765432101234567891'), '98765432101234567891'],
+		['{"id": 98765432101234567892}', JSON.parse('98765432101234567892'), '98765432101234567892'],
 		['{"id":1e21}', 1e21, '1e21'],
 		['{"id":1000000000000000000000}', 1e21, '1000000000000000000000'],
 		['{"id":12345}', 12345, '12345'],
@@ -147,8 +145,7 @@ describe("numeric ids: the raw body's exact text", () => {
 	])('a large number with %s is an item error', (_label, rawBody, message, hint) => {
 		const error = (() => {
 			try {
-				// eslint-disable-next-line no-loss-of-precision -- a rounded number is the point
-				settleNumericId(pending(98765432101234567891), rawBody);
+				settleNumericId(pending(JSON.parse('98765432101234567891')), rawBody);
 			} catch (thrown) {
 				return thrown;
 			}
@@ -160,8 +157,7 @@ describe("numeric ids: the raw body's exact text", () => {
 
 	test('a large number from an expression that is not a plain body path is refused at once', () => {
 		expect(() =>
-			// eslint-disable-next-line no-loss-of-precision -- a rounded number is the point
-			resolveKeyIdentity('eventIdOrBodyHash', {}, 98765432101234567891, undefined),
+			resolveKeyIdentity('eventIdOrBodyHash', {}, JSON.parse('98765432101234567891'), undefined),
 		).toThrow(/plain \{\{ \$json\.body/);
 		expect(() => resolveKeyIdentity('custom', {}, 0.5, undefined)).toThrow(KeyError);
 		// A safe integer from such an expression needs no raw body.
