@@ -1,8 +1,10 @@
 // Builds the key planner, dist/planner/index.html: one self-contained file (script and style inline)
 // that opens from file:// or any static host. The script is planner/main.ts bundled by esbuild with
-// the nodes' own key and SQL modules (nodes/shared/keys, nodes/shared/store/sql.ts), so the page
-// cannot drift from what the nodes do. Its Content-Security-Policy allows only this script and this
-// style (by their SHA-256) and nothing else: no request can leave the page.
+// the nodes' own key, SQL and signature modules (nodes/shared/keys, nodes/shared/store/sql.ts,
+// nodes/shared/webhook), so the page cannot drift from what the nodes do. The signature code imports
+// Node.js's crypto and uses its Buffer: planner/node/ provides both for the browser (resolved and
+// injected here), so that code is bundled as the node runs it. The Content-Security-Policy allows
+// only this script and this style (by their SHA-256) and nothing else: no request can leave the page.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -33,6 +35,9 @@ const bundle = await build({
 	minify: true,
 	legalComments: 'none',
 	logLevel: 'warning',
+	// verifySignature.ts's `import { createHmac, timingSafeEqual } from 'crypto'` and its `Buffer`.
+	alias: { crypto: join(root, 'planner/node/crypto.ts') },
+	inject: [join(root, 'planner/node/buffer.ts')],
 });
 // "</script" inside the script would end it early; esbuild escapes it in strings, this makes sure.
 const script = bundle.outputFiles[0].text.replace(/<\/(script)/gi, '<\\/$1').trimEnd();

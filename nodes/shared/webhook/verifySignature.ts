@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'crypto';
 
 import { readSignatureHeader } from './headers';
 import type {
+	HmacAlgorithm,
 	InvalidReason,
 	SecretFormat,
 	SignatureEncoding,
@@ -13,12 +14,14 @@ export type Verification = { valid: true } | { valid: false; reason: InvalidReas
 /** A secret that cannot be turned into an HMAC key. Its message never contains the secret. */
 export class SigningSecretError extends Error {}
 
-const DIGEST_BYTES = { sha1: 20, sha256: 32, sha512: 64 } as const;
+/** Bytes of each algorithm's HMAC: a signature of another length is malformed. */
+export const DIGEST_BYTES = { sha1: 20, sha256: 32, sha512: 64 } as const;
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const WHSEC_PREFIX = 'whsec_';
 
-function decode(text: string, encoding: SignatureEncoding): Buffer | undefined {
+/** A signature or secret as written (hex or base64, strictly), or undefined when it is not. */
+export function decode(text: string, encoding: SignatureEncoding): Buffer | undefined {
 	if (text === '') return undefined;
 	if (encoding === 'hex') return HEX.test(text) ? Buffer.from(text, 'hex') : undefined;
 	return BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
@@ -39,6 +42,16 @@ export function signingKey(secret: string, format: SecretFormat, which: string):
 		);
 	}
 	return key;
+}
+
+/** The HMAC a sender holding `key` signs this request with: over the scheme's prefix, then the raw body. */
+export function expectedSignature(
+	algorithm: HmacAlgorithm,
+	key: Uint8Array,
+	prefix: string,
+	rawBody: Uint8Array,
+): Buffer {
+	return createHmac(algorithm, key).update(prefix, 'utf8').update(rawBody).digest();
 }
 
 export interface VerifyOptions {
@@ -74,10 +87,7 @@ export function verifySignature(
 
 	let matched = false;
 	for (const key of keys) {
-		const expected = createHmac(scheme.algorithm, key)
-			.update(request.prefix, 'utf8')
-			.update(rawBody)
-			.digest();
+		const expected = expectedSignature(scheme.algorithm, key, request.prefix, rawBody);
 		// Every comparison runs, so the time taken does not depend on which signature or key matched.
 		for (const signature of signatures) matched = timingSafeEqual(expected, signature) || matched;
 	}
