@@ -19,7 +19,13 @@ export async function releaseItems(this: IExecuteFunctions): Promise<INodeExecut
 			const result = results.get(ownedKeyId(target));
 			if (result?.done === true)
 				return { output: 0, idempotency: { key: target.key, released: true } };
-			const reason = result?.rowExists === true ? 'not_owner' : 'not_found';
+			// A key this execution completed stays: its effect committed, and freeing it would run it again.
+			const reason =
+				result?.completedByOwner === true
+					? 'completed'
+					: result?.rowExists === true
+						? 'not_owner'
+						: 'not_found';
 			return { output: 0, idempotency: { key: target.key, released: false, reason } };
 		},
 	});

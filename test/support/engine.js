@@ -18,6 +18,9 @@ function loadNodeTypes() {
 	const { IdempotencyComplete } = require(
 		path.join(dist, 'nodes/IdempotencyComplete/IdempotencyComplete.node.js'),
 	);
+	const { IdempotencyExactlyOnce } = require(
+		path.join(dist, 'nodes/IdempotencyExactlyOnce/IdempotencyExactlyOnce.node.js'),
+	);
 	const { IdempotencyPurge } = require(
 		path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'),
 	);
@@ -28,6 +31,7 @@ function loadNodeTypes() {
 		[`${PACKAGE}.idempotencyReserve`]: new IdempotencyReserve(),
 		[`${PACKAGE}.idempotencyRelease`]: new IdempotencyRelease(),
 		[`${PACKAGE}.idempotencyComplete`]: new IdempotencyComplete(),
+		[`${PACKAGE}.idempotencyExactlyOnce`]: new IdempotencyExactlyOnce(),
 		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
 		[`${PACKAGE}.verifyWebhookSignature`]: new VerifyWebhookSignature(),
 	};

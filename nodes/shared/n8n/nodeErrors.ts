@@ -2,6 +2,7 @@ import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n
 
 import { KeyError } from '../keys/KeyError';
 import { IdentifierError } from '../store/identifiers';
+import { StepStatementError } from '../store/StepStatementError';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
 import { describeConnectionError } from '../transport/describeConnectionError';
 import { describeStatementError } from '../transport/describeStatementError';
@@ -33,6 +34,7 @@ export function databaseError(
 	action: string,
 	table: string,
 ): NodeApiError {
+	if (error instanceof StepStatementError) return stepStatementError(node, error);
 	const pgError = (error ?? {}) as PostgresError;
 	// SQLSTATEs first: a lock or statement timeout's message mentions "timeout" too.
 	const problem =
@@ -61,4 +63,24 @@ export function setupError(node: INode, error: unknown): NodeOperationError | No
 	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
 	if (error instanceof KeyError || error instanceof IdentifierError) return inputError(node, error);
 	return new NodeOperationError(node, error as Error);
+}
+
+/** The user's own SQL failed in the exactly-once step: name it and the item, not the key table. */
+function stepStatementError(node: INode, error: StepStatementError): NodeApiError {
+	const { cause } = error;
+	const multiple = cause.code === '42601' && /multiple commands/i.test(cause.message);
+	const hint = multiple
+		? 'With Query Parameters the query must be one statement. Join several with a CTE (WITH a AS (INSERT …) INSERT …), or leave Query Parameters empty.'
+		: [cause.detail, cause.hint, cause.code ? `SQLSTATE ${cause.code}` : undefined]
+				.filter(Boolean)
+				.join(' ');
+	return new NodeApiError(
+		node,
+		{ message: cause.message, driverCode: cause.code ?? null },
+		{
+			message: `The step's SQL failed, so nothing was committed and the key is still reserved: ${cause.message}`,
+			description: `${hint ? `${hint} ` : ''}The error output (Release Key, then an error answer) lets the sender's retry run the step again.`,
+			itemIndex: error.itemIndex,
+		},
+	);
 }

@@ -51,24 +51,71 @@ export function ownedKeyReader(
 }
 
 /**
+ * Complete Key and the exactly-once step take a key only with the token of its reservation: only
+ * the execution that holds a key may finish it.
+ */
+export function ownedKeyWithTokenReader(
+	context: IExecuteFunctions,
+): (item: INodeExecutionData, itemIndex: number) => OwnedKey & { token: string } {
+	const read = ownedKeyReader(context, 'complete');
+	return (item, itemIndex) => {
+		const target = read(item, itemIndex);
+		if (target.token === undefined) {
+			throw new KeyError(
+				`The key "${target.key}" comes without the token of its reservation`,
+				'Reserve it in Lease mode earlier in this execution and leave Reservation empty, or point Reservation at idempotency.token of the Reserve output.',
+			);
+		}
+		return { key: target.key, token: target.token };
+	};
+}
+
+/** What a key's row says when the item's token no longer holds it. */
+export interface LostKey {
+	rowExists: boolean;
+	/** The attempt of the reservation that holds it now. */
+	attempt?: number;
+	/** That reservation has completed it already (known to the exactly-once step, which locks the row). */
+	completed?: boolean;
+}
+
+/** Who holds the key instead, as the start of a sentence; `before` ends "released or purged …". */
+function lostKeySentence(key: string, found: LostKey, before: string): string {
+	if (!found.rowExists)
+		return `The key "${key}" is no longer reserved: it was released or purged ${before}`;
+	const attempt = found.attempt === undefined ? '' : ` (attempt ${found.attempt})`;
+	const there = found.completed === true ? ', which has completed it' : '';
+	return `The key "${key}" was taken over by another execution${attempt}${there} after this execution's lease ended`;
+}
+
+/**
  * Why a key's token no longer owns it. Only Complete Key reports this as an error: its business step
  * ran, and another execution may run it again, which someone must know about.
  */
-export function lostKeyError(
-	key: string,
-	found: { rowExists: boolean; attempt?: number },
-): KeyError {
+export function lostKeyError(key: string, found: LostKey): KeyError {
 	const idempotentHint =
 		'Make Lease longer than the slowest run from Reserve to Complete Key, and make the business step idempotent too (for example a unique index on its event key).';
 	if (!found.rowExists) {
 		return new KeyError(
-			`The key "${key}" is no longer reserved: it was released or purged before Complete Key ran`,
+			lostKeySentence(key, found, 'before Complete Key ran'),
 			`A retry of this event may run the business step again. ${idempotentHint}`,
 		);
 	}
-	const attempt = found.attempt === undefined ? '' : ` (attempt ${found.attempt})`;
 	return new KeyError(
-		`The key "${key}" was taken over by another execution${attempt} after this execution's lease ended`,
+		lostKeySentence(key, found, ''),
 		`The business step ran here and may run there too. ${idempotentHint}`,
+	);
+}
+
+/**
+ * The exactly-once step found the key lost when it locked the row: nothing of its statements ran
+ * or committed, so the event's effect happens once, in whichever execution holds the key.
+ */
+export function lostInTransactionError(key: string, found: LostKey): KeyError {
+	return new KeyError(
+		`${lostKeySentence(key, found, 'before this step ran')}, so this step's statements were rolled back`,
+		found.rowExists
+			? 'Nothing was committed here: the execution that holds the key runs the step, so the effect happens once. Make Lease longer than the slowest run from Reserve to this step.'
+			: 'Nothing was committed here. A retry of the event reserves it again and runs the step then.',
 	);
 }

@@ -1,4 +1,10 @@
+import type { PoolClient } from '../transport/pg';
 import type { PoolEntry } from '../transport/poolCache';
+import {
+	runCompletingTransaction,
+	type CompletingTransaction,
+	type CompletingTransactionResult,
+} from './completingTransaction';
 import type { TableRef } from './identifiers';
 import { LeaseColumnsMissingError } from './LeaseColumnsMissingError';
 import {
@@ -55,6 +61,8 @@ export interface OwnedKeyResult {
 	rowExists: boolean;
 	/** The attempt of the reservation that holds the key now, where another one does. */
 	attempt?: number;
+	/** Release only: the item's token completed the key, so it stays (its effect committed). */
+	completedByOwner?: boolean;
 }
 
 /** The result of an owned-key statement, by key and token. */
@@ -387,9 +395,58 @@ export class KeyStore {
 				done: row[doneColumn] === true,
 				rowExists: row.row_exists === true,
 				attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
+				completedByOwner: row.completed_by_owner === true,
 			});
 		}
 		return results;
+	}
+
+	/**
+	 * The exactly-once step: the user's statements and the completion of the keys they belong to, in
+	 * one transaction on one connection (see runCompletingTransaction). Any failure rolls it all back.
+	 * A failed COMMIT leaves the outcome unknown to this execution; either way the key is then
+	 * completed with the effect, or in progress without it, never completed without it.
+	 */
+	async completeInTransaction<T>(
+		transaction: CompletingTransaction<T>,
+	): Promise<CompletingTransactionResult<T>> {
+		const keys = transaction.claims.map((claim) => claim.key);
+		return await this.statement(
+			async () =>
+				await this.inTransaction(async (client) => {
+					const outcome = await runCompletingTransaction(client, this.ref, transaction);
+					return { commit: !outcome.rollback, value: outcome };
+				}),
+			keys,
+		);
+	}
+
+	/**
+	 * Runs `work` between BEGIN and COMMIT (or ROLLBACK, when it asks for it or fails) on one pooled
+	 * connection. A connection whose ROLLBACK failed is dropped by the pool, never reused mid-transaction.
+	 */
+	private async inTransaction<T>(
+		work: (client: PoolClient) => Promise<{ commit: boolean; value: T }>,
+	): Promise<T> {
+		const client = await this.entry.pool.connect();
+		let failure: unknown;
+		let broken: Error | undefined;
+		try {
+			await client.query('BEGIN');
+			const { commit, value } = await work(client);
+			await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+			client.release();
+			return value;
+		} catch (error) {
+			failure = error;
+		}
+		try {
+			await client.query('ROLLBACK');
+		} catch (rollbackError) {
+			broken = rollbackError as Error;
+		}
+		client.release(broken);
+		throw failure;
 	}
 
 	/** Deletes keys older than the retention in batches, each its own short statement. */

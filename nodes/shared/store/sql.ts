@@ -49,12 +49,16 @@ export const LOCK_WAIT_MS = 2000;
  * set for the user or database is kept. Table locks are taken before any of it runs (when the
  * statement is parsed): only a lock_timeout on the role bounds those.
  */
-export const LOCK_BOUND_CTE = `lock_bound AS MATERIALIZED (
+function lockBoundCte(source = ''): string {
+	return `lock_bound AS MATERIALIZED (
   SELECT set_config('lock_timeout',
     CASE WHEN current_setting('lock_timeout')::interval > interval '0'
           AND current_setting('lock_timeout')::interval < interval '${LOCK_WAIT_MS} milliseconds'
-      THEN current_setting('lock_timeout') ELSE '${LOCK_WAIT_MS}ms' END, true) AS lock_timeout
+      THEN current_setting('lock_timeout') ELSE '${LOCK_WAIT_MS}ms' END, true) AS lock_timeout${source}
 )`;
+}
+
+export const LOCK_BOUND_CTE = lockBoundCte();
 
 /** Serialises concurrent first-time creators: two CREATE ... IF NOT EXISTS racing can fail on pg_type or pg_class. */
 const DDL_LOCK = `SELECT pg_advisory_xact_lock(hashtext('n8n-nodes-idempotency:create-table'));`;
@@ -268,9 +272,11 @@ LEFT JOIN LATERAL (
 
 /**
  * Deletes keys; a key that comes with its owner token ($2, aligned with $1, sorted by key) only
- * while that token still owns it, so a late failing execution cannot free a key that a retry has
- * taken over. A key without a token (null) is deleted whoever holds it. Says for each key whether
- * it was released and whether a row was there.
+ * while that token still owns it and it is in progress, so a late failing execution cannot free a
+ * key that a retry has taken over, nor reopen an event whose effect committed with its completion
+ * (the exactly-once step's COMMIT can succeed while its answer is lost). A key without a token
+ * (null) is deleted whoever holds it. Says for each key whether it was released, whether a row was
+ * there and whether it is completed by that token.
  */
 export function releaseOwnedSql(ref: TableRef): string {
 	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
@@ -278,11 +284,47 @@ export function releaseOwnedSql(ref: TableRef): string {
 ), released AS (
   DELETE FROM ${ref.qualified} AS t
   USING target
-  WHERE t.key = target.key AND (target.owner_token IS NULL OR t.owner_token = target.owner_token)
+  WHERE t.key = target.key AND (target.owner_token IS NULL
+    OR (t.owner_token = target.owner_token AND t.status IS DISTINCT FROM 'completed'))
   RETURNING t.key
 )
 SELECT target.key, target.owner_token,
   EXISTS (SELECT 1 FROM released r WHERE r.key = target.key) AS released,
-  EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key) AS row_exists
+  EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key) AS row_exists,
+  EXISTS (SELECT 1 FROM ${ref.qualified} t
+    WHERE t.key = target.key AND t.owner_token = target.owner_token AND t.status = 'completed') AS completed_by_owner
 FROM target`;
+}
+
+/**
+ * The exactly-once step's first statement, inside its transaction: locks the rows of the keys in $1
+ * (sorted by the caller) in key order, so overlapping batches queue instead of deadlocking, and
+ * returns who holds each one now. The wait for a row is bounded like every other statement, then
+ * the setting from before is handed back (`previous_lock_timeout`) so the user's own statements
+ * keep the database's. One row at least, even when no key exists (the LEFT JOIN).
+ */
+export function lockOwnedKeysSql(ref: TableRef): string {
+	return `WITH previous AS MATERIALIZED (
+  SELECT current_setting('lock_timeout') AS lock_timeout
+), ${lockBoundCte(' FROM previous')}, locked AS MATERIALIZED (
+  SELECT t.key, t.owner_token, t.status, t.attempts
+  FROM ${ref.qualified} t CROSS JOIN lock_bound
+  WHERE t.key = ANY($1::text[])
+  ORDER BY t.key
+  FOR UPDATE OF t
+)
+SELECT previous.lock_timeout AS previous_lock_timeout, locked.*
+FROM previous LEFT JOIN locked ON true`;
+}
+
+/** Hands the rest of the transaction back its own lock_timeout (the setting lockOwnedKeysSql found). */
+export function restoreLockTimeoutSql(): string {
+	return `SELECT set_config('lock_timeout', $1::text, true)`;
+}
+
+/** Marks keys completed whose rows this transaction has locked and found owned by it. */
+export function completeLockedSql(ref: TableRef): string {
+	return `UPDATE ${ref.qualified}
+SET status = 'completed', completed_at = now(), lease_until = NULL
+WHERE key = ANY($1::text[])`;
 }

@@ -1,0 +1,52 @@
+import {
+	NodeConnectionTypes,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
+import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
+import { schemaProperty, tableProperty } from '../shared/n8n/properties';
+import { runExactlyOnce } from './runExactlyOnce';
+import { statementProperties } from './statementProperties';
+
+export class IdempotencyExactlyOnce implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Idempotency Exactly-Once SQL',
+		name: 'idempotencyExactlyOnce',
+		icon: {
+			light: 'file:idempotencyExactlyOnce.svg',
+			dark: 'file:idempotencyExactlyOnce.dark.svg',
+		},
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ "SQL + complete in " + $parameter["table"] }}',
+		description:
+			'Run the business SQL and complete the idempotency key in one PostgreSQL transaction: the effect happens exactly once, even if n8n crashes or the lease is lost',
+		defaults: { name: 'Business Step (exactly once)' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		usableAsTool: true,
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
+		properties: [
+			...statementProperties,
+			...ownedKeyProperties({ action: 'complete' }),
+			schemaProperty,
+			tableProperty,
+		],
+	};
+
+	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await runExactlyOnce.call(this);
+	}
+}

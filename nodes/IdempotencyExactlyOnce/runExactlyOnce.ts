@@ -1,0 +1,133 @@
+import {
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+} from 'n8n-workflow';
+
+import { collectItemKeys, errorItem } from '../shared/n8n/itemErrors';
+import { inputError } from '../shared/n8n/nodeErrors';
+import { lostInTransactionError, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
+import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
+import { claimId, type ClaimedKey, type KeyHold } from '../shared/store/completingTransaction';
+import { statementReader, type ItemStatement } from './readStatement';
+
+interface ItemWork {
+	claim: ClaimedKey;
+	statement: ItemStatement;
+}
+
+interface ItemRows {
+	rows: IDataObject[];
+	rowCount: number;
+}
+
+/** The output of one item whose statement committed: its rows, or one item saying how many rows changed. */
+function committedItems(key: string, ran: ItemRows, itemIndex: number): INodeExecutionData[] {
+	const idempotency = { key, completed: true };
+	if (ran.rows.length === 0)
+		return [{ json: { rowCount: ran.rowCount, idempotency }, pairedItem: { item: itemIndex } }];
+	return ran.rows.map((row) => ({
+		json: { ...row, idempotency },
+		pairedItem: { item: itemIndex },
+	}));
+}
+
+/**
+ * Runs every item's statement and completes the items' keys in one transaction on the key store's
+ * database (see KeyStore.completeInTransaction). An item whose key this execution no longer holds
+ * fails and runs nothing; without "continue on error" the whole transaction is then rolled back.
+ */
+export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const node = this.getNode();
+	const continueOnFail = this.continueOnFail();
+
+	const opened = await openStoreStep(this, 1);
+	if (opened instanceof FailedStep) return opened.outputs;
+
+	const readClaim = ownedKeyWithTokenReader(this);
+	const readStatement = statementReader(this);
+	const { keys: work, failed } = await collectItemKeys<ItemWork>(
+		this,
+		items.length,
+		(itemIndex) => ({
+			claim: readClaim(items[itemIndex], itemIndex),
+			statement: readStatement(itemIndex),
+		}),
+	);
+	const planned = work.flatMap((entry, itemIndex) => (entry ? [{ ...entry, itemIndex }] : []));
+
+	const outcome = await statementStep(
+		this,
+		opened,
+		{
+			outputCount: 1,
+			action: 'run the step and complete the keys',
+			prepare: { create: false, lease: false },
+			itemErrors: failed,
+		},
+		async (store) =>
+			await store.completeInTransaction({
+				claims: planned.map((entry) => entry.claim),
+				stopIfAnyLost: !continueOnFail,
+				statements: async (run, holds) => {
+					const ranByItem = new Map<number, ItemRows>();
+					for (const { claim, statement, itemIndex } of planned) {
+						if (holds.get(claimId(claim))?.state !== 'owned') continue;
+						const results = await run(itemIndex, statement.text, statement.values);
+						ranByItem.set(itemIndex, {
+							rows: results.flatMap((result) => (result.rows ?? []) as IDataObject[]),
+							rowCount: results.reduce((sum, result) => sum + (result.rowCount ?? 0), 0),
+						});
+					}
+					return ranByItem;
+				},
+			}),
+	);
+	if (outcome instanceof FailedStep) return outcome.outputs;
+
+	const holdOf = (entry: ItemWork): KeyHold =>
+		outcome.holds.get(claimId(entry.claim)) ?? { state: 'lost', rowExists: false };
+	const lostError = (entry: ItemWork, itemIndex: number) => {
+		const hold = holdOf(entry);
+		return hold.state === 'lost'
+			? inputError(node, lostInTransactionError(entry.claim.key, hold), itemIndex)
+			: undefined;
+	};
+	// Rolled back because a key was lost: that is the node's error, whatever items came before it.
+	if (!continueOnFail) {
+		for (const { itemIndex, ...entry } of planned) {
+			const error = lostError(entry, itemIndex);
+			if (error !== undefined) throw error;
+		}
+	}
+
+	const output: INodeExecutionData[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		const itemError = failed.get(itemIndex);
+		const entry = work[itemIndex];
+		if (itemError !== undefined) output.push(errorItem(itemError, itemIndex));
+		if (entry === undefined) continue;
+		const lost = lostError(entry, itemIndex);
+		if (lost !== undefined) {
+			output.push(errorItem(lost, itemIndex));
+			continue;
+		}
+		if (holdOf(entry).state === 'completedByOwner') {
+			// Completed by this execution before (the node retried): the effect committed then, once.
+			output.push({
+				json: { idempotency: { key: entry.claim.key, completed: true, alreadyCompleted: true } },
+				pairedItem: { item: itemIndex },
+			});
+			continue;
+		}
+		const ran = outcome.result?.get(itemIndex);
+		if (ran === undefined)
+			throw new NodeOperationError(node, `The step committed no result for item ${itemIndex}`, {
+				itemIndex,
+			});
+		output.push(...committedItems(entry.claim.key, ran, itemIndex));
+	}
+	return [output];
+}

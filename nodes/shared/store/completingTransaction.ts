@@ -1,0 +1,119 @@
+import type { PoolClient, QueryResult } from '../transport/pg';
+import type { TableRef } from './identifiers';
+import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql';
+import { StepStatementError } from './StepStatementError';
+
+/** A reserved key and the token of the reservation the item claims to hold it with. */
+export interface ClaimedKey {
+	key: string;
+	token: string;
+}
+
+/** What the locked row says about one claim. */
+export type KeyHold =
+	/** This token holds the key in progress: the statements may run and the key is completed. */
+	| { state: 'owned' }
+	/** This token completed the key earlier: its effect committed then and must not run again. */
+	| { state: 'completedByOwner' }
+	/** Someone else holds it, or nobody (released, purged). Nothing runs for it. */
+	| { state: 'lost'; rowExists: boolean; attempt?: number; completed?: boolean };
+
+/** Runs one user statement for an item inside the transaction. */
+export type RunStatement = (
+	itemIndex: number,
+	text: string,
+	values: unknown[],
+) => Promise<QueryResult[]>;
+
+export interface CompletingTransaction<T> {
+	claims: readonly ClaimedKey[];
+	/** Roll back without running anything when any claim is lost (else the lost ones are left out). */
+	stopIfAnyLost: boolean;
+	/** The user's statements, for the claims that are owned, in the caller's (item) order. */
+	statements: (run: RunStatement, holds: ReadonlyMap<string, KeyHold>) => Promise<T>;
+}
+
+export interface CompletingTransactionResult<T> {
+	/** By claimId. */
+	holds: Map<string, KeyHold>;
+	/** What `statements` returned; undefined when they did not run (nothing owned, or rolled back on a lost claim). */
+	result?: T;
+	committed: boolean;
+}
+
+export function claimId({ key, token }: ClaimedKey): string {
+	// Keys and tokens never hold NUL (refused before storage), so the pair is unambiguous.
+	return `${key}\u0000${token}`;
+}
+
+interface LockedRow {
+	previous_lock_timeout: string;
+	key: string | null;
+	owner_token: string | null;
+	status: string | null;
+	attempts: number | null;
+}
+
+function holdOf(claim: ClaimedKey, row: LockedRow | undefined): KeyHold {
+	if (row === undefined) return { state: 'lost', rowExists: false };
+	if (row.owner_token === claim.token) {
+		if (row.status === 'in_progress') return { state: 'owned' };
+		if (row.status === 'completed') return { state: 'completedByOwner' };
+	}
+	return {
+		state: 'lost',
+		rowExists: true,
+		attempt: row.attempts ?? undefined,
+		completed: row.status !== 'in_progress',
+	};
+}
+
+/**
+ * The exactly-once step, on one connection inside BEGIN … COMMIT (the caller's): lock the claimed
+ * key rows in key order and check that each claim still holds its key in progress, run the user's
+ * statements, mark the owned keys completed. The effect and the completion then commit together or
+ * not at all: a crash anywhere leaves the key in progress without the effect, and an execution whose
+ * lease was taken over cannot commit, because the takeover's UPDATE waits for these row locks and
+ * the owner check runs on the newest row version.
+ */
+export async function runCompletingTransaction<T>(
+	client: PoolClient,
+	ref: TableRef,
+	transaction: CompletingTransaction<T>,
+): Promise<CompletingTransactionResult<T> & { rollback: boolean }> {
+	const keys = [...new Set(transaction.claims.map((claim) => claim.key))].sort();
+	const locked = await client.query<LockedRow>(lockOwnedKeysSql(ref), [keys]);
+	const rowByKey = new Map<string, LockedRow>();
+	for (const row of locked.rows) if (row.key !== null) rowByKey.set(row.key, row);
+
+	const holds = new Map<string, KeyHold>();
+	for (const claim of transaction.claims)
+		holds.set(claimId(claim), holdOf(claim, rowByKey.get(claim.key)));
+	const holdList = [...holds.values()];
+	const anyLost = holdList.some((hold) => hold.state === 'lost');
+	const ownedKeys = [
+		...new Set(
+			transaction.claims
+				.filter((claim) => holds.get(claimId(claim))?.state === 'owned')
+				.map((claim) => claim.key),
+		),
+	].sort();
+	if (ownedKeys.length === 0 || (anyLost && transaction.stopIfAnyLost))
+		return { holds, committed: false, rollback: true };
+
+	await client.query(restoreLockTimeoutSql(), [locked.rows[0].previous_lock_timeout]);
+	const run: RunStatement = async (itemIndex, text, values) => {
+		let failure: unknown;
+		try {
+			const result = await client.query(text, values.length > 0 ? values : undefined);
+			// Several statements without parameters come back as one result each.
+			return Array.isArray(result) ? (result as QueryResult[]) : [result];
+		} catch (error) {
+			failure = error;
+		}
+		throw new StepStatementError(itemIndex, failure as Error);
+	};
+	const result = await transaction.statements(run, holds);
+	await client.query(completeLockedSql(ref), [ownedKeys]);
+	return { holds, result, committed: true, rollback: false };
+}
