@@ -1,5 +1,5 @@
 // The importable templates as n8n checks them on import: unique node ids and names, connections to
-// nodes that exist, no credential ids, and (webhook template) every path ending in a Respond node.
+// nodes that exist, no credential ids, and (webhook templates) every path ending in a Respond node.
 const { describe, test, expect } = require('@jest/globals');
 const { readdirSync, readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -11,7 +11,11 @@ const templates = readdirSync(WORKFLOWS)
 
 test('there are templates to check', () => {
 	expect(templates.map(([file]) => file)).toEqual(
-		expect.arrayContaining(['idempotent-webhook.json', 'purge-keys.json']),
+		expect.arrayContaining([
+			'idempotent-webhook.json',
+			'exactly-once-postgres.json',
+			'purge-keys.json',
+		]),
 	);
 });
 
@@ -39,14 +43,36 @@ describe.each(templates)('%s', (_file, workflow) => {
 	});
 });
 
-test('every path of the webhook template ends in a Respond node (else n8n answers 200 with an empty body)', () => {
-	const workflow = templates.find(([file]) => file === 'idempotent-webhook.json')[1];
-	const leaves = workflow.nodes.filter(
-		(node) =>
-			node.type !== 'n8n-nodes-base.stickyNote' &&
-			!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
+test.each(['idempotent-webhook.json', 'exactly-once-postgres.json'])(
+	'every path of %s ends in a Respond node (else n8n answers 200 with an empty body)',
+	(file) => {
+		const workflow = templates.find(([name]) => name === file)[1];
+		const leaves = workflow.nodes.filter(
+			(node) =>
+				node.type !== 'n8n-nodes-base.stickyNote' &&
+				!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
+		);
+		expect(leaves.length).toBeGreaterThanOrEqual(5);
+		for (const leaf of leaves)
+			expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
+	},
+);
+
+test('the exactly-once template is the webhook template with its business step and Complete Key made one node', () => {
+	const nodesOf = (file) => templates.find(([name]) => name === file)[1].nodes;
+	const names = (file) =>
+		nodesOf(file)
+			.filter((node) => node.type !== 'n8n-nodes-base.stickyNote')
+			.map((node) => node.name)
+			.sort();
+	expect(names('exactly-once-postgres.json')).toEqual(
+		names('idempotent-webhook.json').filter((name) => name !== 'Complete Key'),
 	);
-	expect(leaves.length).toBeGreaterThanOrEqual(5);
-	for (const leaf of leaves)
-		expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
+	const step = nodesOf('exactly-once-postgres.json').find(
+		(node) => node.name === 'Business Step (insert business_log)',
+	);
+	expect([step.type, step.onError]).toEqual([
+		'n8n-nodes-idempotency.idempotencyExactlyOnce',
+		'continueErrorOutput',
+	]);
 });
