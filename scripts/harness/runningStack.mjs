@@ -149,12 +149,20 @@ export class RunningStack {
 		return sendEvent(this.webhookUrl, body, options);
 	}
 
-	/** POSTs and waits until n8n recorded the execution; returns { response, execution, branch }. */
-	async deliver(body, options = {}) {
-		const response = await sendEvent(this.webhookUrl, body, options);
+	/**
+	 * POSTs and waits until n8n recorded the execution; returns { response, execution, branch }.
+	 * `to`: one of stack.extraWorkflows instead of the template (its webhook and its executions).
+	 * @param {Buffer|string|object} body
+	 * @param {Parameters<typeof sendEvent>[2] & { to?: { id: string, webhookUrl?: string } }} [options]
+	 */
+	async deliver(body, { to, ...options } = {}) {
+		const url = to ? to.webhookUrl : this.webhookUrl;
+		if (!url) throw new Error(`deliver: the extra workflow ${to?.id} has no Webhook node`);
+		const response = await sendEvent(url, body, options);
 		if (response.status === 404)
 			throw new Error(`The webhook answered 404 (not registered?): ${response.text.slice(0, 300)}`);
-		const execution = await this.executions.waitForRequest(WEBHOOK_WORKFLOW_ID, response.requestId);
+		const workflowId = to ? to.id : WEBHOOK_WORKFLOW_ID;
+		const execution = await this.executions.waitForRequest(workflowId, response.requestId);
 		return { response, execution, branch: branchOf(execution) };
 	}
 

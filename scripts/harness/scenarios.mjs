@@ -125,14 +125,15 @@ export async function runBurst(
  * business_log refuses the insert), then lets the step succeed again. Returns that delivery.
  * @param {import('./runningStack.mjs').RunningStack} stack
  * @param {{ id: string, type: string }} event
+ * @param {Parameters<import('./runningStack.mjs').RunningStack['deliver']>[1]} [options] e.g. `to`
  */
-export async function deliverWithFailingBusinessStep(stack, event) {
+export async function deliverWithFailingBusinessStep(stack, event, options) {
 	const constraint = `harness_fail_${event.type.replace(/\W/g, '_')}`;
 	await stack.keysDb.query(
 		`ALTER TABLE business_log ADD CONSTRAINT ${constraint} CHECK (event_type <> '${event.type.replace(/'/g, "''")}')`,
 	);
 	try {
-		return await stack.deliver(event);
+		return await stack.deliver(event, options);
 	} finally {
 		await stack.keysDb.query(`ALTER TABLE business_log DROP CONSTRAINT IF EXISTS ${constraint}`);
 	}

@@ -24,11 +24,17 @@ import { branchOf } from '../../scripts/harness/records.mjs';
 const DEFAULT_POOL_SIZE = 3;
 const SIMPLE_WORKFLOW = { path: 'bench/workflows/package-simple.json', id: 'PoolerSimple00001' };
 const SIMPLE_TABLE = 'processed_events_simple';
+const EXACTLY_ONCE_WORKFLOW = {
+	path: 'workflows/exactly-once-postgres.json',
+	id: 'PoolerExactly0001',
+};
 const BROWSER_ID = 'pooler-e2e-browser';
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
 let simple;
+/** The exactly-once template: its SQL and the completion in one transaction, through PgBouncer. */
+let exactlyOnce;
 
 const withLogs = (fn) => withStackLogs(stack, fn);
 const ran = (execution, node) => execution.nodesRun.includes(node);
@@ -38,9 +44,10 @@ before(
 		stack = await startStack({
 			label: 'pooler',
 			pooler: { defaultPoolSize: DEFAULT_POOL_SIZE, maxClientConn: 100 },
-			extraWorkflows: [SIMPLE_WORKFLOW],
+			extraWorkflows: [SIMPLE_WORKFLOW, EXACTLY_ONCE_WORKFLOW],
 		});
 		simple = stack.extraWorkflows.find((workflow) => workflow.id === SIMPLE_WORKFLOW.id);
+		exactlyOnce = stack.extraWorkflows.find((workflow) => workflow.id === EXACTLY_ONCE_WORKFLOW.id);
 	},
 	{ timeout: 60 * 60_000 },
 );
@@ -179,6 +186,60 @@ test(
 				[200, { status: 'processed', key }],
 			);
 			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
+);
+
+test(
+	'exactly-once template, 64 simultaneous deliveries through PgBouncer: one transaction commits the row and the completion, the rest 409 or duplicate',
+	{ timeout: 300_000 },
+	() =>
+		withLogs(async () => {
+			const event = { id: 'evt_pooled_exactly_once', type: 'invoice.paid' };
+			const key = 'evt:evt_pooled_exactly_once';
+			const { answers, responses, inFlight, duplicates, executions } = await runBurst(
+				stack,
+				event,
+				{ webhookUrl: exactlyOnce.webhookUrl, workflowId: exactlyOnce.id, label: 'pooler' },
+			);
+			const processed = responses.filter((r) => r.status === 200 && r.json?.status === 'processed');
+			assert.equal(processed.length, 1, `answers: ${JSON.stringify(answers)}`);
+			assert.equal(inFlight.length + duplicates.length, 63, `answers: ${JSON.stringify(answers)}`);
+			const [row] = await stack.businessRows(key);
+			assert.deepEqual(processed[0].json, { status: 'processed', key, id: row.id });
+			assert.ok(
+				executions.every((e) => e.status === 'success'),
+				'no execution failed',
+			);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.deepEqual(
+				(await stack.keysDb.query('SELECT status FROM processed_events WHERE key = $1', [key]))
+					.rows,
+				[{ status: 'completed' }],
+			);
+			assert.deepEqual(poolerProblems(), []);
+		}),
+);
+
+test(
+	'exactly-once template, a failing statement through PgBouncer: rolled back, 500, key released, the retry processed once',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const event = { id: 'evt_pooled_exactly_once_fail', type: 'fail.me.exactly.once' };
+			const key = 'evt:evt_pooled_exactly_once_fail';
+			const failed = await deliverWithFailingBusinessStep(stack, event, { to: exactlyOnce });
+			assert.equal(failed.response.status, 500);
+			assert.deepEqual(failed.execution.items('Release Key')[0].idempotency, {
+				key,
+				released: true,
+			});
+			assert.equal((await stack.businessRows(key)).length, 0);
+			assert.equal(await keysIn('processed_events', key), 0);
+
+			const retry = await stack.deliver(event, { to: exactlyOnce });
+			assert.deepEqual([retry.response.status, retry.response.json?.status], [200, 'processed']);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.deepEqual(poolerProblems(), []);
 		}),
 );
 

@@ -41,12 +41,12 @@ async function runStepOnly(items, { onError, ...parameters } = {}) {
 }
 
 /** Reserve → the step (error output → Release), as the template wires them. */
-async function deliver(body, { step = {}, reserve = {} } = {}) {
+async function deliver(body, { step = {}, reserveParameters = {} } = {}) {
 	return await runWorkflow(exactlyOnceWorkflow, [webhookItem({ body })], {
 		credentials: db.credential({ maxConnections: 4 }),
 		nodeOverrides: {
 			[STEP]: { parameters: step },
-			'Idempotency Reserve': { parameters: reserve },
+			'Idempotency Reserve': { parameters: reserveParameters },
 		},
 	});
 }
@@ -387,33 +387,41 @@ describe('batches', () => {
 		expect(await businessRows('evt:eo_order_2')).toHaveLength(1);
 	});
 
-	test('control: the same two batches locking keys in item order deadlock, so the test above can fail', async () => {
+	test('control: two transactions taking the same keys in item order, one at a time, deadlock', async () => {
 		await db.query(
 			`INSERT INTO processed_events (key, status) VALUES ('ctl:1', 'in_progress'), ('ctl:2', 'in_progress')`,
 		);
-		const lockInOrder = async (keys) => {
-			const client = await db.connect();
-			try {
-				await client.query('BEGIN');
-				for (const key of keys)
-					await client.query('SELECT 1 FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
-				await client.query('COMMIT');
-				return 'committed';
-			} catch (error) {
-				await client.query('ROLLBACK');
-				return error.code;
-			} finally {
-				await client.end();
-			}
-		};
-		const holdsK1 = await holdRows(['ctl:1']);
-		const holdsK2 = await holdRows(['ctl:2']);
-		const forward = lockInOrder(['ctl:1', 'ctl:2']);
-		const backward = lockInOrder(['ctl:2', 'ctl:1']);
-		await waitFor('both to wait for a row', async () => (await lockWaiters()) >= 2);
-		await Promise.all([holdsK1.commit(), holdsK2.commit()]);
-		// 40P01: deadlock_detected, for one of them.
-		expect((await Promise.all([forward, backward])).sort()).toEqual(['40P01', 'committed']);
+		const lock = (client, key) =>
+			client.query('SELECT 1 FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
+		const forward = await db.connect();
+		const backward = await db.connect();
+		try {
+			await forward.query('BEGIN');
+			await backward.query('BEGIN');
+			await lock(forward, 'ctl:1');
+			await lock(backward, 'ctl:2');
+			const outcome = (promise) =>
+				promise.then(
+					() => 'locked',
+					(error) => error.code,
+				);
+			const forwardSecond = outcome(lock(forward, 'ctl:2'));
+			await waitFor('the first to wait for a row', async () => (await lockWaiters()) >= 1);
+			const backwardSecond = outcome(lock(backward, 'ctl:1'));
+			// 40P01: deadlock_detected, for one of them; the other gets its row once that one is gone.
+			const [loser, code] = await Promise.race([
+				forwardSecond.then((result) => ['forward', result]),
+				backwardSecond.then((result) => ['backward', result]),
+			]);
+			expect(code).toBe('40P01');
+			await (loser === 'forward' ? forward : backward).query('ROLLBACK');
+			expect([await forwardSecond, await backwardSecond].sort()).toEqual(['40P01', 'locked']);
+		} finally {
+			await forward.query('ROLLBACK');
+			await backward.query('ROLLBACK');
+			await forward.end();
+			await backward.end();
+		}
 	});
 });
 
