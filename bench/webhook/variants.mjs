@@ -9,7 +9,9 @@ import { WEBHOOK_WORKFLOW_ID } from '../../scripts/harness/index.mjs';
 import { REPO_DIR } from './config.mjs';
 
 const TEMPLATE_FILE = 'workflows/idempotent-webhook.json';
+const EXACTLY_ONCE_FILE = 'workflows/exactly-once-postgres.json';
 const NO_VERIFY_TABLE = 'processed_events_nover';
+const EXACTLY_ONCE_TABLE = 'processed_events_once';
 
 /**
  * The template without its Verify Webhook Signature node and the node its `invalid` output feeds:
@@ -52,6 +54,17 @@ function templateWithoutVerification() {
 }
 
 /**
+ * The exactly-once template as shipped, with an id, and its own key table so its keys are counted
+ * apart from the webhook template's. Its webhook path is its own already.
+ */
+function exactlyOnceTemplate() {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, EXACTLY_ONCE_FILE), 'utf8'));
+	for (const node of template.nodes)
+		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = EXACTLY_ONCE_TABLE;
+	return { ...template, id: 'IdemExactlyOnce01' };
+}
+
+/**
  * Writes the generated template to a temporary folder (removed when the process exits) and returns
  * the table of all variants, each with its workflow id and, for the extra workflows, webhook path.
  */
@@ -60,6 +73,8 @@ export function loadVariants() {
 	process.on('exit', () => rmSync(generatedDir, { recursive: true, force: true }));
 	const NO_VERIFY_FILE = path.join(generatedDir, 'template-without-verification.json');
 	writeFileSync(NO_VERIFY_FILE, JSON.stringify(templateWithoutVerification(), null, 2));
+	const EXACTLY_ONCE_COPY = path.join(generatedDir, 'exactly-once-postgres.json');
+	writeFileSync(EXACTLY_ONCE_COPY, JSON.stringify(exactlyOnceTemplate(), null, 2));
 
 	// One entry per variant: adding a variant is adding an entry (and its workflow file).
 	//   file        the workflow; `template: true` marks the webhook template startStack publishes itself
@@ -105,6 +120,14 @@ export function loadVariants() {
 			dedupe: true,
 			inFlight409: true,
 			keyTable: 'processed_events',
+			businessKey: (id) => `evt:${id}`,
+		},
+		exactlyOnce: {
+			file: EXACTLY_ONCE_COPY,
+			tag: 'exo',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: EXACTLY_ONCE_TABLE,
 			businessKey: (id) => `evt:${id}`,
 		},
 		packageNoVerify: {
