@@ -16,6 +16,8 @@ import {
 	type PlannerSettings,
 } from './plan';
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
+import { startDuplicateExplainer } from './duplicateUi';
+import { startSignatureCheck } from './signatureUi';
 
 function element<T extends HTMLElement>(id: string): T {
 	const found = document.getElementById(id);
@@ -227,3 +229,5 @@ fields.download.addEventListener('click', () => {
 });
 
 void update();
+startSignatureCheck();
+startDuplicateExplainer();

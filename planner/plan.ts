@@ -122,7 +122,7 @@ export interface ParsedHeaders {
 }
 
 /** `Name: value` lines as `$json.headers`: names lower-cased, values trimmed, repeats as Node.js merges them. */
-function parseHeaders(text: string): ParsedHeaders {
+export function parseHeaders(text: string): ParsedHeaders {
 	const headers: Record<string, string | string[]> = {};
 	const ignored: string[] = [];
 	for (const line of text.split(/\r?\n/)) {
@@ -314,6 +314,8 @@ function explainIdentity(
 					: `none of the ${location.names.join(', ')} headers has a value`;
 			return `${definition?.name}: ${missing}, so the key fell back to "sha256:" + ${hash}.`;
 		}
+		case 'idempotencyKeyHeader':
+			return `"idk:" + the client's Idempotency-Key header (quoted or bare), after the namespace that scopes it to the client.`;
 	}
 }
 

@@ -66,6 +66,7 @@ await writeFile(out, page);
 // screenshot of this page and the browser tests' screenshots are not part of the package.
 await rm(join(root, 'dist/test-output'), { recursive: true, force: true });
 await rm(join(root, 'dist/docs/planner.png'), { force: true });
+await rm(join(root, 'dist/docs/images'), { recursive: true, force: true });
 if ((await readdir(join(root, 'dist/docs')).catch(() => ['?'])).length === 0)
 	await rmdir(join(root, 'dist/docs'));
 console.log(`Key planner: ${out} (${Math.round(page.length / 1024)} KB)`);

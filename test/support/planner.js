@@ -2,7 +2,7 @@
 // /usr/bin/chromium through playwright-core), and builds the items n8n's Webhook node would make
 // from the same bytes and headers, to run them through the real Idempotency Reserve node.
 const { spawn } = require('node:child_process');
-const { mkdtempSync, rmSync } = require('node:fs');
+const { mkdtempSync, readFileSync, readdirSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
@@ -30,8 +30,15 @@ async function openPlanner() {
 		if (message.type() === 'error' || message.type() === 'warning')
 			problems.push(`console ${message.type()}: ${message.text()}`);
 	});
-	await page.goto(PAGE_URL);
-	await settled(page);
+	try {
+		await page.goto(PAGE_URL);
+		await settled(page);
+	} catch (error) {
+		// No browser left running behind a failed start (Jest would wait for it).
+		await context.close();
+		rmSync(profile, { recursive: true, force: true });
+		throw error;
+	}
 	return {
 		context,
 		page,
@@ -42,7 +49,129 @@ async function openPlanner() {
 			await context.close();
 			rmSync(profile, { recursive: true, force: true });
 		},
+		/**
+		 * Closes the browser, then lists the files of its profile (storage, form history, caches) that
+		 * hold any of `needles`, in UTF-8 or UTF-16 (how Chromium stores some strings); then removes it.
+		 * @param {string[]} needles
+		 */
+		async closeAndSearchProfile(needles) {
+			await context.close();
+			const hits = [];
+			try {
+				for (const entry of readdirSync(profile, { recursive: true, withFileTypes: true })) {
+					if (!entry.isFile()) continue;
+					const file = path.join(entry.parentPath, entry.name);
+					const bytes = readFileSync(file);
+					for (const needle of needles) {
+						if (
+							bytes.includes(Buffer.from(needle, 'utf8')) ||
+							bytes.includes(Buffer.from(needle, 'utf16le'))
+						)
+							hits.push(`${path.relative(profile, file)}: ${needle.slice(0, 6)}…`);
+					}
+				}
+			} finally {
+				rmSync(profile, { recursive: true, force: true });
+			}
+			return hits;
+		},
 	};
+}
+
+/** Sets fields by id, each with the event a person's input fires (one round trip). */
+async function fill(page, values) {
+	await page.evaluate((fields) => {
+		for (const [id, value] of Object.entries(fields)) {
+			if (value === undefined || value === null) continue;
+			const field = /** @type {HTMLInputElement} */ (document.getElementById(id));
+			if (field.value === String(value)) continue;
+			field.value = String(value);
+			field.dispatchEvent(
+				new Event(field.tagName === 'SELECT' ? 'change' : 'input', { bubbles: true }),
+			);
+		}
+	}, values);
+}
+
+/** `{ name: value }` as `Name: value` lines. */
+const headerText = (headers) =>
+	Object.entries(headers)
+		.map(([name, value]) => `${name}: ${value}`)
+		.join('\n');
+
+/**
+ * Fills "Check a signature" and returns what it shows. `body` (bytes) is loaded through
+ * #sigBodyFile; `bodyText` is typed into #sigBody instead.
+ * @param {import('playwright-core').Page} page
+ * @param {{ provider: string, secret: string, previousSecret?: string, headers: Record<string, string> | string,
+ *   body?: string | Buffer, bodyText?: string, toleranceSeconds?: number,
+ *   hmac?: { signatureHeader?: string, algorithm?: string, encoding?: string, signaturePrefix?: string, timestampHeader?: string } }} delivery
+ */
+async function checkSignature(
+	page,
+	{
+		provider,
+		secret,
+		previousSecret = '',
+		headers,
+		body,
+		bodyText,
+		toleranceSeconds = 300,
+		hmac = {},
+	},
+) {
+	await fill(page, {
+		sigProvider: provider,
+		sigSecret: secret,
+		sigPreviousSecret: previousSecret,
+		sigTolerance: toleranceSeconds,
+		sigHmacHeader: hmac.signatureHeader ?? 'X-Signature',
+		sigHmacAlgorithm: hmac.algorithm ?? 'sha256',
+		sigHmacEncoding: hmac.encoding ?? 'hex',
+		sigHmacPrefix: hmac.signaturePrefix ?? '',
+		sigHmacTimestampHeader: hmac.timestampHeader ?? '',
+		sigHeaders: typeof headers === 'string' ? headers : headerText(headers),
+	});
+	if (bodyText !== undefined) {
+		// Always as typed, even when the text equals the preview of a file loaded before.
+		await page.evaluate((text) => {
+			const field = /** @type {HTMLTextAreaElement} */ (document.getElementById('sigBody'));
+			field.value = text;
+			field.dispatchEvent(new Event('input', { bubbles: true }));
+		}, bodyText);
+	}
+	if (body !== undefined) {
+		await page.setInputFiles('#sigBodyFile', {
+			name: 'delivery.bin',
+			mimeType: 'application/octet-stream',
+			buffer: Buffer.from(body),
+		});
+	}
+	await page.waitForSelector('#sigResult[aria-busy="false"]', { state: 'attached' });
+	return await page.evaluate(() => ({
+		verdict: document.getElementById('sigVerdict').textContent,
+		hint: document.getElementById('sigHint').textContent,
+		signed: document.getElementById('sigSigned').textContent,
+		signedInfo: document.getElementById('sigSignedInfo').textContent,
+		expected: document.getElementById('sigExpected').textContent,
+	}));
+}
+
+/**
+ * Fills "Explain a duplicate" (and the planner's Mode it is judged for) and returns what it shows.
+ * @param {import('playwright-core').Page} page
+ * @param {{ key: string, row?: string, mode?: string }} input
+ */
+async function explainDuplicate(page, { key, row = '', mode }) {
+	await fill(page, { dupKey: key, dupRow: row, ...(mode ? { mode } : {}) });
+	return await page.evaluate(() => ({
+		verdict: document.getElementById('dupVerdict').textContent,
+		explain: document.getElementById('dupExplain').textContent,
+		next: document.getElementById('dupNext').textContent,
+		keyNote: document.getElementById('dupKeyNote').textContent,
+		warnings: document.getElementById('dupWarnings').textContent,
+		sql: document.getElementById('dupSql').textContent,
+	}));
 }
 
 /** Waits until the page has shown the result of the latest input (aria-busy on the key's live region). */
@@ -116,6 +245,7 @@ async function plan(
 
 /** `Name: value` lines as Node.js gives them to n8n: names lower-cased, values trimmed, repeats joined with ", ". */
 function nodeHeaders(lines) {
+	/** @type {Record<string, string>} */
 	const headers = {};
 	for (const line of lines.split(/\r?\n/)) {
 		if (line.trim() === '') continue;
@@ -198,6 +328,10 @@ async function servePlanner() {
 }
 
 module.exports = {
+	checkSignature,
+	explainDuplicate,
+	headerText,
+	nodeHeaders,
 	servePlanner,
 	chromiumAvailable,
 	CHROMIUM,
