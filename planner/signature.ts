@@ -357,9 +357,9 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 			labels.push('previous secret');
 		}
 	} catch (error) {
-		if (!(error instanceof SigningSecretError)) throw error;
+		// signingKey throws only SigningSecretError, whose message names the field, never the value.
 		return nodeFails(
-			error.message,
+			(error as SigningSecretError).message,
 			scheme.secretFormat === 'whsecBase64'
 				? `${scheme.label} secrets look like whsec_ followed by base64: copy it again from the sender's dashboard.`
 				: 'Paste the signing secret from the sender.',
