@@ -116,7 +116,8 @@ function sha256(message: Uint8Array): Uint8Array {
 	return words(h);
 }
 
-// SHA-512's 64-bit words as pairs of 32-bit halves: [high, low].
+// SHA-512's 64-bit words as two 32-bit halves (high, low), in typed arrays and locals: no object per
+// operation, so a body of a megabyte takes well under a second.
 const K512 = [
 	'428a2f98d728ae22',
 	'7137449123ef65cd',
@@ -198,8 +199,9 @@ const K512 = [
 	'597f299cfc657e2a',
 	'5fcb6fab3ad6faec',
 	'6c44198c4a475817',
-].map((hex) => [Number.parseInt(hex.slice(0, 8), 16), Number.parseInt(hex.slice(8), 16)]);
-
+];
+const K512_HIGH = new Uint32Array(K512.map((hex) => Number.parseInt(hex.slice(0, 8), 16)));
+const K512_LOW = new Uint32Array(K512.map((hex) => Number.parseInt(hex.slice(8), 16)));
 const H512 = [
 	'6a09e667f3bcc908',
 	'bb67ae8584caa73b',
@@ -209,76 +211,88 @@ const H512 = [
 	'9b05688c2b3e6c1f',
 	'1f83d9abfb41bd6b',
 	'5be0cd19137e2179',
-].map((hex) => [Number.parseInt(hex.slice(0, 8), 16), Number.parseInt(hex.slice(8), 16)]);
+];
 
-type Word64 = [number, number];
-
-function add64(...values: Word64[]): Word64 {
-	let low = 0;
-	let high = 0;
-	for (const [h, l] of values) {
-		low += l;
-		high += h;
-	}
-	high += Math.floor(low / 0x1_0000_0000);
-	return [high >>> 0, low >>> 0];
-}
-
-/** Rotates right by n (0 < n < 64). */
-function rotr64([h, l]: Word64, n: number): Word64 {
-	if (n === 32) return [l, h];
-	if (n > 32) return rotr64([l, h], n - 32);
-	return [((h >>> n) | (l << (32 - n))) >>> 0, ((l >>> n) | (h << (32 - n))) >>> 0];
-}
-
-function shr64([h, l]: Word64, n: number): Word64 {
-	// n < 32 for SHA-512's shifts (6 and 7).
-	return [h >>> n, ((l >>> n) | (h << (32 - n))) >>> 0];
-}
-
-const xor64 = (...values: Word64[]): Word64 =>
-	values.reduce<Word64>(([h, l], [vh, vl]) => [(h ^ vh) >>> 0, (l ^ vl) >>> 0], [0, 0]);
+const TWO_32 = 0x1_0000_0000;
 
 function sha512(message: Uint8Array): Uint8Array {
 	const data = pad(message, 128, 16);
 	const view = new DataView(data.buffer);
-	const h = H512.map(([high, low]) => [high, low] as Word64);
-	const w: Word64[] = new Array(80);
+	const hh = new Uint32Array(H512.map((hex) => Number.parseInt(hex.slice(0, 8), 16)));
+	const hl = new Uint32Array(H512.map((hex) => Number.parseInt(hex.slice(8), 16)));
+	const wh = new Uint32Array(80);
+	const wl = new Uint32Array(80);
 	for (let offset = 0; offset < data.length; offset += 128) {
-		for (let i = 0; i < 16; i++)
-			w[i] = [view.getUint32(offset + i * 8), view.getUint32(offset + i * 8 + 4)];
+		for (let i = 0; i < 16; i++) {
+			wh[i] = view.getUint32(offset + i * 8);
+			wl[i] = view.getUint32(offset + i * 8 + 4);
+		}
 		for (let i = 16; i < 80; i++) {
-			const s0 = xor64(rotr64(w[i - 15], 1), rotr64(w[i - 15], 8), shr64(w[i - 15], 7));
-			const s1 = xor64(rotr64(w[i - 2], 19), rotr64(w[i - 2], 61), shr64(w[i - 2], 6));
-			w[i] = add64(w[i - 16], s0, w[i - 7], s1);
+			let xh = wh[i - 15];
+			let xl = wl[i - 15];
+			// σ0 = rotr 1 ^ rotr 8 ^ shr 7
+			const s0h = ((xh >>> 1) | (xl << 31)) ^ ((xh >>> 8) | (xl << 24)) ^ (xh >>> 7);
+			const s0l = ((xl >>> 1) | (xh << 31)) ^ ((xl >>> 8) | (xh << 24)) ^ ((xl >>> 7) | (xh << 25));
+			xh = wh[i - 2];
+			xl = wl[i - 2];
+			// σ1 = rotr 19 ^ rotr 61 ^ shr 6
+			const s1h = ((xh >>> 19) | (xl << 13)) ^ ((xl >>> 29) | (xh << 3)) ^ (xh >>> 6);
+			const s1l =
+				((xl >>> 19) | (xh << 13)) ^ ((xh >>> 29) | (xl << 3)) ^ ((xl >>> 6) | (xh << 26));
+			const low = wl[i - 16] + (s0l >>> 0) + wl[i - 7] + (s1l >>> 0);
+			wh[i] = wh[i - 16] + s0h + wh[i - 7] + s1h + Math.floor(low / TWO_32);
+			wl[i] = low;
 		}
-		let [a, b, c, d, e, f, g, hh] = h;
+		let [ah, bh, ch, dh, eh, fh, gh, h7h] = hh;
+		let [al, bl, cl, dl, el, fl, gl, h7l] = hl;
 		for (let i = 0; i < 80; i++) {
-			const s1 = xor64(rotr64(e, 14), rotr64(e, 18), rotr64(e, 41));
-			const ch: Word64 = [
-				((e[0] & f[0]) ^ (~e[0] & g[0])) >>> 0,
-				((e[1] & f[1]) ^ (~e[1] & g[1])) >>> 0,
-			];
-			const t1 = add64(hh, s1, ch, K512[i] as Word64, w[i]);
-			const s0 = xor64(rotr64(a, 28), rotr64(a, 34), rotr64(a, 39));
-			const maj: Word64 = [
-				((a[0] & b[0]) ^ (a[0] & c[0]) ^ (b[0] & c[0])) >>> 0,
-				((a[1] & b[1]) ^ (a[1] & c[1]) ^ (b[1] & c[1])) >>> 0,
-			];
-			const t2 = add64(s0, maj);
-			hh = g;
-			g = f;
-			f = e;
-			e = add64(d, t1);
-			d = c;
-			c = b;
-			b = a;
-			a = add64(t1, t2);
+			// Σ1(e) = rotr 14 ^ rotr 18 ^ rotr 41
+			const S1h =
+				((eh >>> 14) | (el << 18)) ^ ((eh >>> 18) | (el << 14)) ^ ((el >>> 9) | (eh << 23));
+			const S1l =
+				((el >>> 14) | (eh << 18)) ^ ((el >>> 18) | (eh << 14)) ^ ((eh >>> 9) | (el << 23));
+			const chh = (eh & fh) ^ (~eh & gh);
+			const chl = (el & fl) ^ (~el & gl);
+			const t1low = h7l + (S1l >>> 0) + (chl >>> 0) + K512_LOW[i] + wl[i];
+			const t1h = (h7h + S1h + chh + K512_HIGH[i] + wh[i] + Math.floor(t1low / TWO_32)) >>> 0;
+			const t1l = t1low >>> 0;
+			// Σ0(a) = rotr 28 ^ rotr 34 ^ rotr 39
+			const S0h = ((ah >>> 28) | (al << 4)) ^ ((al >>> 2) | (ah << 30)) ^ ((al >>> 7) | (ah << 25));
+			const S0l = ((al >>> 28) | (ah << 4)) ^ ((ah >>> 2) | (al << 30)) ^ ((ah >>> 7) | (al << 25));
+			const majh = (ah & bh) ^ (ah & ch) ^ (bh & ch);
+			const majl = (al & bl) ^ (al & cl) ^ (bl & cl);
+			const t2low = (S0l >>> 0) + (majl >>> 0);
+			const t2h = S0h + majh + Math.floor(t2low / TWO_32);
+			h7h = gh;
+			h7l = gl;
+			gh = fh;
+			gl = fl;
+			fh = eh;
+			fl = el;
+			const elow = dl + t1l;
+			eh = (dh + t1h + Math.floor(elow / TWO_32)) >>> 0;
+			el = elow >>> 0;
+			dh = ch;
+			dl = cl;
+			ch = bh;
+			cl = bl;
+			bh = ah;
+			bl = al;
+			const alow = t1l + (t2low >>> 0);
+			ah = (t1h + t2h + Math.floor(alow / TWO_32)) >>> 0;
+			al = alow >>> 0;
 		}
-		const next = [a, b, c, d, e, f, g, hh];
-		for (let i = 0; i < 8; i++) h[i] = add64(h[i], next[i]);
+		const highs = [ah, bh, ch, dh, eh, fh, gh, h7h];
+		const lows = [al, bl, cl, dl, el, fl, gl, h7l];
+		for (let i = 0; i < 8; i++) {
+			const low = hl[i] + lows[i];
+			hh[i] = hh[i] + highs[i] + Math.floor(low / TWO_32);
+			hl[i] = low;
+		}
 	}
-	return words(h.flat());
+	const out: number[] = [];
+	for (let i = 0; i < 8; i++) out.push(hh[i], hl[i]);
+	return words(out);
 }
 
 function words(values: number[]): Uint8Array {

@@ -145,6 +145,7 @@ async function buildCorpus() {
 	const crlf = '{\r\n  "id": "evt_crlf",\r\n  "type": "x"\r\n}\r\n';
 	const bom = '\ufeff{"id":"evt_bom"}';
 	const latin1 = Buffer.from('{"id":"evt_latin1","name":"Müller – café"}', 'latin1');
+	const big = `{"id":"evt_big","items":"${'x'.repeat(1024 * 1024)}"}`;
 	const stripeHeader = (bytes, secret = stripe.secret, timestamp = t) => ({
 		'stripe-signature': `t=${timestamp},v1=${createHmac('sha256', secret)
 			.update(`${timestamp}.`)
@@ -323,6 +324,24 @@ async function buildCorpus() {
 			body: 'a'.repeat(5000),
 			verdict: 'valid',
 			hint: VALID,
+		},
+		{
+			provider: 'hmac',
+			secret: 'plain-secret',
+			name: 'generic HMAC: SHA-512 over a ~1 MB body',
+			hmac: { signatureHeader: 'X-Sig', algorithm: 'sha512', encoding: 'hex' },
+			headers: { 'x-sig': createHmac('sha512', 'plain-secret').update(big).digest('hex') },
+			body: big,
+			verdict: 'valid',
+			hint: VALID,
+		},
+		{
+			...stripeBase,
+			name: 'stripe: a ~1 MB body with one byte changed',
+			headers: stripeHeader(big),
+			body: big.replace('evt_big', 'evt_bog'),
+			verdict: 'invalid mismatch',
+			hint: MISMATCH,
 		},
 		{
 			provider: 'hmac',
