@@ -9,6 +9,7 @@ import {
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
 import { schemaProperty, tableProperty } from '../shared/n8n/properties';
+import { responseProperties } from '../shared/n8n/responseProperties';
 import { completeItems } from './completeItems';
 
 export class IdempotencyComplete implements INodeType {
@@ -32,7 +33,12 @@ export class IdempotencyComplete implements INodeType {
 				testedBy: 'idempotencyPostgresConnectionTest',
 			},
 		],
-		properties: [...ownedKeyProperties({ action: 'complete' }), schemaProperty, tableProperty],
+		properties: [
+			...ownedKeyProperties({ action: 'complete' }),
+			...responseProperties,
+			schemaProperty,
+			tableProperty,
+		],
 	};
 
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };

@@ -9,6 +9,7 @@ import {
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
 import { schemaProperty, tableProperty } from '../shared/n8n/properties';
+import { responseProperties } from '../shared/n8n/responseProperties';
 import { runExactlyOnce } from './runExactlyOnce';
 import { statementProperties } from './statementProperties';
 
@@ -39,6 +40,7 @@ export class IdempotencyExactlyOnce implements INodeType {
 		properties: [
 			...statementProperties,
 			...ownedKeyProperties({ action: 'complete' }),
+			...responseProperties,
 			schemaProperty,
 			tableProperty,
 		],

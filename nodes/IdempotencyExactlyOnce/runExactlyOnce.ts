@@ -8,8 +8,10 @@ import {
 import { collectItemKeys, errorItem } from '../shared/n8n/itemErrors';
 import { inputError } from '../shared/n8n/nodeErrors';
 import { lostInTransactionError, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
+import { storedResponseReader } from '../shared/n8n/responseProperties';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import { claimId, type ClaimedKey, type KeyHold } from '../shared/store/completingTransaction';
+import type { StoredResponse } from '../shared/store/storedResponse';
 import { statementReader, type ItemStatement } from './readStatement';
 
 interface ItemWork {
@@ -23,8 +25,13 @@ interface ItemRows {
 }
 
 /** The output of one item whose statement committed: its rows, or one item saying how many rows changed. */
-function committedItems(key: string, ran: ItemRows, itemIndex: number): INodeExecutionData[] {
-	const idempotency = { key, completed: true };
+function committedItems(
+	key: string,
+	ran: ItemRows,
+	itemIndex: number,
+	response: StoredResponse | undefined,
+): INodeExecutionData[] {
+	const idempotency = { key, completed: true, ...(response ? { response } : {}) };
 	if (ran.rows.length === 0)
 		return [{ json: { rowCount: ran.rowCount, idempotency }, pairedItem: { item: itemIndex } }];
 	return ran.rows.map((row) => ({
@@ -48,11 +55,15 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 
 	const readClaim = ownedKeyWithTokenReader(this);
 	const readStatement = statementReader(this);
+	const readResponse = storedResponseReader(this);
 	const { keys: work, failed } = await collectItemKeys<ItemWork>(
 		this,
 		items.length,
 		(itemIndex) => ({
-			claim: readClaim(items[itemIndex], itemIndex),
+			claim: {
+				...readClaim(items[itemIndex], itemIndex),
+				...(readResponse ? { response: readResponse(itemIndex) } : {}),
+			},
 			statement: readStatement(itemIndex),
 		}),
 	);
@@ -64,7 +75,12 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 		{
 			outputCount: 1,
 			action: 'run the step and complete the keys',
-			prepare: { create: false, lease: false },
+			prepare: {
+				create: false,
+				addColumns: true,
+				lease: false,
+				response: readResponse !== undefined,
+			},
 			itemErrors: failed,
 		},
 		async (store) =>
@@ -127,7 +143,7 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 			throw new NodeOperationError(node, `The step committed no result for item ${itemIndex}`, {
 				itemIndex,
 			});
-		output.push(...committedItems(entry.claim.key, ran, itemIndex));
+		output.push(...committedItems(entry.claim.key, ran, itemIndex, entry.claim.response));
 	}
 	return [output];
 }

@@ -13,6 +13,7 @@ import {
 	tableProperty,
 	createTableProperty,
 } from '../shared/n8n/properties';
+import { fingerprintProperties } from './fingerprintProperties';
 import { keyProperties, keySourceSubtitle } from './keyProperties';
 import { modeProperties } from './modeProperties';
 import { reserveItems } from './reserveItems';
@@ -42,6 +43,7 @@ export class IdempotencyReserve implements INodeType {
 		properties: [
 			...modeProperties,
 			...keyProperties,
+			...fingerprintProperties,
 			namespaceProperty,
 			schemaProperty,
 			tableProperty,

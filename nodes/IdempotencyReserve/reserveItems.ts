@@ -1,11 +1,14 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
+import { KeyError } from '../shared/keys/KeyError';
 import type { KeySource } from '../shared/keys/keySources';
 import { executionToken, recordReservedKeys } from '../shared/n8n/executionReservations';
 import { failWhole } from '../shared/n8n/failWhole';
 import { runKeyedBatch, type ItemRoute } from '../shared/n8n/keyedBatch';
-import type { LeaseOutcome, ReserveOutcome } from '../shared/store/KeyStore';
+import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from '../shared/store/KeyStore';
+import { itemFingerprinter } from './deriveItemFingerprint';
 import { itemKeyDeriver } from './deriveItemKey';
+import type { FingerprintSource, MismatchHandling } from './fingerprintProperties';
 import { MAX_LEASE_SECONDS, type ReserveMode } from './modeProperties';
 
 const NEW_OUTPUT = 0;
@@ -28,33 +31,76 @@ function leaseSecondsOf(context: IExecuteFunctions): number {
 	return seconds;
 }
 
+/** How long a fingerprint prefix in an output is: enough to tell two apart, too short to matter. */
+const FINGERPRINT_PREFIX_LENGTH = 12;
+
+/**
+ * A duplicate whose request differs from the one that reserved the key: both fingerprints known and
+ * different (a row without one never mismatches). Undefined when it is the same request.
+ */
+function mismatchOf(
+	target: ReserveTarget,
+	stored: string | undefined,
+	onMismatch: MismatchHandling,
+): { mismatch: true; fingerprint: string; storedFingerprint: string } | KeyError | undefined {
+	const { key, fingerprint } = target;
+	if (fingerprint === undefined || stored === undefined || fingerprint === stored) return undefined;
+	const mine = `${fingerprint.slice(0, FINGERPRINT_PREFIX_LENGTH)}…`;
+	const theirs = `${stored.slice(0, FINGERPRINT_PREFIX_LENGTH)}…`;
+	if (onMismatch === 'error') {
+		return new KeyError(
+			`The key "${key}" was reserved for another request: its fingerprint differs (stored ${theirs}, this request ${mine})`,
+			'The same key came with a different payload. Check that the key is unique per request (a Custom key, a client reusing an Idempotency-Key), or set On Mismatch to Flag the Duplicate and answer 422.',
+		);
+	}
+	return { mismatch: true, fingerprint: mine, storedFingerprint: theirs };
+}
+
 /** Simple mode: the key is new when this statement inserted it. */
-function routeSimple(outcome: ReserveOutcome, key: string): ItemRoute {
+function routeSimple(
+	outcome: ReserveOutcome,
+	target: ReserveTarget,
+	onMismatch: MismatchHandling,
+): ItemRoute | KeyError {
+	const { key } = target;
 	// Taking the key out of `inserted` makes only the first item of a key new within the
-	// execution; later items with the same key are its duplicates.
-	if (outcome.inserted.delete(key))
+	// execution; later items with the same key are its duplicates, compared with its fingerprint.
+	if (outcome.inserted.delete(key)) {
+		if (target.fingerprint !== undefined) outcome.storedFingerprints.set(key, target.fingerprint);
 		return { output: NEW_OUTPUT, idempotency: { key, isNew: true } };
+	}
+	const mismatch = mismatchOf(target, outcome.storedFingerprints.get(key), onMismatch);
+	if (mismatch instanceof KeyError) return mismatch;
 	const firstSeenMs = outcome.firstSeenMs.get(key);
-	if (firstSeenMs === undefined)
-		return { output: DUPLICATE_OUTPUT, idempotency: { key, isNew: false } };
 	return {
 		output: DUPLICATE_OUTPUT,
-		idempotency: { key, isNew: false, firstSeenAt: isoTime(firstSeenMs) },
+		idempotency: {
+			key,
+			isNew: false,
+			...(firstSeenMs !== undefined ? { firstSeenAt: isoTime(firstSeenMs) } : {}),
+			...mismatch,
+		},
 	};
 }
 
 /** Lease mode: new or taken over goes to true with its token; completed or in flight to false. */
 function routeLease(
 	outcome: LeaseOutcome,
-	key: string,
+	target: ReserveTarget,
 	token: string,
 	leaseSeconds: number,
-): ItemRoute {
+	onMismatch: MismatchHandling,
+): ItemRoute | KeyError {
+	const { key } = target;
 	const reserved = outcome.reserved.get(key);
 	if (reserved !== undefined) {
 		outcome.reserved.delete(key);
 		// This execution now holds the key: a later item with the same key is in progress here.
-		outcome.held.set(key, { status: 'in_progress', retryAfterSeconds: Math.ceil(leaseSeconds) });
+		outcome.held.set(key, {
+			status: 'in_progress',
+			retryAfterSeconds: Math.ceil(leaseSeconds),
+			storedFingerprint: target.fingerprint,
+		});
 		return {
 			output: NEW_OUTPUT,
 			idempotency: {
@@ -70,6 +116,8 @@ function routeLease(
 		status: 'in_progress',
 		retryAfterSeconds: Math.ceil(leaseSeconds),
 	};
+	const mismatch = mismatchOf(target, held.storedFingerprint, onMismatch);
+	if (mismatch instanceof KeyError) return mismatch;
 	return {
 		output: DUPLICATE_OUTPUT,
 		idempotency: {
@@ -80,24 +128,50 @@ function routeLease(
 			...(held.retryAfterSeconds !== undefined
 				? { retryAfterSeconds: held.retryAfterSeconds }
 				: {}),
+			...mismatch,
+			// The first answer, to replay; never for another request under the same key.
+			...(held.response !== undefined && mismatch === undefined ? { response: held.response } : {}),
 		},
 	};
 }
 
+/** Each item's key and, where Reserve records them, its request fingerprint. */
+function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
+	const source = context.getNodeParameter('keySource', 0) as KeySource;
+	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
+	const keyOf = itemKeyDeriver(context, { source, rawBodyProperty });
+	// The parameter's default differs by mode (fingerprintProperties.ts).
+	const fingerprintSource = context.getNodeParameter(
+		'fingerprint',
+		0,
+		mode === 'simple' ? 'none' : 'rawBody',
+	) as FingerprintSource;
+	const fingerprintOf = itemFingerprinter(context, fingerprintSource, rawBodyProperty);
+	const targetOf = (
+		item: INodeExecutionData,
+		itemIndex: number,
+	): ReserveTarget | Promise<ReserveTarget> => {
+		const key = keyOf(item, itemIndex);
+		const fingerprint = fingerprintOf?.(item, itemIndex);
+		if (key instanceof Promise || fingerprint instanceof Promise)
+			return Promise.all([key, fingerprint]).then(([k, f]) => ({ key: k, fingerprint: f }));
+		return { key, fingerprint };
+	};
+	return { targetOf, fingerprint: fingerprintOf !== undefined };
+}
+
 /** Output 0 (`true`): reserved by this execution, run the business step. Output 1 (`false`): already reserved. */
 export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const keyOf = itemKeyDeriver(this, {
-		source: this.getNodeParameter('keySource', 0) as KeySource,
-		rawBodyProperty: this.getNodeParameter('rawBodyProperty', 0, 'data') as string,
-	});
-	const create = this.getNodeParameter('createTable', 0, true) as boolean;
 	const mode = this.getNodeParameter('mode', 0, 'lease') as ReserveMode;
-	const common = { outputCount: 2, action: 'reserve the keys', keyOf };
+	const { targetOf, fingerprint } = itemTargets(this, mode);
+	const onMismatch = this.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
+	const create = this.getNodeParameter('createTable', 0, true) as boolean;
+	const common = { outputCount: 2, action: 'reserve the keys', keyOf: targetOf };
 
 	// Complete Key and Release Key left empty act on what this execution reserved.
 	const reservedHere: string[] = [];
-	const noteReserved = (route: ItemRoute, key: string): ItemRoute => {
-		if (route.output === NEW_OUTPUT) reservedHere.push(key);
+	const noteReserved = (route: ItemRoute | KeyError, key: string): ItemRoute | KeyError => {
+		if (!(route instanceof KeyError) && route.output === NEW_OUTPUT) reservedHere.push(key);
 		return route;
 	};
 
@@ -105,9 +179,10 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 		const firstSeen = this.getNodeParameter('options.firstSeen', 0, true) as boolean;
 		const outputs = await runKeyedBatch(this, {
 			...common,
-			prepare: { create, lease: false },
-			apply: async (store, keys) => await store.reserve(keys, { firstSeen }),
-			route: (outcome, key) => noteReserved(routeSimple(outcome, key), key),
+			prepare: { create, lease: false, fingerprint },
+			apply: async (store, targets) => await store.reserve(targets, { firstSeen, fingerprint }),
+			route: (outcome, target) =>
+				noteReserved(routeSimple(outcome, target, onMismatch), target.key),
 		});
 		recordReservedKeys(this, reservedHere);
 		return outputs;
@@ -123,9 +198,11 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 	const token = executionToken(this);
 	const outputs = await runKeyedBatch(this, {
 		...common,
-		prepare: { create, lease: true },
-		apply: async (store, keys) => await store.reserveWithLease(keys, { token, leaseSeconds }),
-		route: (outcome, key) => noteReserved(routeLease(outcome, key, token, leaseSeconds), key),
+		prepare: { create, lease: true, fingerprint },
+		apply: async (store, targets) =>
+			await store.reserveWithLease(targets, { token, leaseSeconds, fingerprint }),
+		route: (outcome, target) =>
+			noteReserved(routeLease(outcome, target, token, leaseSeconds, onMismatch), target.key),
 	});
 	recordReservedKeys(this, reservedHere);
 	return outputs;

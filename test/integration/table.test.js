@@ -206,6 +206,7 @@ test('lease mode adds its columns to a two-column table in place; old rows count
 		'lease_until',
 		'completed_at',
 		'attempts',
+		'fingerprint',
 	]);
 });
 
@@ -225,12 +226,13 @@ test('lease mode without the right to add its columns: the exact ALTER TABLE to 
 		expect(refused.status).toBe('error');
 		expect(refused.error.name).toBe('NodeApiError');
 		expect(refused.error.message).toMatch(
-			/lacks the lease columns, and this database user may not add them/,
+			/lacks the lease and fingerprint columns, and this database user may not add them/,
 		);
 		expect(refused.error.description).toContain(
 			'ALTER TABLE "public"."processed_events"\n  ADD COLUMN IF NOT EXISTS status text,',
 		);
-		expect(refused.error.description).toMatch(/or set Mode to Simple/);
+		expect(refused.error.description).toContain('  ADD COLUMN IF NOT EXISTS fingerprint text;');
+		expect(refused.error.description).toMatch(/Or set Mode to Simple.*Or set Fingerprint to None/s);
 		const stored = await db.query(`SELECT key FROM processed_events`);
 		expect(stored.rows).toHaveLength(0);
 
@@ -241,7 +243,7 @@ test('lease mode without the right to add its columns: the exact ALTER TABLE to 
 		expect(simple.output('Idempotency Reserve', 0)).toHaveLength(1);
 
 		// The owner runs the statement the error gave; the next execution works in lease mode.
-		await db.query(refused.error.description.split('\n').slice(1, 7).join('\n'));
+		await db.query(refused.error.description.split('\n').slice(1, 8).join('\n'));
 		const leased = await runWorkflow(
 			reserveWorkflow,
 			[webhookItem({ body: { id: 'evt_after_alter' } })],
@@ -277,7 +279,7 @@ test('the key table dropped or recreated without its lease columns while n8n run
 		isNew: true,
 	});
 
-	// A restore of an old two-column copy: the lease columns are added again in the same execution.
+	// A restore of an old two-column copy: the lease and fingerprint columns are added again in the same execution.
 	await db.query('DROP TABLE processed_events');
 	await db.query(
 		`CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
@@ -292,7 +294,7 @@ test('the key table dropped or recreated without its lease columns while n8n run
 	const { rows } = await db.query(
 		`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'processed_events'`,
 	);
-	expect(rows[0].n).toBe(7);
+	expect(rows[0].n).toBe(8);
 });
 
 test('with Create Table If Missing off, a dropped table is a clear error, never a route', async () => {

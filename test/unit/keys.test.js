@@ -191,6 +191,7 @@ describe('the key source table', () => {
 				'custom',
 				'eventIdOrBodyHash',
 				'github',
+				'idempotencyKeyHeader',
 				'shopify',
 				'slack',
 				'standardWebhooks',

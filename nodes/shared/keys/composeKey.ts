@@ -1,7 +1,7 @@
 import { KeyError } from './KeyError';
 import type { KeyIdentity } from './keySources';
 import { assertNamespace } from './namespace';
-import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
+import { BODY_HASH_PREFIX, CLIENT_KEY_PREFIX, EVENT_ID_PREFIX } from './prefixes';
 
 /** Longer keys are refused: a key is an id, and a btree entry must stay well under a page. */
 export const MAX_KEY_BYTES = 1000;
@@ -13,7 +13,8 @@ export function utf8ByteLength(text: string): number {
 }
 
 /**
- * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>` or `[namespace:]<custom>`
+ * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>`, `[namespace:]idk:<client key>`
+ * or `[namespace:]<custom>`
  * (`namespace` as namespaceText returns it: '' for none).
  * `bodySha256Hex` is only read for the body-hash identity; hashing is left to the caller so this
  * stays synchronous and runs unchanged in a browser.
@@ -25,6 +26,7 @@ export function composeKey(
 ): string {
 	let core: string;
 	if (identity.kind === 'eventId') core = EVENT_ID_PREFIX + identity.id;
+	else if (identity.kind === 'clientKey') core = CLIENT_KEY_PREFIX + identity.key;
 	else if (identity.kind === 'custom') core = identity.key;
 	else {
 		if (bodySha256Hex === undefined)

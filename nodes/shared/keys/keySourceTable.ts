@@ -14,7 +14,8 @@ export type KeySource =
 	| 'svix'
 	| 'slack'
 	| 'bodyHash'
-	| 'custom';
+	| 'custom'
+	| 'idempotencyKeyHeader';
 
 /** Where a source finds the event id. Presets fall back to the body hash when it is missing or empty. */
 export type IdLocation =
@@ -27,7 +28,9 @@ export type IdLocation =
 	/** A field of the JSON body (`$json.body`), by path. */
 	| { kind: 'body'; path: readonly string[] }
 	/** The first of these headers that has a value, in this order (names as providers write them). */
-	| { kind: 'headers'; names: readonly string[] };
+	| { kind: 'headers'; names: readonly string[] }
+	/** A client's Idempotency-Key request header (idempotencyKeyHeader.ts); no fallback: missing is an error. */
+	| { kind: 'idempotencyKeyHeader' };
 
 export interface KeySourceDefinition {
 	value: KeySource;
@@ -80,6 +83,14 @@ export const KEY_SOURCES: readonly KeySourceDefinition[] = [
 		subtitle: 'Body hash',
 		location: { kind: 'none' },
 		description: 'Key "sha256:" + SHA-256 of the raw request body',
+	},
+	{
+		value: 'idempotencyKeyHeader',
+		name: 'Idempotency-Key Header (API Clients)',
+		subtitle: 'Idempotency-Key header',
+		location: { kind: 'idempotencyKeyHeader' },
+		description:
+			'Key "idk:" + the client\'s Idempotency-Key header (IETF draft: "…" or the bare token). A request without it is an item error. Scope it per client with Namespace.',
 	},
 	{
 		value: 'custom',

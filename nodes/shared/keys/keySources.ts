@@ -1,4 +1,5 @@
 import { headerIdText, readHeader } from './headerValue';
+import { clientKeyFromHeader, IDEMPOTENCY_KEY_HEADER } from './idempotencyKeyHeader';
 import { idValue, numberIdText, type IdValue } from './idText';
 import { KeyError } from './KeyError';
 import { keySourceDefinition, type KeySource } from './keySourceTable';
@@ -18,6 +19,7 @@ export interface WebhookItemJson {
 export type KeyIdentity =
 	| { kind: 'eventId'; id: string }
 	| { kind: 'custom'; key: string }
+	| { kind: 'clientKey'; key: string }
 	| { kind: 'bodyHash' };
 
 /**
@@ -128,6 +130,11 @@ export function resolveKeyIdentity(
 		}
 		case 'headers':
 			return identityFromHeaders(item.headers, location.names);
+		case 'idempotencyKeyHeader':
+			return {
+				kind: 'clientKey',
+				key: clientKeyFromHeader(readHeader(item.headers, IDEMPOTENCY_KEY_HEADER.toLowerCase())),
+			};
 	}
 }
 

@@ -1,19 +1,21 @@
 import { normalizeId } from './idText';
 import { KeyError } from './KeyError';
-import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
+import { BODY_HASH_PREFIX, CLIENT_KEY_PREFIX, EVENT_ID_PREFIX } from './prefixes';
 
 /**
  * A key is `<namespace>:<key>`, or the key alone when the namespace is empty (the hand-built
  * pattern's keys, unchanged). For that join to be one-to-one:
  * - a namespace has no ":", so the text before the first ":" of a namespaced key is its namespace;
- * - a namespace is not "evt" or "sha256": an empty namespace's keys start with "evt:" or "sha256:",
- *   and `evt` + `evt:x` would be the key of the id `evt:x` without a namespace.
+ * - a namespace is not "evt", "sha256" or "idk": an empty namespace's keys start with "evt:",
+ *   "sha256:" or "idk:", and `evt` + `evt:x` would be the key of the id `evt:x` without a namespace.
  * A Custom key without a namespace is used exactly as it is, so it shares the key space with every
  * other key of the table: give each workflow with Custom keys a namespace of its own.
  * Reserve and Purge share this rule, so Purge's "Only Namespace" means exactly Reserve's namespace.
  */
 
-const RESERVED = [EVENT_ID_PREFIX, BODY_HASH_PREFIX].map((prefix) => prefix.slice(0, -1));
+const RESERVED = [EVENT_ID_PREFIX, BODY_HASH_PREFIX, CLIENT_KEY_PREFIX].map((prefix) =>
+	prefix.slice(0, -1),
+);
 
 /** The namespace's text ('' for none), or a KeyError saying why it cannot be one. */
 export function namespaceText(value: unknown): string {

@@ -1,19 +1,28 @@
 import type { TableRef } from './identifiers';
-import { addLeaseColumnsSql } from './sql';
+import { addColumnsSql, type ColumnGroup } from './sql';
+
+/** What else the user can do instead of adding a group's columns. */
+const ALTERNATIVE: Record<ColumnGroup, string> = {
+	lease: 'Or set Mode to Simple (at most once, no lease).',
+	fingerprint:
+		'Or set Fingerprint to None (a reused key with another payload is then not noticed).',
+	response: 'Or turn off Store Response.',
+};
 
 /**
- * Lease mode needs columns that a table made by hand (or in simple mode) lacks, and this database
- * user may not add them. Says exactly what the table's owner must run. `hint` is read like
- * PostgreSQL's own error hint by the nodes' error reporting.
+ * A node needs columns that a table made by hand (or in simple mode, or before the feature) lacks,
+ * and this database user may not add them. Says exactly what the table's owner must run. `hint` is
+ * read like PostgreSQL's own error hint by the nodes' error reporting.
  */
-export class LeaseColumnsMissingError extends Error {
+export class ColumnsMissingError extends Error {
 	readonly hint: string;
 
-	constructor(ref: TableRef) {
+	constructor(ref: TableRef, groups: readonly ColumnGroup[]) {
 		super(
-			`The table ${ref.qualified} lacks the lease columns, and this database user may not add them`,
+			`The table ${ref.qualified} lacks the ${groups.join(' and ')} columns, and this database user may not add them`,
 		);
-		this.name = 'LeaseColumnsMissingError';
-		this.hint = `Have the table's owner run:\n${addLeaseColumnsSql(ref)}\nor set Mode to Simple (at most once, no lease).`;
+		this.name = 'ColumnsMissingError';
+		const alternatives = groups.map((group) => ALTERNATIVE[group]).join(' ');
+		this.hint = `Have the table's owner run:\n${addColumnsSql(ref, groups)}\n${alternatives}`;
 	}
 }

@@ -6,15 +6,17 @@ import {
 	type CompletingTransactionResult,
 } from './completingTransaction';
 import type { TableRef } from './identifiers';
-import { LeaseColumnsMissingError } from './LeaseColumnsMissingError';
+import { ColumnsMissingError } from './ColumnsMissingError';
 import {
-	addLeaseColumnsIfPermittedSql,
+	addColumnsIfPermittedSql,
+	COLUMN_GROUPS,
+	type ColumnGroup,
 	completeSql,
 	createIndexIfPermittedSql,
 	createTableSql,
 	existingKeysSql,
 	inspectTableSql,
-	LEASE_COLUMNS,
+	OPTIONAL_COLUMN_NAMES,
 	lockableKeysSql,
 	purgeBatchSql,
 	purgeCutoffSql,
@@ -22,8 +24,16 @@ import {
 	releaseSql,
 	reserveLeaseSql,
 	reserveSql,
+	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
 } from './sql';
+import type { StoredResponse } from './storedResponse';
+
+/** A key to reserve and, where Reserve records one, the fingerprint of the request it belongs to. */
+export interface ReserveTarget {
+	key: string;
+	fingerprint?: string;
+}
 
 /** What one reserve statement did. */
 export interface ReserveOutcome {
@@ -31,12 +41,16 @@ export interface ReserveOutcome {
 	inserted: Set<string>;
 	/** When each key that already existed was first reserved (ms since 1970), where that was looked up and known. */
 	firstSeenMs: Map<string, number>;
+	/** The fingerprint each key that already existed was reserved with, where it has one. */
+	storedFingerprints: Map<string, string>;
 }
 
 /** A reserved key and the token of the reservation that holds it (none: whoever holds it). */
 export interface OwnedKey {
 	key: string;
 	token?: string;
+	/** Complete Key: the answer to store with the completion. */
+	response?: StoredResponse;
 }
 
 /** What one lease-mode reserve statement did. */
@@ -52,6 +66,10 @@ export interface HeldKey {
 	firstSeenMs?: number;
 	/** In progress only: seconds until its lease ends and a retry may take it over. */
 	retryAfterSeconds?: number;
+	/** The fingerprint of the request that reserved it, where one was recorded. */
+	storedFingerprint?: string;
+	/** Completed only: the answer Complete Key stored with it. */
+	response?: StoredResponse;
 }
 
 /** What happened to one owned key in Complete or Release. */
@@ -94,18 +112,43 @@ function sqlState(error: unknown): string | undefined {
 const DIAGNOSIS_LOCK_WAIT = '200ms';
 
 export interface PrepareOptions {
-	/** May the table, its index and the lease columns be created? Without, only what lease mode needs is checked. */
+	/** May the table, its index and missing columns be created? Without, only what is needed is checked. */
 	create: boolean;
+	/** May missing columns be added (default: as `create`)? Complete Key adds, never creates a table. */
+	addColumns?: boolean;
 	lease: boolean;
+	/** Reserve records request fingerprints. */
+	fingerprint?: boolean;
+	/** Complete Key stores the response. */
+	response?: boolean;
 }
 
-/** Sorted, each key once: every execution then locks keys in the same order, so overlapping batches cannot deadlock. */
-function sortedDistinct(keys: readonly string[]): string[] {
-	const sorted = [...keys].sort();
-	let kept = 0;
-	for (const key of sorted) if (kept === 0 || sorted[kept - 1] !== key) sorted[kept++] = key;
-	sorted.length = kept;
-	return sorted;
+/** The column groups a node with these options needs. */
+function neededGroups(options: PrepareOptions): ColumnGroup[] {
+	const groups: ColumnGroup[] = [];
+	if (options.lease) groups.push('lease');
+	if (options.fingerprint) groups.push('fingerprint');
+	if (options.response) groups.push('response');
+	return groups;
+}
+
+function hasGroup(present: readonly string[], group: ColumnGroup): boolean {
+	return COLUMN_GROUPS[group].every(([name]) => present.includes(name));
+}
+
+/**
+ * Each key once, sorted, with the fingerprint of its first item: the one a new key is recorded with
+ * (a later item of the same key is its duplicate, and compared with it).
+ */
+function sortedDistinctTargets(targets: readonly ReserveTarget[]): {
+	keys: string[];
+	fingerprints: Array<string | null>;
+} {
+	const first = new Map<string, string | null>();
+	for (const { key, fingerprint } of targets)
+		if (!first.has(key)) first.set(key, fingerprint ?? null);
+	const keys = [...first.keys()].sort();
+	return { keys, fingerprints: keys.map((key) => first.get(key) ?? null) };
 }
 
 export interface PurgeOptions {
@@ -134,9 +177,11 @@ export class KeyStore {
 	 * (or says exactly which ALTER TABLE to run); settled once per pool, table and options.
 	 */
 	async prepare(options: PrepareOptions): Promise<void> {
-		if (!options.create && !options.lease) return;
+		const groups = neededGroups(options);
+		if (!options.create && groups.length === 0) return;
 		const { preparedTables } = this.entry;
-		const mark = `${this.ref.qualified}|${options.lease ? 'lease' : 'simple'}|${options.create ? 'create' : 'check'}`;
+		const mayAdd = options.addColumns ?? options.create;
+		const mark = `${this.ref.qualified}|${groups.join('+') || 'simple'}|${options.create ? 'create' : mayAdd ? 'add' : 'check'}`;
 		let prepared = preparedTables.get(mark);
 		if (prepared === undefined) {
 			prepared = this.prepareTable(options);
@@ -174,32 +219,38 @@ export class KeyStore {
 		}
 	}
 
-	private async prepareTable({ create, lease }: PrepareOptions): Promise<void> {
+	private async prepareTable(options: PrepareOptions): Promise<void> {
+		const { create, lease } = options;
 		const { pool } = this.entry;
 		let state = await this.inspect();
 		if (!state?.table_exists) {
 			// Without Create Table If Missing, the statement itself reports the missing table.
-			if (create) await pool.query(createTableSql(this.ref, { lease }));
+			if (create)
+				await pool.query(
+					createTableSql(this.ref, { lease, fingerprint: options.fingerprint === true }),
+				);
 			return;
 		}
 		if (create && !state.has_first_seen_index)
 			await pool.query(createIndexIfPermittedSql(this.ref));
 		// A complete table needs no DDL, so a user with only SELECT, INSERT, UPDATE, DELETE on it is enough.
-		if (!lease || state.lease_column_count === LEASE_COLUMNS.length) return;
-		if (create) {
-			await pool.query(addLeaseColumnsIfPermittedSql(this.ref));
+		const missing = () =>
+			neededGroups(options).filter((group) => !hasGroup(state?.optional_columns ?? [], group));
+		if (missing().length === 0) return;
+		if (options.addColumns ?? create) {
+			for (const group of missing()) await pool.query(addColumnsIfPermittedSql(this.ref, group));
 			state = await this.inspect();
 		}
-		if (state?.lease_column_count !== LEASE_COLUMNS.length)
-			throw new LeaseColumnsMissingError(this.ref);
+		// One ALTER TABLE for everything still missing, so the table's owner runs one statement.
+		if (missing().length > 0) throw new ColumnsMissingError(this.ref, missing());
 	}
 
 	private async inspect() {
 		const inspected = await this.entry.pool.query<{
 			table_exists: boolean;
 			has_first_seen_index: boolean;
-			lease_column_count: number;
-		}>(inspectTableSql(), [this.ref.qualified, LEASE_COLUMNS.map(([name]) => name)]);
+			optional_columns: string[];
+		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
 		return inspected.rows[0];
 	}
 
@@ -258,54 +309,93 @@ export class KeyStore {
 	/**
 	 * Reserves all keys in one statement and one round trip. The statement is atomic, so on error
 	 * nothing was reserved by it. `firstSeen` also reads when each key that already existed was first
-	 * reserved (an index lookup per such key).
+	 * reserved (an index lookup per such key); `fingerprint` records each new key's fingerprint and
+	 * reads the stored one of every key that existed (and so also first_seen).
 	 */
 	async reserve(
-		keys: readonly string[],
-		{ firstSeen }: { firstSeen: boolean },
+		targets: readonly ReserveTarget[],
+		{ firstSeen, fingerprint = false }: { firstSeen: boolean; fingerprint?: boolean },
 	): Promise<ReserveOutcome> {
-		const outcome: ReserveOutcome = { inserted: new Set(), firstSeenMs: new Map() };
-		if (keys.length === 0) return outcome;
+		const outcome: ReserveOutcome = {
+			inserted: new Set(),
+			firstSeenMs: new Map(),
+			storedFingerprints: new Map(),
+		};
+		if (targets.length === 0) return outcome;
+		const { keys, fingerprints } = sortedDistinctTargets(targets);
 		const result = await this.statement(
 			async () =>
-				await this.entry.pool.query<[string, (number | null)?]>({
-					text: firstSeen ? reserveWithFirstSeenSql(this.ref) : reserveSql(this.ref),
-					values: [sortedDistinct(keys)],
+				await this.entry.pool.query<[string, (number | null)?, (string | null)?]>({
+					text: fingerprint
+						? reserveWithFingerprintSql(this.ref)
+						: firstSeen
+							? reserveWithFirstSeenSql(this.ref)
+							: reserveSql(this.ref),
+					values: fingerprint ? [keys, fingerprints] : [keys],
 					// Rows as arrays: no object per row for a batch of thousands.
 					rowMode: 'array',
 				}),
 			keys,
 		);
-		for (const [key, firstSeenEpoch] of result.rows) {
+		for (const [key, firstSeenEpoch, storedFingerprint] of result.rows) {
 			// Inserted rows come without first_seen; rows that existed always have one (NOT NULL).
 			if (firstSeenEpoch === null || firstSeenEpoch === undefined) outcome.inserted.add(key);
 			else outcome.firstSeenMs.set(key, Math.round(firstSeenEpoch * 1000));
+			if (typeof storedFingerprint === 'string')
+				outcome.storedFingerprints.set(key, storedFingerprint);
 		}
 		return outcome;
 	}
 
 	/**
 	 * Lease mode: reserves new keys and takes over keys whose lease ended, in one statement, for
-	 * `leaseSeconds` of database time, owned by `token`. Every other key comes back with its state.
+	 * `leaseSeconds` of database time, owned by `token`. Every other key comes back with its state,
+	 * its stored fingerprint and its stored response. With `fingerprint`, new keys record theirs and
+	 * a key recorded with another one is not taken over.
 	 */
 	async reserveWithLease(
-		keys: readonly string[],
-		{ token, leaseSeconds }: { token: string; leaseSeconds: number },
+		targets: readonly ReserveTarget[],
+		{
+			token,
+			leaseSeconds,
+			fingerprint = false,
+		}: { token: string; leaseSeconds: number; fingerprint?: boolean },
 	): Promise<LeaseOutcome> {
 		const outcome: LeaseOutcome = { reserved: new Map(), held: new Map() };
-		if (keys.length === 0) return outcome;
+		if (targets.length === 0) return outcome;
+		const { keys, fingerprints } = sortedDistinctTargets(targets);
 		const result = await this.statement(
 			async () =>
 				await this.entry.pool.query<
-					[string, string | null, number | null, number | null, number | null, number | null]
+					[
+						string,
+						string | null,
+						number | null,
+						number | null,
+						number | null,
+						number | null,
+						string | null,
+						StoredResponse | null,
+					]
 				>({
-					text: reserveLeaseSql(this.ref),
-					values: [sortedDistinct(keys), token, leaseSeconds],
+					text: reserveLeaseSql(this.ref, { fingerprint }),
+					values: fingerprint
+						? [keys, token, leaseSeconds, fingerprints]
+						: [keys, token, leaseSeconds],
 					rowMode: 'array',
 				}),
 			keys,
 		);
-		for (const [key, state, attempts, leaseUntilEpoch, firstSeenEpoch, retryAfter] of result.rows) {
+		for (const [
+			key,
+			state,
+			attempts,
+			leaseUntilEpoch,
+			firstSeenEpoch,
+			retryAfter,
+			storedFingerprint,
+			response,
+		] of result.rows) {
 			if (state === 'reserved') {
 				outcome.reserved.set(key, {
 					attempt: attempts ?? 1,
@@ -314,6 +404,7 @@ export class KeyStore {
 				continue;
 			}
 			const firstSeenMs = firstSeenEpoch === null ? undefined : Math.round(firstSeenEpoch * 1000);
+			const recorded = storedFingerprint === null ? {} : { storedFingerprint };
 			// Anything but in_progress (completed, empty from simple mode or the hand-built pattern) is done.
 			outcome.held.set(
 				key,
@@ -322,8 +413,14 @@ export class KeyStore {
 							status: 'in_progress',
 							firstSeenMs,
 							retryAfterSeconds: retryAfter ?? Math.ceil(leaseSeconds),
+							...recorded,
 						}
-					: { status: 'completed', firstSeenMs },
+					: {
+							status: 'completed',
+							firstSeenMs,
+							...recorded,
+							...(response === null ? {} : { response }),
+						},
 			);
 		}
 		// Reserved by a concurrent execution after this statement's snapshot: in progress there.
@@ -338,9 +435,25 @@ export class KeyStore {
 		return outcome;
 	}
 
-	/** Marks keys completed where their token still owns them, in one statement. */
-	async complete(targets: readonly OwnedKey[]): Promise<OwnedKeyResults> {
-		return await this.ownedKeyStatement(completeSql(this.ref), targets, 'completed');
+	/**
+	 * Marks keys completed where their token still owns them, in one statement; with `response`,
+	 * stores each target's response in the same UPDATE.
+	 */
+	async complete(
+		targets: readonly OwnedKey[],
+		{ response = false }: { response?: boolean } = {},
+	): Promise<OwnedKeyResults> {
+		const responses = (sorted: OwnedKey[]) => [
+			sorted.map((target) =>
+				target.response === undefined ? null : JSON.stringify(target.response),
+			),
+		];
+		return await this.ownedKeyStatement(
+			completeSql(this.ref, { response }),
+			targets,
+			'completed',
+			response ? responses : undefined,
+		);
 	}
 
 	/**
@@ -372,6 +485,8 @@ export class KeyStore {
 		sql: string,
 		targets: readonly OwnedKey[],
 		doneColumn: string,
+		/** Parameters after the keys and tokens ($3 …), aligned with the sorted targets. */
+		moreValues?: (sorted: OwnedKey[]) => unknown[][],
 	): Promise<OwnedKeyResults> {
 		const results: OwnedKeyResults = new Map();
 		if (targets.length === 0) return results;
@@ -383,6 +498,7 @@ export class KeyStore {
 				await this.entry.pool.query<Record<string, unknown>>(sql, [
 					keys,
 					sorted.map((target) => target.token ?? null),
+					...(moreValues?.(sorted) ?? []),
 				]),
 			keys,
 		);
@@ -459,7 +575,7 @@ export class KeyStore {
 		// With the lease columns, keys whose lease still runs are kept (see purgeBatchSql).
 		const state = await this.inspect();
 		const sql = purgeBatchSql(this.ref, {
-			lease: state?.lease_column_count === LEASE_COLUMNS.length,
+			lease: hasGroup(state?.optional_columns ?? [], 'lease'),
 		});
 		let deleted = 0;
 		let batches = 0;

@@ -2,11 +2,14 @@ import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
 import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql';
 import { StepStatementError } from './StepStatementError';
+import type { StoredResponse } from './storedResponse';
 
 /** A reserved key and the token of the reservation the item claims to hold it with. */
 export interface ClaimedKey {
 	key: string;
 	token: string;
+	/** The answer to store with the completion (the first claim's, for a key several items share). */
+	response?: StoredResponse;
 }
 
 /** What the locked row says about one claim. */
@@ -114,6 +117,17 @@ export async function runCompletingTransaction<T>(
 		throw new StepStatementError(itemIndex, failure as Error);
 	};
 	const result = await transaction.statements(run, holds);
-	await client.query(completeLockedSql(ref), [ownedKeys]);
+	const responseByKey = new Map<string, StoredResponse | undefined>();
+	for (const claim of transaction.claims)
+		if (!responseByKey.has(claim.key)) responseByKey.set(claim.key, claim.response);
+	const responses = ownedKeys.map((key) => {
+		const response = responseByKey.get(key);
+		return response === undefined ? null : JSON.stringify(response);
+	});
+	const storing = responses.some((response) => response !== null);
+	await client.query(
+		completeLockedSql(ref, { response: storing }),
+		storing ? [ownedKeys, responses] : [ownedKeys],
+	);
 	return { holds, result, committed: true, rollback: false };
 }

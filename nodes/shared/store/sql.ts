@@ -18,8 +18,38 @@ export const LEASE_COLUMNS = [
 ] as const;
 
 /**
- * Is the table there, does it already have an index leading with first_seen, and how many of the
- * lease columns ($2) does it have? No DDL when all hold.
+ * Optional columns, each group added (where the user may) when a node first needs it, the way the
+ * lease columns are: the request fingerprint Reserve records, and the answer Complete Key stores
+ * ({ statusCode, headers, body } as jsonb: the body is text, replayed as it was stored). Rows
+ * without them (NULL) never mismatch and replay nothing.
+ */
+export type ColumnGroup = 'lease' | 'fingerprint' | 'response';
+
+export const COLUMN_GROUPS: Record<ColumnGroup, ReadonlyArray<readonly [string, string]>> = {
+	lease: LEASE_COLUMNS,
+	fingerprint: [['fingerprint', 'text']],
+	response: [['response', 'jsonb']],
+};
+
+export const OPTIONAL_COLUMN_NAMES: string[] = Object.values(COLUMN_GROUPS).flatMap((columns) =>
+	columns.map(([name]) => name),
+);
+
+/** The groups a new table gets: in lease mode all of them (nullable, so they cost nothing until used). */
+export function groupsForNewTable({
+	lease,
+	fingerprint = false,
+}: {
+	lease: boolean;
+	fingerprint?: boolean;
+}): ColumnGroup[] {
+	if (lease) return ['lease', 'fingerprint', 'response'];
+	return fingerprint ? ['fingerprint'] : [];
+}
+
+/**
+ * Is the table there, does it already have an index leading with first_seen, and which of the
+ * optional columns ($2) does it have? No DDL when all that is needed is there.
  */
 export function inspectTableSql(): string {
 	return `SELECT c.oid IS NOT NULL AS table_exists,
@@ -28,8 +58,8 @@ export function inspectTableSql(): string {
     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
     WHERE i.indrelid = c.oid AND a.attname = 'first_seen'
   ) AS has_first_seen_index,
-  (SELECT count(*)::int FROM pg_attribute a
-   WHERE a.attrelid = c.oid AND a.attname = ANY($2::text[]) AND NOT a.attisdropped) AS lease_column_count
+  ARRAY(SELECT a.attname::text FROM pg_attribute a
+   WHERE a.attrelid = c.oid AND a.attname = ANY($2::text[]) AND NOT a.attisdropped) AS optional_columns
 FROM (SELECT to_regclass($1) AS oid) c`;
 }
 
@@ -71,34 +101,47 @@ function createIndexSql(ref: TableRef): string {
  * The table and its first_seen index, as one multi-statement query that PostgreSQL runs as one
  * implicit transaction. Sent without parameters (simple protocol); names come from a TableRef.
  */
-export function createTableSql(ref: TableRef, { lease }: { lease: boolean }): string {
-	const leaseColumns = lease
-		? LEASE_COLUMNS.map(([name, type]) => `,\n  ${name} ${type}`).join('')
-		: '';
+export function createTableSql(
+	ref: TableRef,
+	options: { lease: boolean; fingerprint?: boolean },
+): string {
+	const optional = groupsForNewTable(options)
+		.flatMap((group) => COLUMN_GROUPS[group])
+		.map(([name, type]) => `,\n  ${name} ${type}`)
+		.join('');
 	return `${DDL_LOCK}
 CREATE TABLE IF NOT EXISTS ${ref.qualified} (
   key text PRIMARY KEY,
-  first_seen timestamptz NOT NULL DEFAULT now()${leaseColumns}
+  first_seen timestamptz NOT NULL DEFAULT now()${optional}
 );
 ${createIndexSql(ref)};`;
 }
 
 /**
- * The lease columns for a table made in simple mode or by hand. Adding a column with a constant
- * default rewrites nothing (PostgreSQL 11+), so this is quick on a big table. Only the table's owner
- * may run it; the node shows this exact text to whoever must.
+ * Groups' columns for a table made in simple mode, by hand or before the group existed. Adding a
+ * nullable column, or one with a constant default, rewrites nothing (PostgreSQL 11+), so this is
+ * quick on a big table. Only the table's owner may run it; the node shows this exact text to
+ * whoever must.
  */
+export function addColumnsSql(ref: TableRef, groups: ColumnGroup | readonly ColumnGroup[]): string {
+	const columns = (typeof groups === 'string' ? [groups] : groups).flatMap(
+		(group) => COLUMN_GROUPS[group],
+	);
+	return `ALTER TABLE ${ref.qualified}\n${columns.map(([name, type]) => `  ADD COLUMN IF NOT EXISTS ${name} ${type}`).join(',\n')};`;
+}
+
+/** The lease columns' ALTER TABLE, as the planner shows it to a DBA. */
 export function addLeaseColumnsSql(ref: TableRef): string {
-	return `ALTER TABLE ${ref.qualified}\n${LEASE_COLUMNS.map(([name, type]) => `  ADD COLUMN IF NOT EXISTS ${name} ${type}`).join(',\n')};`;
+	return addColumnsSql(ref, 'lease');
 }
 
 /** The same, by whoever may; a user who may not (not the owner) gets a NOTICE, and the caller checks again. */
-export function addLeaseColumnsIfPermittedSql(ref: TableRef): string {
+export function addColumnsIfPermittedSql(ref: TableRef, group: ColumnGroup): string {
 	return `${DDL_LOCK}
 DO $$ BEGIN
-  ${addLeaseColumnsSql(ref).replace(/\n/g, '\n  ')}
+  ${addColumnsSql(ref, group).replace(/\n/g, '\n  ')}
 EXCEPTION WHEN insufficient_privilege THEN
-  RAISE NOTICE 'n8n-nodes-idempotency: no privilege to add the lease columns to %', '${ref.qualified.replace(/'/g, "''")}';
+  RAISE NOTICE 'n8n-nodes-idempotency: no privilege to add the ${group} columns to %', '${ref.qualified.replace(/'/g, "''")}';
 END $$;`;
 }
 
@@ -153,6 +196,29 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
 }
 
 /**
+ * Simple mode with fingerprints: reserves the keys in $1 with the fingerprints in $2 (aligned; the
+ * first item's for a key that repeats), and returns for every key that existed its first_seen and
+ * stored fingerprint, so a duplicate with another payload can be told apart. Otherwise as
+ * reserveWithFirstSeenSql.
+ */
+export function reserveWithFingerprintSql(ref: TableRef): string {
+	return `WITH ${LOCK_BOUND_CTE}, input AS MATERIALIZED (
+  SELECT i.key, i.fingerprint FROM lock_bound, unnest($1::text[], $2::text[]) AS i(key, fingerprint)
+), inserted AS (
+  INSERT INTO ${ref.qualified} (key, fingerprint)
+  SELECT key, fingerprint FROM input
+  ON CONFLICT (key) DO NOTHING
+  RETURNING key
+)
+SELECT key, NULL::float8 AS first_seen_epoch, NULL::text AS fingerprint FROM inserted
+UNION ALL
+SELECT u.key, extract(epoch FROM existing.first_seen)::float8, existing.fingerprint
+FROM input u
+CROSS JOIN LATERAL (SELECT t.first_seen, t.fingerprint FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1) existing
+WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
+}
+
+/**
  * Which of the keys in $1 exist and are locked by another transaction right now: the first list
  * is every key that exists, the second those that could be locked (SKIP LOCKED never waits). Run
  * after a lock timeout, inside a transaction that is rolled back, to name the keys in the error.
@@ -198,64 +264,83 @@ WHERE key IN (
 
 /**
  * Lease mode's reservation, one statement for all keys ($1, distinct and sorted; $2 the owner token
- * of this reservation; $3 the lease in seconds). All times are the database's.
+ * of this reservation; $3 the lease in seconds; with `fingerprint`, $4 their fingerprints, aligned).
+ * All times are the database's.
  * - a new key is inserted `in_progress`, owned by $2 until now() + $3;
  * - an `in_progress` key whose lease has ended (its execution died) is taken over: new owner, new
  *   lease, attempts + 1. UPDATE waits for a row another execution is taking over and re-checks the
  *   lease end on its newest version, so of any number of executions racing for one expired key
- *   exactly one takes it. Only these rows are locked: a duplicate (completed, or in flight) is read,
- *   never locked, so a burst of retries does not queue behind one row;
+ *   exactly one takes it. A key recorded with another fingerprint is never taken over: it is a
+ *   different request under the same key. Only these rows are locked: a duplicate (completed, or in
+ *   flight) is read, never locked, so a burst of retries does not queue behind one row;
  * - every other key is returned with its state as this statement's snapshot saw it, and the
  *   seconds until its lease ends (the whole lease when it ended but another execution just took it),
  *   counted from clock_timestamp(): now() is when this transaction began, which can be before the
- *   reservation it sees began, and would then promise more than the whole lease;
+ *   reservation it sees began, and would then promise more than the whole lease; and its stored
+ *   fingerprint and response, read through to_jsonb so a table without those columns works too;
  * The INSERT and the UPDATE see the same snapshot, so no key is both inserted and taken over. A key in
  * none of the lists was reserved by a concurrent execution after this statement's snapshot was
- * taken: it is in progress. Rows as [key, state, attempts, lease_until, first_seen, retry_after].
+ * taken: it is in progress. Rows as
+ * [key, state, attempts, lease_until, first_seen, retry_after, fingerprint, response].
  */
-export function reserveLeaseSql(ref: TableRef): string {
+export function reserveLeaseSql(ref: TableRef, { fingerprint = false } = {}): string {
+	const input = fingerprint
+		? `SELECT i.key, i.fingerprint FROM lock_bound, unnest($1::text[], $4::text[]) AS i(key, fingerprint)`
+		: `SELECT unnest($1::text[]) AS key FROM lock_bound`;
+	const sameRequest = fingerprint
+		? `
+    AND (t.fingerprint IS NULL OR input.fingerprint IS NULL OR t.fingerprint = input.fingerprint)`
+		: '';
 	return `WITH ${LOCK_BOUND_CTE}, input AS MATERIALIZED (
-  SELECT unnest($1::text[]) AS key FROM lock_bound
+  ${input}
 ), inserted AS (
-  INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until)
-  SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8) FROM input
+  INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until${fingerprint ? ', fingerprint' : ''})
+  SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8)${fingerprint ? ', fingerprint' : ''} FROM input
   ON CONFLICT (key) DO NOTHING
   RETURNING key, attempts, lease_until
 ), taken AS (
   UPDATE ${ref.qualified} AS t
   SET owner_token = $2::text, lease_until = now() + make_interval(secs => $3::float8), attempts = t.attempts + 1
   FROM input
-  WHERE t.key = input.key AND t.status = 'in_progress' AND t.lease_until <= now()
+  WHERE t.key = input.key AND t.status = 'in_progress' AND t.lease_until <= now()${sameRequest}
   RETURNING t.key, t.attempts, t.lease_until
 ), reserved AS (
   SELECT * FROM inserted UNION ALL SELECT * FROM taken
 )
-SELECT key, 'reserved' AS state, attempts, extract(epoch FROM lease_until)::float8, NULL::float8, NULL::int
+SELECT key, 'reserved' AS state, attempts, extract(epoch FROM lease_until)::float8, NULL::float8, NULL::int,
+  NULL::text, NULL::jsonb
 FROM reserved
 UNION ALL
 SELECT u.key, existing.status, existing.attempts, NULL::float8, extract(epoch FROM existing.first_seen)::float8,
   CASE WHEN existing.lease_until > now()
        THEN greatest(1, ceil(extract(epoch FROM existing.lease_until - clock_timestamp())))::int
-       ELSE ceil($3::float8)::int END
+       ELSE ceil($3::float8)::int END,
+  existing.row_json ->> 'fingerprint', existing.row_json -> 'response'
 FROM input u
 CROSS JOIN LATERAL (
-  SELECT t.status, t.attempts, t.lease_until, t.first_seen FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1
+  SELECT t.status, t.attempts, t.lease_until, t.first_seen, to_jsonb(t) AS row_json
+  FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1
 ) existing
 WHERE NOT EXISTS (SELECT 1 FROM reserved r WHERE r.key = u.key)`;
 }
 
 /**
  * Marks keys completed where the item's token ($2, aligned with $1 and sorted by key) still owns
- * them; completing twice with the same token is a no-op success. For every key, says whether it was
+ * them; completing twice with the same token is a no-op success. With `response`, $3 holds each
+ * key's answer to store (jsonb, null for none), written in the same UPDATE as the completion, so a
+ * completed key never lacks the answer it was completed with. For every key, says whether it was
  * completed, and, where not, what the snapshot held: no row (released or purged) or another owner
  * (the lease ended and another execution took the key over), with that row's attempt.
  */
-export function completeSql(ref: TableRef): string {
+export function completeSql(ref: TableRef, { response = false } = {}): string {
+	const columns = response
+		? 'unnest($1::text[], $2::text[], $3::jsonb[]) AS c(key, owner_token, response)'
+		: 'unnest($1::text[], $2::text[]) AS c(key, owner_token)';
 	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
-  SELECT c.key, c.owner_token FROM unnest($1::text[], $2::text[]) AS c(key, owner_token) CROSS JOIN lock_bound
+  SELECT c.* FROM ${columns} CROSS JOIN lock_bound
 ), completed AS (
   UPDATE ${ref.qualified} AS t
-  SET status = 'completed', completed_at = coalesce(t.completed_at, now()), lease_until = NULL
+  SET status = 'completed', completed_at = coalesce(t.completed_at, now()), lease_until = NULL${response ? ', response = coalesce(target.response, t.response)' : ''}
   FROM target
   WHERE t.key = target.key AND t.owner_token = target.owner_token
   RETURNING t.key, t.owner_token
@@ -322,9 +407,17 @@ export function restoreLockTimeoutSql(): string {
 	return `SELECT set_config('lock_timeout', $1::text, true)`;
 }
 
-/** Marks keys completed whose rows this transaction has locked and found owned by it. */
-export function completeLockedSql(ref: TableRef): string {
-	return `UPDATE ${ref.qualified}
+/**
+ * Marks keys completed whose rows this transaction has locked and found owned by it; with
+ * `response`, $2 (aligned with $1) holds each key's answer to store (jsonb, null for none).
+ */
+export function completeLockedSql(ref: TableRef, { response = false } = {}): string {
+	if (!response)
+		return `UPDATE ${ref.qualified}
 SET status = 'completed', completed_at = now(), lease_until = NULL
 WHERE key = ANY($1::text[])`;
+	return `UPDATE ${ref.qualified} AS t
+SET status = 'completed', completed_at = now(), lease_until = NULL, response = c.response
+FROM unnest($1::text[], $2::jsonb[]) AS c(key, response)
+WHERE t.key = c.key`;
 }

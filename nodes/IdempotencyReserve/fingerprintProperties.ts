@@ -1,0 +1,87 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
+export type FingerprintSource = 'rawBody' | 'expression' | 'none';
+
+/** What a duplicate whose fingerprint differs from the stored one does. */
+export type MismatchHandling = 'flag' | 'error';
+
+const FINGERPRINT_OPTIONS = [
+	{
+		name: 'Raw Body (SHA-256)',
+		value: 'rawBody',
+		description:
+			'The SHA-256 of the exact request bytes, the same bytes the body-hash key uses. A retry of the same request has the same one.',
+	},
+	{
+		name: 'Expression',
+		value: 'expression',
+		description:
+			'The SHA-256 of the fields that define the request (Fingerprint Fields), so a retry that differs elsewhere (a timestamp) still matches',
+	},
+	{
+		name: 'None',
+		value: 'none',
+		description: 'Record no fingerprint: a key reused with another payload is not noticed',
+	},
+];
+
+const FINGERPRINT_DESCRIPTION =
+	'Recorded with each new key. A duplicate whose fingerprint differs is a key reused for another request: it is flagged (idempotency.mismatch) and never routed as new';
+
+/**
+ * One parameter, two defaults: lease mode records fingerprints unless told not to; simple mode keeps
+ * working on the hand-built two-column table unless a fingerprint is asked for (it adds a column).
+ */
+export const fingerprintProperties: INodeProperties[] = [
+	{
+		displayName: 'Fingerprint',
+		name: 'fingerprint',
+		type: 'options',
+		noDataExpression: true,
+		default: 'rawBody',
+		options: FINGERPRINT_OPTIONS,
+		description: FINGERPRINT_DESCRIPTION,
+		displayOptions: { show: { mode: ['lease'] } },
+	},
+	{
+		displayName: 'Fingerprint',
+		name: 'fingerprint',
+		type: 'options',
+		noDataExpression: true,
+		default: 'none',
+		options: FINGERPRINT_OPTIONS,
+		description: `${FINGERPRINT_DESCRIPTION} Needs a fingerprint column, which the hand-built two-column table lacks (added where this user may)`,
+		displayOptions: { show: { mode: ['simple'] } },
+	},
+	{
+		displayName: 'Fingerprint Fields',
+		name: 'fingerprintExpression',
+		type: 'string',
+		default: '={{ $json.body }}',
+		description:
+			'What defines the request; its JSON (object keys sorted) is hashed. Text is hashed as it is.',
+		displayOptions: { show: { fingerprint: ['expression'] } },
+	},
+	{
+		displayName: 'On Mismatch',
+		name: 'onMismatch',
+		type: 'options',
+		noDataExpression: true,
+		default: 'flag',
+		options: [
+			{
+				name: 'Flag the Duplicate',
+				value: 'flag',
+				description:
+					'To the false output with idempotency.mismatch = true and short prefixes of both fingerprints (answer 422)',
+			},
+			{
+				name: 'Fail the Item',
+				value: 'error',
+				description: "An item error, which follows the node's On Error setting",
+			},
+		],
+		displayOptions: { hide: { fingerprint: ['none'] } },
+	},
+];

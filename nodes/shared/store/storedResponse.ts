@@ -1,0 +1,73 @@
+import { KeyError } from '../keys/KeyError';
+
+/**
+ * The answer an execution gave, stored with its completed key so every later duplicate can replay
+ * it: status code, the headers the user chose, and the body as text (replayed byte for byte).
+ */
+export interface StoredResponse {
+	statusCode: number;
+	headers: Record<string, string>;
+	/** null when it was over the size limit and Complete Key stored the marker instead. */
+	body: string | null;
+	/** Set when the body was over the limit: its size in UTF-8 bytes. */
+	tooLarge?: { bytes: number; limit: number };
+}
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface ResponseSettings {
+	maxBytes: number;
+	/** Over the limit: an item error, or the marker (status and headers kept, no body). */
+	whenTooLarge: 'error' | 'marker';
+}
+
+const utf8 = new TextEncoder();
+
+function headerMap(headers: unknown): Record<string, string> {
+	const map: Record<string, string> = {};
+	if (headers === undefined || headers === null || headers === '') return map;
+	if (typeof headers !== 'object' || Array.isArray(headers))
+		throw new KeyError(
+			'Response Headers must be name and value pairs',
+			'Add each header to store as a Name and a Value.',
+		);
+	for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+		const lower = name.trim().toLowerCase();
+		if (lower === '') continue;
+		map[lower] = typeof value === 'string' ? value : JSON.stringify(value);
+	}
+	return map;
+}
+
+/**
+ * The response to store for one item: the body as the Respond node will send it (text as it is,
+ * anything else as its JSON), checked against the size limit; never truncated.
+ */
+export function storedResponseOf(
+	statusCode: unknown,
+	headers: unknown,
+	body: unknown,
+	settings: ResponseSettings,
+): StoredResponse {
+	const code = Number(statusCode);
+	if (!Number.isInteger(code) || code < 100 || code > 599)
+		throw new KeyError(
+			`The response status code ${JSON.stringify(statusCode)} is not an HTTP status (100 to 599)`,
+			'Set Response Status Code to the status the Respond node answers, e.g. 201.',
+		);
+	const text = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
+	if (text.includes('\u0000'))
+		throw new KeyError(
+			'The response body contains a NUL character, which PostgreSQL cannot store',
+			'Store a body without NUL characters (or base64-encode binary bodies).',
+		);
+	const bytes = utf8.encode(text).length;
+	const stored = { statusCode: code, headers: headerMap(headers) };
+	if (bytes <= settings.maxBytes) return { ...stored, body: text };
+	if (settings.whenTooLarge === 'marker')
+		return { ...stored, body: null, tooLarge: { bytes, limit: settings.maxBytes } };
+	throw new KeyError(
+		`The response body is ${bytes} bytes, over the limit of ${settings.maxBytes} bytes to store`,
+		'Raise Max Response Size, store a smaller body (for example only the ids), or set When Too Large to "Store a marker" so duplicates know there was an answer without its body.',
+	);
+}
