@@ -23,6 +23,8 @@ export function startDuplicateExplainer(): void {
 	const fields = {
 		form: element<HTMLFormElement>('dupForm'),
 		key: element<HTMLInputElement>('dupKey'),
+		useKey: element<HTMLButtonElement>('dupUseKey'),
+		plannerKey: element<HTMLOutputElement>('key'),
 		row: element<HTMLTextAreaElement>('dupRow'),
 		sql: element<HTMLPreElement>('dupSql'),
 		verdict: element<HTMLOutputElement>('dupVerdict'),
@@ -61,6 +63,13 @@ export function startDuplicateExplainer(): void {
 	}
 
 	fields.form.addEventListener('submit', (event) => event.preventDefault());
+	fields.useKey.addEventListener('click', () => {
+		// Only a key: not "item error" or another of the planner's messages.
+		if (fields.plannerKey.classList.contains('problem')) return;
+		fields.key.value = fields.plannerKey.textContent ?? '';
+		update();
+		fields.key.focus();
+	});
 	for (const input of [fields.key, fields.row, fields.schema, fields.table])
 		input.addEventListener('input', update);
 	fields.mode.addEventListener('change', update);

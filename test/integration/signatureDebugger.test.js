@@ -28,6 +28,7 @@ const {
 	headerText,
 	nodeHeaders,
 	openPlanner,
+	plan,
 } = require('../support/planner');
 const verifyWorkflow = require('../fixtures/verify.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
@@ -746,6 +747,20 @@ describeInBrowser('webhook debugger: explain a duplicate', () => {
 		expect(shown.sql).toBe(
 			`SELECT to_jsonb(t) - 'owner_token' AS row FROM "public"."processed_events" t WHERE t.key = $1;\n-- $1 (text) = "evt:x"`,
 		);
+	});
+
+	test('"Use the key the planner shows above" takes the key of the delivery planned above, and only a key', async () => {
+		const { page } = browser;
+		const planned = await plan(page, { body: '{"id":"evt_from_planner"}', keySource: 'stripe' });
+		expect(planned.key).toBe('evt:evt_from_planner');
+		await explainDuplicate(page, { key: 'evt:typed' });
+		await page.click('#dupUseKey');
+		expect(await page.inputValue('#dupKey')).toBe('evt:evt_from_planner');
+		expect(await page.textContent('#dupSql')).toContain('-- $1 (text) = "evt:evt_from_planner"');
+		const refused = await plan(page, { body: '{"id": 1', keySource: 'stripe' });
+		expect(refused.problem).toBe(true);
+		await page.click('#dupUseKey');
+		expect(await page.inputValue('#dupKey')).toBe('evt:evt_from_planner');
 	});
 
 	test('readable at 375 px and 1280 px, no sideways scrolling (screenshots in test-output/planner/)', async () => {
