@@ -239,7 +239,7 @@ export function explainDuplicate(
 				...base,
 				verdict: 'not a duplicate: the lease ended',
 				rule: 'leaseEnded',
-				explain: `The key is in progress, but its lease ended at ${isoText(leaseUntil)} (${durationText(nowMs - leaseUntil)} ago): the execution that held it died or overran. The next delivery takes it over (attempt + 1) and runs the business step.${attemptNote}`,
+				explain: `The key is in progress, but its lease ended at ${isoText(leaseUntil)} (${durationText(nowMs - leaseUntil)} ago): the execution that held it died or overran. The next delivery takes it over (attempt + 1) and runs the business step${typeof pick(row, 'fingerprint') === 'string' ? ', if it is the same request: one with another fingerprint is a mismatch, never a takeover' : ''}.${attemptNote}`,
 				next: "Redeliver (or wait for the sender's retry). If the step takes longer than the lease, raise Lease (seconds) above the longest time from Reserve to Complete Key.",
 			};
 		return {

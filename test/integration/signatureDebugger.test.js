@@ -599,8 +599,13 @@ describeInBrowser('webhook debugger: explain a duplicate', () => {
 	});
 
 	/** Idempotency Reserve on one item whose Custom key is `key`: 'new', or the duplicate's status. */
-	async function reserve(key, mode) {
-		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { k: key } })], {
+	async function reserve(key, mode, body = { k: key }) {
+		return (await reserveRun(key, mode, body)).outcome;
+	}
+
+	/** The same, with the item Reserve sent to false (or true). */
+	async function reserveRun(key, mode, body = { k: key }) {
+		const run = await runWorkflow(reserveWorkflow, [webhookItem({ body })], {
 			credentials: db.credential(),
 			nodeOverrides: {
 				'Idempotency Reserve': {
@@ -615,9 +620,12 @@ describeInBrowser('webhook debugger: explain a duplicate', () => {
 		});
 		expect(run.error).toBeUndefined();
 		const [fresh] = run.output('Idempotency Reserve', 0);
-		if (fresh !== undefined) return 'new';
+		if (fresh !== undefined) return { outcome: 'new', item: fresh };
 		const [duplicate] = run.output('Idempotency Reserve', 1);
-		return `duplicate ${duplicate.json.idempotency.status ?? 'exists'}`;
+		return {
+			outcome: `duplicate ${duplicate.json.idempotency.status ?? 'exists'}`,
+			item: duplicate,
+		};
 	}
 
 	/** The row as the page's own look-up SQL returns it (a list with one row, as n8n's Postgres node gives it). */
@@ -699,6 +707,24 @@ describeInBrowser('webhook debugger: explain a duplicate', () => {
 		}
 	});
 
+	test("a key reused for another body: Reserve's own false item, pasted, is a fingerprint mismatch", async () => {
+		const key = 'evt:dup_reused';
+		expect(await reserve(key, 'lease', { k: key, amount: 1 })).toBe('new');
+		const { outcome, item } = await reserveRun(key, 'lease', { k: key, amount: 2 });
+		expect(outcome).toBe('duplicate in_progress');
+		expect(item.json.idempotency.mismatch).toBe(true);
+		const shown = await explainDuplicate(browser.page, {
+			key,
+			row: JSON.stringify(item.json),
+			mode: 'lease',
+		});
+		expect(shown.verdict).toBe('duplicate: fingerprint mismatch');
+		expect(shown.explain).toContain(
+			`fingerprint ${item.json.idempotency.fingerprint}, storedFingerprint ${item.json.idempotency.storedFingerprint}`,
+		);
+		expect(shown.next).toMatch(/^Next: Check the key source/);
+	});
+
 	test("Reserve's own false item, a fingerprint mismatch, another key, and what the key says about its source", async () => {
 		const { page } = browser;
 		let shown = await explainDuplicate(page, {
@@ -721,12 +747,12 @@ describeInBrowser('webhook debugger: explain a duplicate', () => {
 				isNew: false,
 				status: 'completed',
 				mismatch: true,
-				storedFingerprint: '9f86d081',
-				requestFingerprint: '60303ae2',
+				fingerprint: '60303ae2…',
+				storedFingerprint: '9f86d081…',
 			}),
 		});
 		expect(shown.verdict).toBe('duplicate: fingerprint mismatch');
-		expect(shown.explain).toContain('storedFingerprint 9f86d081, requestFingerprint 60303ae2');
+		expect(shown.explain).toContain('fingerprint 60303ae2…, storedFingerprint 9f86d081…');
 		expect(shown.next).toMatch(/^Next: Check the key source/);
 		expect(shown.keyNote).toMatch(/Custom key/);
 		shown = await explainDuplicate(page, {
