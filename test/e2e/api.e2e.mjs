@@ -1,0 +1,186 @@
+// The idempotent API template (workflows/idempotent-api.json) in a real n8n 2.41.1 with the packed
+// package: the answers of the IETF draft "The Idempotency-Key HTTP Header Field" and Stripe's API,
+// rule by rule, checked against the HTTP answers and the business rows. Run with `npm run test:e2e`.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+
+import { sendEvent, startStack, withStackLogs } from '../../scripts/harness/index.mjs';
+
+const API = { path: 'workflows/idempotent-api.json', id: 'IdemApiTemplate01' };
+const ALICE = 'Bearer alice-token';
+const BOB = 'Bearer bob-token';
+
+/** @type {Awaited<ReturnType<typeof startStack>>} */
+let stack;
+let api;
+
+before(
+	async () => {
+		stack = await startStack({ label: 'api', extraWorkflows: [API] });
+		api = stack.extraWorkflows.find((workflow) => workflow.id === API.id);
+	},
+	{ timeout: 60 * 60_000 },
+);
+
+after(async () => await stack?.stop(), { timeout: 120_000 });
+
+const withLogs = (fn) => withStackLogs(stack, fn);
+
+/**
+ * POSTs an order the way an API client does: JSON, its Authorization, and an Idempotency-Key
+ * (`key` as given: quoted, bare, or undefined for none).
+ */
+async function post(order, { key, authorization = ALICE } = {}) {
+	const headers = { authorization, ...(key === undefined ? {} : { 'idempotency-key': key }) };
+	return await sendEvent(api.webhookUrl, order, { headers, sign: false, timeoutMs: 120_000 });
+}
+
+/** Business rows created for a client key value (under any scope). */
+async function ordersFor(keyValue) {
+	const { rows } = await stack.keysDb.query(
+		`SELECT id, event_key FROM business_log WHERE event_key LIKE '%:idk:' || $1 ORDER BY id`,
+		[keyValue],
+	);
+	return rows;
+}
+
+const isProblem = (response) =>
+	/^application\/problem\+json/.test(response.headers['content-type'] ?? '');
+
+test(
+	'the draft, rule by rule: first 201; repeat = same status and bytes, replayed; other payload 422; no key 400; failure 500 then the retry runs; scopes apart',
+	{ timeout: 300_000 },
+	() =>
+		withLogs(async () => {
+			const rules = [];
+			const record = (rule, response, expected) => {
+				rules.push({ rule, got: `${response.status}`, expected });
+				return response;
+			};
+			const k1 = randomUUID();
+
+			const first = record(
+				'first request',
+				await post({ sku: 'A', qty: 1 }, { key: `"${k1}"` }),
+				'201',
+			);
+			assert.equal(first.status, 201, first.text);
+			const [row] = await ordersFor(k1);
+			assert.deepEqual(first.json, { status: 'created', order: { id: Number(row.id) } });
+			assert.equal(first.headers['idempotent-replayed'], undefined);
+
+			const again = record(
+				'same request again',
+				await post({ sku: 'A', qty: 1 }, { key: `"${k1}"` }),
+				'201',
+			);
+			assert.equal(again.status, 201);
+			assert.equal(again.text, first.text, 'byte-identical body');
+			assert.equal(again.headers['idempotent-replayed'], 'true');
+			assert.equal(again.headers['content-type'], first.headers['content-type']);
+			// The bare token form of the same key is the same key.
+			const bare = record(
+				'same key, bare token',
+				await post({ sku: 'A', qty: 1 }, { key: k1 }),
+				'201',
+			);
+			assert.deepEqual(
+				[bare.status, bare.text, bare.headers['idempotent-replayed']],
+				[201, first.text, 'true'],
+			);
+			assert.equal((await ordersFor(k1)).length, 1);
+
+			const other = record(
+				'same key, other body',
+				await post({ sku: 'A', qty: 99 }, { key: `"${k1}"` }),
+				'422',
+			);
+			assert.equal(other.status, 422, other.text);
+			assert.ok(isProblem(other));
+			assert.equal(other.json.status, 422);
+			assert.match(other.json.title, /reused with another payload/);
+			assert.equal((await ordersFor(k1)).length, 1);
+
+			const missing = record('no Idempotency-Key', await post({ sku: 'B' }), '400');
+			assert.equal(missing.status, 400, missing.text);
+			assert.ok(isProblem(missing));
+			assert.match(missing.json.detail, /The Idempotency-Key header is missing/);
+			const overlong = record(
+				'overlong key',
+				await post({ sku: 'B' }, { key: `"${'x'.repeat(300)}"` }),
+				'400',
+			);
+			assert.equal(overlong.status, 400);
+			assert.match(overlong.json.detail, /at most 255/);
+
+			// A failing business step: Release, 500, nothing stored; the client's retry runs again.
+			const k3 = randomUUID();
+			await stack.keysDb.query(
+				`ALTER TABLE business_log ADD CONSTRAINT api_fail CHECK (event_type <> 'order.created') NOT VALID`,
+			);
+			let failed;
+			try {
+				failed = record('business step fails', await post({ sku: 'C' }, { key: `"${k3}"` }), '500');
+			} finally {
+				await stack.keysDb.query(`ALTER TABLE business_log DROP CONSTRAINT api_fail`);
+			}
+			assert.equal(failed.status, 500, failed.text);
+			assert.ok(isProblem(failed));
+			const retried = record('its retry', await post({ sku: 'C' }, { key: `"${k3}"` }), '201');
+			assert.equal(retried.status, 201, retried.text);
+			assert.equal(retried.headers['idempotent-replayed'], undefined);
+			assert.equal((await ordersFor(k3)).length, 1);
+
+			// Two clients that happen to send the same key value: two orders, one each.
+			const shared = randomUUID();
+			const alice = record(
+				'client A, key X',
+				await post({ sku: 'D' }, { key: `"${shared}"` }),
+				'201',
+			);
+			const bob = record(
+				'client B, key X',
+				await post({ sku: 'D' }, { key: `"${shared}"`, authorization: BOB }),
+				'201',
+			);
+			assert.deepEqual([alice.status, bob.status], [201, 201]);
+			assert.equal(bob.headers['idempotent-replayed'], undefined);
+			assert.equal((await ordersFor(shared)).length, 2);
+
+			process.stderr.write(
+				`[api] ${rules.map((r) => `${r.rule}: ${r.got} (expected ${r.expected})`).join('; ')}\n`,
+			);
+			for (const r of rules) assert.equal(r.got, r.expected, r.rule);
+		}),
+);
+
+test(
+	'16 concurrent requests with one new key: one order; every answer 201 (one first, the rest replayed) or 409 with Retry-After',
+	{ timeout: 300_000 },
+	() =>
+		withLogs(async () => {
+			const key = randomUUID();
+			const answers = await Promise.all(
+				Array.from({ length: 16 }, () => post({ sku: 'E', qty: 1 }, { key: `"${key}"` })),
+			);
+			const summary = answers.map(
+				(r) => `${r.status}${r.headers['idempotent-replayed'] ? ' replayed' : ''}`,
+			);
+			const firsts = answers.filter((r) => r.status === 201 && !r.headers['idempotent-replayed']);
+			assert.equal(firsts.length, 1, `answers: ${summary}`);
+			for (const r of answers) {
+				assert.ok([201, 409].includes(r.status), `answers: ${summary}`);
+				if (r.status === 201) assert.equal(r.text, firsts[0].text);
+				if (r.status === 409) {
+					assert.ok(isProblem(r));
+					assert.ok(
+						Number(r.headers['retry-after']) >= 1,
+						`Retry-After ${r.headers['retry-after']}`,
+					);
+				}
+			}
+			assert.equal((await ordersFor(key)).length, 1);
+			process.stderr.write(`[api] 16 concurrent: ${summary.join(', ')}\n`);
+		}),
+);
