@@ -30,6 +30,8 @@ const withLogs = (fn) => withStackLogs(stack, fn);
 /**
  * POSTs an order the way an API client does: JSON, its Authorization, and an Idempotency-Key
  * (`key` as given: quoted, bare, or undefined for none).
+ * @param {object} order
+ * @param {{ key?: string, authorization?: string }} [options]
  */
 async function post(order, { key, authorization = ALICE } = {}) {
 	const headers = { authorization, ...(key === undefined ? {} : { 'idempotency-key': key }) };
