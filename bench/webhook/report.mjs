@@ -155,6 +155,8 @@ const RATIO_PAIRS = [
 	['packageNoVerify', 'floor'],
 	['packageNoVerify', 'handBuilt'],
 	['floorNoOp', 'floor'],
+	['exactlyOnce', 'floor'],
+	['exactlyOnce', 'package'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */
