@@ -1,11 +1,17 @@
-// The idempotent API template (workflows/idempotent-api.json) in a real n8n 2.41.1 with the packed
-// package: the answers of the IETF draft "The Idempotency-Key HTTP Header Field" and Stripe's API,
-// rule by rule, checked against the HTTP answers and the business rows. Run with `npm run test:e2e`.
+// Idempotency-Key, both ways, in a real n8n 2.41.1 with the packed package:
+// - the idempotent API template (workflows/idempotent-api.json): the answers of the IETF draft "The
+//   Idempotency-Key HTTP Header Field" and Stripe's API, rule by rule, checked against the HTTP
+//   answers and the business rows;
+// - the webhook template whose business step calls an HTTP API (workflows/idempotent-http-call.json)
+//   with a downstream Idempotency-Key derived from the event key, against a local API that records it.
+// Run with `npm run test:e2e`.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { after, before, test } from 'node:test';
 
 import { sendEvent, startStack, withStackLogs } from '../../scripts/harness/index.mjs';
+import { importableCopy } from '../../scripts/harness/templates.mjs';
 
 const API = { path: 'workflows/idempotent-api.json', id: 'IdemApiTemplate01' };
 const ALICE = 'Bearer alice-token';
@@ -14,16 +20,46 @@ const BOB = 'Bearer bob-token';
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
 let api;
+let httpCall;
+/** What the local downstream API received: one entry per call. */
+const downstreamCalls = [];
+/** @type {http.Server} */
+let downstream;
+
+/** The HTTP-call template with its URL pointed at the local API; nothing else changed. */
+function httpCallCopy(port) {
+	const workflow = importableCopy('workflows/idempotent-http-call.json', 'IdemHttpCallTmpl1');
+	const call = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.httpRequest');
+	call.parameters.url = `http://127.0.0.1:${port}/v1/fulfilments`;
+	return { workflow };
+}
 
 before(
 	async () => {
-		stack = await startStack({ label: 'api', extraWorkflows: [API] });
-		api = stack.extraWorkflows.find((workflow) => workflow.id === API.id);
+		downstream = http.createServer((request, response) => {
+			let body = '';
+			request.on('data', (chunk) => (body += chunk));
+			request.on('end', () => {
+				downstreamCalls.push({ key: request.headers['idempotency-key'], body: JSON.parse(body) });
+				response.writeHead(200, { 'content-type': 'application/json' });
+				response.end(JSON.stringify({ id: `ful_${downstreamCalls.length}` }));
+			});
+		});
+		await new Promise((resolve) => downstream.listen(0, '127.0.0.1', () => resolve(undefined)));
+		const { port } = /** @type {import('node:net').AddressInfo} */ (downstream.address());
+		stack = await startStack({ label: 'api', extraWorkflows: [API, httpCallCopy(port)] });
+		[api, httpCall] = stack.extraWorkflows;
 	},
 	{ timeout: 60 * 60_000 },
 );
 
-after(async () => await stack?.stop(), { timeout: 120_000 });
+after(
+	async () => {
+		await stack?.stop();
+		downstream?.close();
+	},
+	{ timeout: 120_000 },
+);
 
 const withLogs = (fn) => withStackLogs(stack, fn);
 
@@ -184,5 +220,26 @@ test(
 			}
 			assert.equal((await ordersFor(key)).length, 1);
 			process.stderr.write(`[api] 16 concurrent: ${summary.join(', ')}\n`);
+		}),
+);
+
+test(
+	'a business step that calls an HTTP API passes the event key as its Idempotency-Key, once per event, with the attempt',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const event = { id: `evt_http_${randomUUID().slice(0, 8)}`, type: 'order.paid' };
+			const first = await stack.deliver(event, { to: httpCall });
+			assert.deepEqual(
+				[first.response.status, first.response.json?.status],
+				[200, 'processed'],
+				first.response.text,
+			);
+			const repeat = await stack.deliver(event, { to: httpCall });
+			assert.deepEqual([repeat.response.status, repeat.response.json?.status], [200, 'duplicate']);
+			const calls = downstreamCalls.filter((call) => call.body.event === event.id);
+			assert.deepEqual(calls, [
+				{ key: `evt:${event.id}`, body: { event: event.id, type: 'order.paid', attempt: 1 } },
+			]);
 		}),
 );

@@ -43,20 +43,22 @@ describe.each(templates)('%s', (_file, workflow) => {
 	});
 });
 
-test.each(['idempotent-webhook.json', 'exactly-once-postgres.json'])(
-	'every path of %s ends in a Respond node (else n8n answers 200 with an empty body)',
-	(file) => {
-		const workflow = templates.find(([name]) => name === file)[1];
-		const leaves = workflow.nodes.filter(
-			(node) =>
-				node.type !== 'n8n-nodes-base.stickyNote' &&
-				!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
-		);
-		expect(leaves.length).toBeGreaterThanOrEqual(5);
-		for (const leaf of leaves)
-			expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
-	},
-);
+test.each([
+	'idempotent-webhook.json',
+	'exactly-once-postgres.json',
+	'idempotent-http-call.json',
+	'idempotent-api.json',
+])('every path of %s ends in a Respond node (else n8n answers 200 with an empty body)', (file) => {
+	const workflow = templates.find(([name]) => name === file)[1];
+	const leaves = workflow.nodes.filter(
+		(node) =>
+			node.type !== 'n8n-nodes-base.stickyNote' &&
+			!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
+	);
+	expect(leaves.length).toBeGreaterThanOrEqual(5);
+	for (const leaf of leaves)
+		expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
+});
 
 test('the exactly-once template is the webhook template with its business step and Complete Key made one node', () => {
 	const nodesOf = (file) => templates.find(([name]) => name === file)[1].nodes;
