@@ -24,6 +24,9 @@ function loadNodeTypes() {
 	const { IdempotencyPurge } = require(
 		path.join(dist, 'nodes/IdempotencyPurge/IdempotencyPurge.node.js'),
 	);
+	const { IdempotencyKeys } = require(
+		path.join(dist, 'nodes/IdempotencyKeys/IdempotencyKeys.node.js'),
+	);
 	const { VerifyWebhookSignature } = require(
 		path.join(dist, 'nodes/VerifyWebhookSignature/VerifyWebhookSignature.node.js'),
 	);
@@ -33,6 +36,7 @@ function loadNodeTypes() {
 		[`${PACKAGE}.idempotencyComplete`]: new IdempotencyComplete(),
 		[`${PACKAGE}.idempotencyExactlyOnce`]: new IdempotencyExactlyOnce(),
 		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
+		[`${PACKAGE}.idempotencyKeys`]: new IdempotencyKeys(),
 		[`${PACKAGE}.verifyWebhookSignature`]: new VerifyWebhookSignature(),
 	};
 	return {

@@ -1,0 +1,178 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
+
+import { collectItemKeys, errorItem } from '../../shared/n8n/itemErrors';
+import { itemParameterReader } from '../../shared/n8n/itemParameter';
+import { FailedStep } from '../../shared/n8n/storeStep';
+import type { KeyRow } from '../../shared/store/operatorQueries';
+import { isoTime, openOperator, operatorStatement } from './openOperator';
+import {
+	graceProperty,
+	graceSeconds,
+	keyPrefix,
+	keyPrefixProperty,
+	keysOf,
+	keysProperty,
+	MAX_LIST_LIMIT,
+	wholeNumber,
+} from './settings';
+
+type LookUpBy = 'keys' | 'prefix' | 'stuck';
+
+const show = (lookUpBy: LookUpBy[]) => ({ displayOptions: { show: { lookUpBy } } });
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Look Up',
+		name: 'lookUpBy',
+		type: 'options',
+		noDataExpression: true,
+		default: 'keys',
+		options: [
+			{
+				name: 'Keys',
+				value: 'keys',
+				description: 'One item per key, in order; a key that does not exist gives found: false',
+			},
+			{
+				name: 'Keys Starting With',
+				value: 'prefix',
+				description: 'Every key of a namespace or prefix, in byte order, one item each',
+			},
+			{
+				name: 'Stuck Keys',
+				value: 'stuck',
+				description:
+					'Keys in progress whose lease ended and that no retry took over: their execution died. One item each, none when there are none.',
+			},
+		],
+	},
+	{ ...keysProperty, ...show(['keys']) },
+	{ ...keyPrefixProperty, ...show(['prefix']) },
+	{ ...graceProperty(), ...show(['stuck']) },
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		default: 50,
+		typeOptions: { minValue: 1, maxValue: MAX_LIST_LIMIT },
+		description: 'Max number of results to return',
+		...show(['prefix', 'stuck']),
+	},
+	{
+		displayName: 'Include Stored Response',
+		name: 'includeResponse',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to add the answer Complete Key stored with the key (status code, headers, body). Off, the item only says whether there is one.',
+	},
+];
+
+/** One key as an item: the table's terms, times as ISO text, no owner token (only its label). */
+export function keyJson(row: KeyRow): IDataObject {
+	if (!row.found) return { key: row.key, found: false };
+	const json: IDataObject = {
+		key: row.key,
+		found: true,
+		status: row.status,
+		attempt: row.attempt,
+		firstSeenAt: isoTime(row.firstSeenMs) ?? null,
+		leaseUntil: isoTime(row.leaseUntilMs) ?? null,
+		completedAt: isoTime(row.completedAtMs) ?? null,
+		hasFingerprint: row.hasFingerprint,
+		hasResponse: row.hasResponse,
+		holder: row.holder ?? null,
+	};
+	if (row.status === 'in_progress' && row.leaseUntilMs !== undefined) {
+		json.leaseRunning = row.leaseUntilMs > row.nowMs;
+		// How long ago the execution should have finished: what an alert wants to say.
+		if (!json.leaseRunning)
+			json.leaseEndedSecondsAgo = Math.floor((row.nowMs - row.leaseUntilMs) / 1000);
+	}
+	if (row.response !== undefined) json.response = row.response as IDataObject;
+	return json;
+}
+
+/** Keys: every item's keys in one statement, each item's results paired with it. */
+async function lookUpKeys(context: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = context.getInputData();
+	const opened = await openOperator(context, () => ({
+		includeResponse: context.getNodeParameter('includeResponse', 0, false) as boolean,
+	}));
+	if (opened instanceof FailedStep) return opened.outputs;
+	const readKeys = itemParameterReader(context, 'keys');
+	const { keys, failed } = await collectItemKeys(context, items.length, (itemIndex) =>
+		keysOf(readKeys(items[itemIndex], itemIndex)),
+	);
+	const all = keys.flatMap((itemKeys) => itemKeys ?? []);
+	const rows = await operatorStatement(
+		context,
+		opened,
+		'look up the keys',
+		async (queries) => await queries.lookUpKeys(all, opened.settings.includeResponse),
+		failed,
+	);
+	if (rows instanceof FailedStep) return rows.outputs;
+	const output: INodeExecutionData[] = [];
+	let next = 0;
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		const itemError = failed.get(itemIndex);
+		if (itemError !== undefined) {
+			output.push(errorItem(itemError, itemIndex));
+			continue;
+		}
+		const count = keys[itemIndex]?.length ?? 0;
+		for (let k = 0; k < count; k++)
+			output.push({ json: keyJson(rows[next++]), pairedItem: { item: itemIndex } });
+	}
+	return [output];
+}
+
+/** Prefix and stuck keys: one question for the node, asked once, one item per key found. */
+async function lookUpList(
+	context: IExecuteFunctions,
+	by: 'prefix' | 'stuck',
+): Promise<INodeExecutionData[][]> {
+	const opened = await openOperator(context, () => ({
+		includeResponse: context.getNodeParameter('includeResponse', 0, false) as boolean,
+		limit: wholeNumber(context, 'limit', 'Limit', { min: 1, max: MAX_LIST_LIMIT, fallback: 50 }),
+		prefix: by === 'prefix' ? keyPrefix(context, { required: false }) : '',
+		graceSeconds: by === 'stuck' ? graceSeconds(context) : 0,
+		addIndexes: context.getNodeParameter('addIndexes', 0, true) as boolean,
+	}));
+	if (opened instanceof FailedStep) return opened.outputs;
+	const { settings } = opened;
+	const rows = await operatorStatement(
+		context,
+		opened,
+		by === 'prefix' ? 'list the keys' : 'list the stuck keys',
+		async (queries) => {
+			const { lease } = await queries.prepare({
+				indexes: [by === 'prefix' ? 'keyPrefix' : 'inProgress'],
+				addIndexes: settings.addIndexes,
+			});
+			return by === 'prefix'
+				? await queries.lookUpPrefix(settings.prefix, settings.limit, settings.includeResponse)
+				: await queries.lookUpStuck(
+						settings.graceSeconds,
+						settings.limit,
+						settings.includeResponse,
+						{
+							lease,
+						},
+					);
+		},
+	);
+	if (rows instanceof FailedStep) return rows.outputs;
+	return [rows.map((row) => ({ json: keyJson(row), pairedItem: { item: 0 } }))];
+}
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const by = this.getNodeParameter('lookUpBy', 0, 'keys') as LookUpBy;
+	return by === 'keys' ? await lookUpKeys(this) : await lookUpList(this, by);
+}

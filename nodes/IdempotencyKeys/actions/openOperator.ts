@@ -1,0 +1,72 @@
+import type { IExecuteFunctions, NodeOperationError } from 'n8n-workflow';
+
+import { failWhole } from '../../shared/n8n/failWhole';
+import { setupError } from '../../shared/n8n/nodeErrors';
+import type { OpenedStore } from '../../shared/n8n/openKeyStore';
+import { CREDENTIAL_TYPE } from '../../shared/n8n/properties';
+import { FailedStep, statementStep } from '../../shared/n8n/storeStep';
+import { tableRef } from '../../shared/store/identifiers';
+import { KeyStore } from '../../shared/store/KeyStore';
+import { OperatorQueries } from '../../shared/store/operatorQueries';
+import type { IdempotencyPostgresCredential } from '../../shared/transport/connectionOptions';
+import { poolFor } from '../../shared/transport/poolCache';
+
+export interface OpenedOperator<Settings> extends OpenedStore {
+	queries: OperatorQueries;
+	settings: Settings;
+}
+
+/**
+ * openKeyStore's flow (credential, validated table name, the credential's shared pool), with the
+ * operators' queries on the same pool. A setup failure or a bad setting fails every item at once.
+ */
+export async function openOperator<Settings>(
+	context: IExecuteFunctions,
+	readSettings: () => Settings,
+): Promise<OpenedOperator<Settings> | FailedStep> {
+	try {
+		const credential = (await context.getCredentials(
+			CREDENTIAL_TYPE,
+		)) as unknown as IdempotencyPostgresCredential;
+		const ref = tableRef(
+			context.getNodeParameter('schema', 0) as string,
+			context.getNodeParameter('table', 0) as string,
+		);
+		const credentialId = context.getNode().credentials?.[CREDENTIAL_TYPE]?.id;
+		const entry = poolFor(credential, { credentialId, logger: context.logger });
+		const settings = readSettings();
+		return {
+			store: new KeyStore(entry, ref),
+			queries: new OperatorQueries(entry, ref),
+			credential,
+			settings,
+		};
+	} catch (error) {
+		return new FailedStep(failWhole(context, setupError(context.getNode(), error), 1));
+	}
+}
+
+/**
+ * Runs the operation's statements with the package's database errors (one clear sentence, every
+ * item failed or sent to the error output). Nothing is created here: an operator's look at a
+ * table that does not exist says so instead of creating it.
+ */
+export async function operatorStatement<Result>(
+	context: IExecuteFunctions,
+	opened: OpenedOperator<unknown>,
+	action: string,
+	work: (queries: OperatorQueries) => Promise<Result>,
+	itemErrors?: ReadonlyMap<number, NodeOperationError>,
+): Promise<Result | FailedStep> {
+	return await statementStep(
+		context,
+		opened,
+		{ outputCount: 1, action, prepare: { create: false, lease: false }, itemErrors },
+		async () => await work(opened.queries),
+	);
+}
+
+/** A time from the store as n8n users read it; undefined stays out of the item. */
+export function isoTime(ms: number | undefined): string | undefined {
+	return ms === undefined ? undefined : new Date(ms).toISOString();
+}

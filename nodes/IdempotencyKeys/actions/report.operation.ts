@@ -1,0 +1,95 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { FailedStep } from '../../shared/n8n/storeStep';
+import { isoTime, openOperator, operatorStatement } from './openOperator';
+import {
+	countLimitProperty,
+	graceProperty,
+	graceSeconds,
+	MAX_COUNT_LIMIT,
+	retentionInterval,
+	retentionProperties,
+	wholeNumber,
+} from './settings';
+
+export const description: INodeProperties[] = [
+	graceProperty(),
+	...retentionProperties.map((property) =>
+		property.name === 'retentionAmount'
+			? {
+					...property,
+					displayName: 'Preview Purge Older Than',
+					description:
+						'The report says how many keys a purge with this retention would delete (keys whose lease still runs are kept)',
+				}
+			: property,
+	),
+	countLimitProperty(),
+];
+
+/**
+ * One item: counts by state, stuck keys, the oldest key, recent reservations, takeovers and a purge
+ * preview, from one statement whose every part is a bounded range of an index.
+ */
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const opened = await openOperator(this, () => ({
+		graceSeconds: graceSeconds(this),
+		retention: retentionInterval(this),
+		countLimit: wholeNumber(this, 'countLimit', 'Count Up To', {
+			min: 1,
+			max: MAX_COUNT_LIMIT,
+			fallback: 100_000,
+		}),
+		addIndexes: this.getNodeParameter('addIndexes', 0, true) as boolean,
+	}));
+	if (opened instanceof FailedStep) return opened.outputs;
+	const { settings } = opened;
+	const report = await operatorStatement(this, opened, 'report on the keys', async (queries) => {
+		const { lease } = await queries.prepare({
+			indexes: ['inProgress', 'takeover'],
+			addIndexes: settings.addIndexes,
+		});
+		return await queries.report(settings, { lease });
+	});
+	if (report instanceof FailedStep) return report.outputs;
+	const { counts } = report;
+	const capped = Object.entries(counts)
+		.filter(([, value]) => value >= settings.countLimit)
+		.map(([name]) => name);
+	const estimatedTotal = report.estimatedTotal;
+	const summary = {
+		table: opened.queries.ref.qualified,
+		hasLeaseColumns: report.lease,
+		// PostgreSQL keeps no exact row count: this is the planner's, as of the last VACUUM or ANALYZE.
+		estimatedTotal,
+		counts: {
+			inProgress: counts.inProgress,
+			leaseRunning: counts.running,
+			stuck: counts.stuck,
+			completedOrLegacyEstimated:
+				estimatedTotal === null ? null : Math.max(0, estimatedTotal - counts.inProgress),
+		},
+		stuck: {
+			count: counts.stuck,
+			graceSeconds: settings.graceSeconds,
+			oldestLeaseEnd: isoTime(report.oldestStuckLeaseUntilMs) ?? null,
+		},
+		oldest:
+			report.oldest === undefined
+				? null
+				: { key: report.oldest.key, firstSeenAt: isoTime(report.oldest.firstSeenMs) },
+		reservedLastHour: counts.lastHour,
+		reservedLastDay: counts.lastDay,
+		takeovers: counts.takeovers,
+		purgePreview: {
+			olderThan: settings.retention,
+			cutoff: report.cutoff.toISOString(),
+			wouldDelete: Math.max(0, counts.purgeOlder - counts.purgeKept),
+			keptLeaseRunning: counts.purgeKept,
+		},
+		countLimit: settings.countLimit,
+		capped,
+		reportedAt: isoTime(report.nowMs),
+	};
+	return [[{ json: summary, pairedItem: { item: 0 } }]];
+}

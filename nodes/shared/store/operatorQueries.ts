@@ -1,0 +1,314 @@
+import type { PoolEntry } from '../transport/poolCache';
+import type { TableRef } from './identifiers';
+import {
+	COLUMN_GROUPS,
+	createIndexIfPermittedSql,
+	createOperatorIndexIfPermittedSql,
+	inspectOperatorIndexesSql,
+	inspectTableSql,
+	keySelectionDeleteSql,
+	keySelectionParameters,
+	keySelectionPreviewSql,
+	lookUpKeysSql,
+	lookUpPrefixSql,
+	lookUpStuckSql,
+	OPTIONAL_COLUMN_NAMES,
+	operatorIndexName,
+	purgeCutoffSql,
+	reportSql,
+	type KeySelection,
+	type OperatorIndex,
+} from './sql';
+
+/** One key as the operator sees it. Times in ms since 1970; a missing key has only `key` and `found`. */
+export interface KeyRow {
+	key: string;
+	found: boolean;
+	status?: 'in_progress' | 'completed' | 'legacy';
+	attempt?: number;
+	firstSeenMs?: number;
+	leaseUntilMs?: number;
+	completedAtMs?: number;
+	hasFingerprint?: boolean;
+	hasResponse?: boolean;
+	/** First 8 hex digits of sha256(owner token): tells reservations apart, cannot act for one. */
+	holder?: string;
+	response?: unknown;
+	/** The database's clock when the row was read, for "stuck for … seconds". */
+	nowMs: number;
+}
+
+export interface ReportOptions {
+	/** Seconds after its lease end before an in-progress key counts as stuck. */
+	graceSeconds: number;
+	/** A PostgreSQL interval: the retention whose purge is previewed. */
+	retention: string;
+	/** Every count stops here (then reads "at least"), so the report's cost is bounded. */
+	countLimit: number;
+}
+
+export interface Report {
+	estimatedTotal: number | null;
+	lease: boolean;
+	counts: Record<
+		| 'inProgress'
+		| 'running'
+		| 'stuck'
+		| 'takeovers'
+		| 'lastHour'
+		| 'lastDay'
+		| 'purgeOlder'
+		| 'purgeKept',
+		number
+	>;
+	oldestStuckLeaseUntilMs?: number;
+	oldest?: { key: string; firstSeenMs: number };
+	cutoff: Date;
+	nowMs: number;
+}
+
+export interface TargetedPurge {
+	selection: Omit<KeySelection, 'lease'>;
+	keys?: string[];
+	prefix?: string;
+	retention?: string;
+	dryRun: boolean;
+	batchSize: number;
+	/** How many of the matched or deleted keys to list. */
+	listLimit: number;
+	/** A dry run counts at most this many. */
+	countLimit: number;
+}
+
+export interface TargetedPurgeResult {
+	/** Deleted, or for a dry run matched (at most countLimit + 1: more than countLimit). */
+	count: number;
+	keys: string[];
+	batches: number;
+	cutoff?: Date;
+}
+
+type Row = Record<string, unknown>;
+
+const msOf = (epoch: unknown): number | undefined =>
+	typeof epoch === 'number' ? Math.round(epoch * 1000) : undefined;
+
+/**
+ * The first text after every text that starts with `prefix`, in byte (code point) order: the
+ * prefix with its last code point raised by one, dropping trailing U+10FFFF. Undefined when the
+ * prefix is all U+10FFFF (no end: the range runs to the last key).
+ */
+export function prefixEnd(prefix: string): string | undefined {
+	const points = Array.from(prefix, (char) => char.codePointAt(0) as number);
+	while (points.length > 0) {
+		const last = points.pop() as number;
+		if (last < 0x10ffff) {
+			// Surrogates are not text: after U+D7FF comes U+E000.
+			points.push(last === 0xd7ff ? 0xe000 : last + 1);
+			return String.fromCodePoint(...points);
+		}
+	}
+	return undefined;
+}
+
+function keyRow(row: Row): KeyRow {
+	const nowMs = msOf(row.now) ?? Date.now();
+	if (row.found !== true) return { key: row.key as string, found: false, nowMs };
+	return {
+		key: row.key as string,
+		found: true,
+		status: row.status as KeyRow['status'],
+		attempt: row.attempt as number,
+		firstSeenMs: msOf(row.first_seen),
+		leaseUntilMs: msOf(row.lease_until),
+		completedAtMs: msOf(row.completed_at),
+		hasFingerprint: row.has_fingerprint === true,
+		hasResponse: row.has_response === true,
+		holder: typeof row.holder === 'string' ? row.holder : undefined,
+		...(row.response === null || row.response === undefined ? {} : { response: row.response }),
+		nowMs,
+	};
+}
+
+/**
+ * The operators' statements on one key table (Idempotency Keys node): look up, report, targeted
+ * purge. Beside KeyStore, which serves the nodes of a webhook's path; these never reserve anything.
+ */
+export class OperatorQueries {
+	constructor(
+		private readonly entry: PoolEntry,
+		readonly ref: TableRef,
+	) {}
+
+	/**
+	 * Does the table have the lease columns? And, with `addIndexes`, makes the indexes `indexes`
+	 * need where the user may (the first_seen index too, for a hand-made table): once per pool,
+	 * table and set. The lease indexes only on a table with the lease columns.
+	 */
+	async prepare({
+		indexes,
+		addIndexes,
+	}: {
+		indexes: readonly OperatorIndex[];
+		addIndexes: boolean;
+	}): Promise<{ lease: boolean; tableExists: boolean }> {
+		const { pool, preparedTables } = this.entry;
+		const inspected = await pool.query<{
+			table_exists: boolean;
+			has_first_seen_index: boolean;
+			optional_columns: string[];
+		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
+		const state = inspected.rows[0];
+		const tableExists = state?.table_exists === true;
+		const lease = COLUMN_GROUPS.lease.every(([name]) => state?.optional_columns.includes(name));
+		if (!tableExists || !addIndexes) return { lease, tableExists };
+		const wanted = indexes.filter((index) => index === 'keyPrefix' || lease);
+		const mark = `${this.ref.qualified}|operator:${[...wanted].sort().join('+')}`;
+		let prepared = preparedTables.get(mark);
+		if (prepared === undefined) {
+			prepared = this.addIndexes(wanted, state.has_first_seen_index);
+			preparedTables.set(mark, prepared);
+			// A failed attempt (database down) must be retried by the next execution.
+			prepared.catch(() => preparedTables.delete(mark));
+		}
+		await prepared;
+		return { lease, tableExists };
+	}
+
+	private async addIndexes(
+		indexes: readonly OperatorIndex[],
+		hasFirstSeenIndex: boolean,
+	): Promise<void> {
+		const { pool } = this.entry;
+		if (!hasFirstSeenIndex) await pool.query(createIndexIfPermittedSql(this.ref));
+		if (indexes.length === 0) return;
+		const names = indexes.map((index) => operatorIndexName(this.ref, index));
+		const present = await pool.query<{ name: string }>(inspectOperatorIndexesSql(), [
+			this.ref.qualified,
+			names,
+		]);
+		const have = new Set(present.rows.map((row) => row.name));
+		for (const index of indexes) {
+			if (!have.has(operatorIndexName(this.ref, index)))
+				await pool.query(createOperatorIndexIfPermittedSql(this.ref, index));
+		}
+	}
+
+	/** One row per key, in order, a missing one included (found false). */
+	async lookUpKeys(keys: readonly string[], includeResponse: boolean): Promise<KeyRow[]> {
+		if (keys.length === 0) return [];
+		const result = await this.entry.pool.query<Row>(lookUpKeysSql(this.ref), [
+			keys,
+			includeResponse,
+		]);
+		return result.rows.map(keyRow);
+	}
+
+	/** Keys starting with `prefix`, in byte order, at most `limit`. */
+	async lookUpPrefix(prefix: string, limit: number, includeResponse: boolean): Promise<KeyRow[]> {
+		const result = await this.entry.pool.query<Row>(lookUpPrefixSql(this.ref), [
+			prefix,
+			prefixEnd(prefix) ?? null,
+			limit,
+			null,
+			includeResponse,
+		]);
+		return result.rows.map(keyRow);
+	}
+
+	/** In-progress keys whose lease ended more than `graceSeconds` ago, longest stuck first. */
+	async lookUpStuck(
+		graceSeconds: number,
+		limit: number,
+		includeResponse: boolean,
+		{ lease }: { lease: boolean },
+	): Promise<KeyRow[]> {
+		// Without the lease columns nothing is ever in progress.
+		if (!lease) return [];
+		const result = await this.entry.pool.query<Row>(lookUpStuckSql(this.ref), [
+			graceSeconds,
+			limit,
+			includeResponse,
+		]);
+		return result.rows.map(keyRow);
+	}
+
+	async report(options: ReportOptions, { lease }: { lease: boolean }): Promise<Report> {
+		const { pool } = this.entry;
+		const cutoff = (await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]))
+			.rows[0].cutoff;
+		const result = await pool.query<Row>(reportSql(this.ref, { lease }), [
+			options.countLimit,
+			options.graceSeconds,
+			cutoff,
+			this.ref.qualified,
+		]);
+		const row = result.rows[0];
+		const count = (name: string) => Number(row[name] ?? 0);
+		const oldestMs = msOf(row.oldest_first_seen);
+		return {
+			estimatedTotal: row.estimated_total === null ? null : Number(row.estimated_total),
+			lease,
+			counts: {
+				inProgress: count('in_progress'),
+				running: count('running'),
+				stuck: count('stuck'),
+				takeovers: count('takeovers'),
+				lastHour: count('last_hour'),
+				lastDay: count('last_day'),
+				purgeOlder: count('purge_older'),
+				purgeKept: count('purge_kept'),
+			},
+			oldestStuckLeaseUntilMs: msOf(row.oldest_stuck_lease_until),
+			oldest:
+				typeof row.oldest_key === 'string' && oldestMs !== undefined
+					? { key: row.oldest_key, firstSeenMs: oldestMs }
+					: undefined,
+			cutoff,
+			nowMs: msOf(row.now) ?? Date.now(),
+		};
+	}
+
+	/**
+	 * A targeted purge, or its dry run. The dry run runs the purge's own selection (same WHERE, same
+	 * index) without deleting; the purge deletes in batches of its own short statements, each
+	 * skipping rows another transaction holds, until a batch comes back short.
+	 */
+	async purge(options: TargetedPurge, { lease }: { lease: boolean }): Promise<TargetedPurgeResult> {
+		const { pool } = this.entry;
+		const selection: KeySelection = { ...options.selection, lease };
+		let cutoff: Date | undefined;
+		if (selection.by === 'age') {
+			cutoff = (await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention])).rows[0]
+				.cutoff;
+		}
+		const byName = {
+			keys: [...new Set(options.keys ?? [])].sort(),
+			prefix: options.prefix ?? '',
+			prefixEnd: prefixEnd(options.prefix ?? '') ?? null,
+			cutoff,
+		};
+		const values = keySelectionParameters(selection).map((name) => byName[name]);
+		if (options.dryRun) {
+			const preview = await pool.query<{ matched: number; keys: string[] }>(
+				keySelectionPreviewSql(this.ref, selection),
+				[...values, options.countLimit + 1, options.listLimit],
+			);
+			const { matched, keys } = preview.rows[0];
+			return { count: matched, keys: [...keys].sort(), batches: 0, cutoff };
+		}
+		const sql = keySelectionDeleteSql(this.ref, selection);
+		const keys: string[] = [];
+		let count = 0;
+		let batches = 0;
+		for (;;) {
+			const result = await pool.query<{ key: string }>(sql, [...values, options.batchSize]);
+			batches += 1;
+			count += result.rows.length;
+			for (const row of result.rows) if (keys.length < options.listLimit) keys.push(row.key);
+			if (result.rows.length < options.batchSize) break;
+		}
+		keys.sort();
+		return { count, keys, batches, cutoff };
+	}
+}
