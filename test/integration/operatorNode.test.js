@@ -507,3 +507,76 @@ describe('EXPLAIN on 1,000,000 keys: every statement walks an index, none scans 
 		},
 	);
 });
+
+describe('the templates, node by node (the n8n-nodes-base nodes around them are left to a real n8n)', () => {
+	const stuckTemplate = require('../../workflows/stuck-keys-alert.json');
+	const errorsTemplate = require('../../workflows/idempotency-errors.json');
+	const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+	const completeWorkflow = require('../fixtures/complete.workflow.json');
+	const { webhookItem } = require('../support/webhookItems');
+
+	const reserve = async (id) => {
+		const result = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id } })], {
+			credentials: db.credential(),
+			nodeOverrides: {
+				'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } },
+			},
+		});
+		return result.output('Idempotency Reserve', 0)[0].json.idempotency;
+	};
+	const complete = async (idempotency) =>
+		await runWorkflow(completeWorkflow, [{ json: { idempotency } }], {
+			credentials: db.credential(),
+		});
+	/** What an execution killed mid-step leaves once its lease has run out, without waiting. */
+	const expire = async (key) =>
+		await db.query(
+			`UPDATE processed_events SET lease_until = now() - interval '2 minutes' WHERE key = $1`,
+			[key],
+		);
+
+	test('stuck-keys-alert: its look-up hands the alert one item per stuck key, key at the top level, no completed one', async () => {
+		const dead = await reserve('tpl_killed');
+		await expire(dead.key);
+		const done = await reserve('tpl_done');
+		expect((await complete(done)).status).toBe('success');
+		await reserve('tpl_running');
+
+		const lookUp = stuckTemplate.nodes.find(
+			(node) => node.type === 'n8n-nodes-idempotency.idempotencyKeys',
+		);
+		expect(stuckTemplate.connections[lookUp.name].main[0][0].node).toBe('Alert (replace me)');
+		const result = await runWorkflow(
+			{ name: 'stuck', nodes: [lookUp], connections: {}, settings: stuckTemplate.settings },
+			[{ json: {} }],
+			{ credentials: db.credential() },
+		);
+		const items = result.output(lookUp.name).map((item) => item.json);
+		expect(items.map((json) => json.key)).toEqual(['evt:tpl_killed']);
+		expect(items[0]).toMatchObject({ status: 'in_progress', attempt: 1, leaseRunning: false });
+	});
+
+	test("idempotency-errors: the key expression reads the key from Complete Key's real lost-lease error", async () => {
+		const dead = await reserve('tpl_lost');
+		await expire(dead.key);
+		const takeover = await reserve('tpl_lost');
+		expect(takeover.attempt).toBe(2);
+		const late = await complete(dead);
+		expect(late.status).toBe('error');
+
+		const fields = errorsTemplate.nodes.find((node) => node.type === 'n8n-nodes-base.set');
+		const keyField = fields.parameters.assignments.assignments.find((a) => a.name === 'key');
+		// The expression's JavaScript, evaluated on an Error Trigger item as n8n builds it.
+		const evaluate = new Function('$json', `return (${keyField.value.slice(3, -2)});`);
+		const errorTriggerJson = (message) => ({
+			execution: { id: '231', error: { message }, lastNodeExecuted: 'Complete Key' },
+			workflow: { id: '1', name: 'Idempotent webhook' },
+		});
+		expect(evaluate(errorTriggerJson(late.error.message))).toBe('evt:tpl_lost');
+		expect(
+			evaluate(errorTriggerJson('Key "evt:a b" is held by another transaction: gave up')),
+		).toBe('evt:a b');
+		expect(evaluate(errorTriggerJson('PostgreSQL is read-only'))).toBe('');
+		expect(evaluate({})).toBe('');
+	});
+});
