@@ -2,6 +2,7 @@ import { createHash } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { bodyBytesWithoutRawBody } from '../shared/keys/composeKey';
+import { expressionFingerprintText } from '../shared/keys/fingerprint';
 import type { WebhookItemJson } from '../shared/keys/keySources';
 import { itemParameterReader } from '../shared/n8n/itemParameter';
 import { readRawBody } from '../shared/webhook/rawBody';
@@ -15,22 +16,6 @@ export type ItemFingerprinter = (
 
 const sha256Hex = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 
-/** JSON with object keys sorted, so two objects with the same fields in another order match. */
-export function canonicalJson(value: unknown): string {
-	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-	if (value !== null && typeof value === 'object') {
-		const entries = Object.keys(value as object)
-			.sort()
-			.filter((name) => (value as Record<string, unknown>)[name] !== undefined)
-			.map(
-				(name) =>
-					`${JSON.stringify(name)}:${canonicalJson((value as Record<string, unknown>)[name])}`,
-			);
-		return `{${entries.join(',')}}`;
-	}
-	return JSON.stringify(value) ?? 'null';
-}
-
 /** Reads the node's fingerprint settings once and returns the per-item function (undefined: none). */
 export function itemFingerprinter(
 	context: IExecuteFunctions,
@@ -41,9 +26,8 @@ export function itemFingerprinter(
 	if (source === 'expression') {
 		const read = itemParameterReader(context, 'fingerprintExpression');
 		return (item, itemIndex) => {
-			const value = read(item, itemIndex);
-			if (value === undefined || value === null || value === '') return undefined;
-			return sha256Hex(typeof value === 'string' ? value : canonicalJson(value));
+			const text = expressionFingerprintText(read(item, itemIndex));
+			return text === undefined ? undefined : sha256Hex(text);
 		};
 	}
 	const withoutRawBody = (item: INodeExecutionData) => {
