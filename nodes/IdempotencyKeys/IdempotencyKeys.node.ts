@@ -8,7 +8,7 @@ import {
 
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { schemaProperty, tableProperty } from '../shared/n8n/properties';
-import { operationProperties, route } from './actions/operations';
+import { operationProperties, operationSubtitle, route } from './actions/operations';
 
 export class IdempotencyKeys implements INodeType {
 	description: INodeTypeDescription = {
@@ -17,7 +17,7 @@ export class IdempotencyKeys implements INodeType {
 		icon: { light: 'file:idempotencyKeys.svg', dark: 'file:idempotencyKeys.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ $parameter["operation"] + " in " + $parameter["table"] }}',
+		subtitle: operationSubtitle,
 		description:
 			'See and steer what the idempotency key table holds: look up keys, report stuck keys and counts, purge selected keys',
 		defaults: { name: 'Idempotency Keys' },

@@ -63,6 +63,14 @@ const operationProperty: INodeProperties = {
 	})),
 };
 
+/**
+ * The node's subtitle: the operation's name (from the table above) and the table. A purge says
+ * whether it is a dry run, since the same node deletes or only counts depending on one switch.
+ */
+export const operationSubtitle = `={{ (${JSON.stringify(
+	Object.fromEntries(Object.entries(OPERATIONS).map(([value, { name }]) => [value, name])),
+)})[$parameter["operation"]] + ($parameter["operation"] === "purge" && $parameter["dryRun"] !== false ? " (dry run)" : "") + " in " + $parameter["table"] }}`;
+
 /** Each operation's parameters, shown only with it (a parameter's own conditions are kept). */
 export const operationProperties: INodeProperties[] = [
 	operationProperty,
