@@ -2,19 +2,26 @@
  * The key planner page: reads the fields, asks plan.ts, writes the results. No network API is used
  * (and the page's Content-Security-Policy would refuse one): hashing is crypto.subtle, the download a blob.
  */
+import apiTemplate from '../workflows/idempotent-api.json';
 import template from '../workflows/idempotent-webhook.json';
 import {
 	configureWorkflow,
 	DEFAULT_SETTINGS,
+	FINGERPRINT_EXPRESSION_DEFAULT,
+	FINGERPRINT_SOURCES,
+	fingerprintDefault,
 	KEY_SOURCES,
 	MODES,
 	parameterOfSource,
 	planKey,
 	planStatements,
 	sqlText,
+	type KeyPlan,
 	type Mode,
 	type PlannerSettings,
+	type TemplateKind,
 } from './plan';
+import type { FingerprintSource } from '../nodes/IdempotencyReserve/fingerprintProperties';
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
 import { startDuplicateExplainer } from './duplicateUi';
 import { startSignatureCheck } from './signatureUi';
@@ -39,15 +46,23 @@ const fields = {
 	mode: element<HTMLSelectElement>('mode'),
 	leaseField: element<HTMLDivElement>('leaseField'),
 	leaseSeconds: element<HTMLInputElement>('leaseSeconds'),
+	fingerprintSource: element<HTMLSelectElement>('fingerprintSource'),
+	fingerprintSourceHelp: element<HTMLParagraphElement>('fingerprintSourceHelp'),
+	fingerprintExpressionField: element<HTMLDivElement>('fingerprintExpressionField'),
+	fingerprintExpression: element<HTMLInputElement>('fingerprintExpression'),
 	schema: element<HTMLInputElement>('schema'),
 	table: element<HTMLInputElement>('table'),
 	retentionDays: element<HTMLInputElement>('retentionDays'),
 	key: element<HTMLOutputElement>('key'),
 	keyExplain: element<HTMLParagraphElement>('keyExplain'),
+	fingerprint: element<HTMLOutputElement>('fingerprint'),
+	fingerprintExplain: element<HTMLParagraphElement>('fingerprintExplain'),
 	sql: element<HTMLPreElement>('sql'),
 	keyResult: element<HTMLDivElement>('keyResult'),
 	download: element<HTMLButtonElement>('downloadWorkflow'),
 	downloadStatus: element<HTMLSpanElement>('downloadStatus'),
+	downloadApi: element<HTMLButtonElement>('downloadApiWorkflow'),
+	downloadApiStatus: element<HTMLSpanElement>('downloadApiStatus'),
 };
 
 // The node lists its options sorted by label (nodes/IdempotencyReserve/keyProperties.ts); so does the page.
@@ -58,6 +73,12 @@ for (const source of [...KEY_SOURCES].sort((a, b) => a.name.localeCompare(b.name
 }
 for (const mode of MODES)
 	fields.mode.add(new Option(mode.name, mode.value, false, mode.value === DEFAULT_SETTINGS.mode));
+// The node's Fingerprint options, in its order, with its default for the mode.
+for (const source of FINGERPRINT_SOURCES) {
+	const selected = source.value === fingerprintDefault(DEFAULT_SETTINGS.mode);
+	fields.fingerprintSource.add(new Option(source.name, source.value, selected, selected));
+}
+fields.fingerprintExpression.value = FINGERPRINT_EXPRESSION_DEFAULT;
 
 /** The exact bytes of a loaded file; undefined when the key comes from the textarea's text. */
 let fileBytes: Uint8Array | undefined;
@@ -77,6 +98,8 @@ function settings(): PlannerSettings {
 		retentionDays: numberOf(fields.retentionDays, DEFAULT_SETTINGS.retentionDays),
 		mode: fields.mode.value as Mode,
 		leaseSeconds: numberOf(fields.leaseSeconds, DEFAULT_SETTINGS.leaseSeconds),
+		fingerprint: fields.fingerprintSource.value as FingerprintSource,
+		fingerprintExpression: fields.fingerprintExpression.value,
 	};
 }
 
@@ -96,6 +119,32 @@ function showFields(current: PlannerSettings): void {
 	fields.eventIdField.hidden = parameter === undefined;
 	if (parameter !== undefined) fields.eventIdLabel.textContent = parameter.label;
 	fields.leaseField.hidden = current.mode !== 'lease';
+	fields.fingerprintSourceHelp.textContent =
+		FINGERPRINT_SOURCES.find((source) => source.value === current.fingerprint)?.description ?? '';
+	fields.fingerprintExpressionField.hidden = current.fingerprint !== 'expression';
+}
+
+/** The fingerprint result: the hex Reserve records, none, or why the page cannot tell. */
+function showFingerprint(plan: KeyPlan | undefined): string | null | undefined {
+	if (plan === undefined || !plan.ok) {
+		fields.fingerprint.textContent = '—';
+		fields.fingerprintExplain.textContent =
+			plan?.kind === 'itemError' || plan?.kind === 'refused'
+				? 'No key is reserved for this delivery, so Reserve records no fingerprint.'
+				: plan?.kind === 'beyond'
+					? "Recorded with the key that n8n's expression engine derives; the page shows it once it can read the key."
+					: '';
+		return undefined;
+	}
+	const { fingerprint } = plan;
+	fields.fingerprint.textContent = {
+		value: fingerprint.kind === 'value' ? fingerprint.fingerprint : '',
+		none: 'none',
+		beyond: 'evaluated by n8n',
+	}[fingerprint.kind];
+	fields.fingerprintExplain.textContent = fingerprint.explain;
+	if (fingerprint.kind === 'value') return fingerprint.fingerprint;
+	return fingerprint.kind === 'none' ? null : undefined;
 }
 
 let run = 0;
@@ -115,9 +164,11 @@ async function update(): Promise<void> {
 	busy(true);
 	const bytes = fileBytes ?? new TextEncoder().encode(fields.body.value);
 	let key: string | undefined;
+	let fingerprint: string | null | undefined;
 	try {
 		const plan = await planKey({ bytes, headersText: fields.headers.value }, current, sha256Hex);
 		if (mine !== run) return;
+		fingerprint = showFingerprint(plan);
 		fields.key.classList.toggle('problem', !plan.ok);
 		fields.keyExplain.replaceChildren();
 		if (plan.ok) {
@@ -151,14 +202,17 @@ async function update(): Promise<void> {
 		fields.key.classList.add('problem');
 		fields.key.textContent = 'error';
 		fields.keyExplain.textContent = (error as Error).message;
+		showFingerprint(undefined);
 	}
 	try {
-		fields.sql.textContent = sqlText(planStatements(current, key));
+		fields.sql.textContent = sqlText(planStatements(current, key, fingerprint));
 		fields.download.disabled = false;
+		fields.downloadApi.disabled = false;
 	} catch (error) {
 		// Schema or table refused (nodes/shared/store/identifiers.ts): the node refuses them before any SQL runs.
 		fields.sql.textContent = `-- The node refuses these settings before any SQL runs: ${(error as Error).message}`;
 		fields.download.disabled = true;
+		fields.downloadApi.disabled = true;
 	}
 	busy(false);
 }
@@ -206,27 +260,45 @@ for (const input of [
 	fields.table,
 	fields.retentionDays,
 	fields.leaseSeconds,
+	fields.fingerprintExpression,
 ]) {
 	input.addEventListener('input', scheduleUpdate);
 }
-for (const select of [fields.keySource, fields.mode])
+for (const select of [fields.keySource, fields.fingerprintSource])
 	select.addEventListener('change', () => void update());
+fields.mode.addEventListener('change', () => {
+	// A new mode starts from the node's Fingerprint default for it, as a fresh node does.
+	fields.fingerprintSource.value = fingerprintDefault(fields.mode.value as Mode);
+	void update();
+});
 
-fields.download.addEventListener('click', () => {
-	const current = settings();
-	const workflow = configureWorkflow(template, current);
+/** Saves a template with the page's settings as a file (a blob: nothing leaves the page). */
+function downloadTemplate(
+	source: unknown,
+	kind: TemplateKind,
+	fileName: string,
+	status: HTMLElement,
+): void {
+	const workflow = configureWorkflow(source, settings(), kind);
 	const blob = new Blob([`${JSON.stringify(workflow, null, '\t')}\n`], {
 		type: 'application/json',
 	});
 	const link = document.createElement('a');
 	link.href = URL.createObjectURL(blob);
-	link.download = 'idempotent-webhook.json';
+	link.download = fileName;
 	document.body.append(link);
 	link.click();
 	link.remove();
 	window.setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-	fields.downloadStatus.textContent = 'Saved as idempotent-webhook.json.';
-});
+	status.textContent = `Saved as ${fileName}.`;
+}
+
+fields.download.addEventListener('click', () =>
+	downloadTemplate(template, 'webhook', 'idempotent-webhook.json', fields.downloadStatus),
+);
+fields.downloadApi.addEventListener('click', () =>
+	downloadTemplate(apiTemplate, 'api', 'idempotent-api.json', fields.downloadApiStatus),
+);
 
 void update();
 startSignatureCheck();

@@ -5,7 +5,12 @@
  * only the parts of n8n around the node (the Webhook node's body parsing, Node.js's header handling,
  * reading a parameter) are followed here, as n8n 2.41 does them.
  */
+import {
+	fingerprintProperties,
+	type FingerprintSource,
+} from '../nodes/IdempotencyReserve/fingerprintProperties';
 import { composeKey } from '../nodes/shared/keys/composeKey';
+import { expressionFingerprintText } from '../nodes/shared/keys/fingerprint';
 import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
 import { KeyError } from '../nodes/shared/keys/KeyError';
 import {
@@ -25,7 +30,7 @@ import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
 import {
-	addLeaseColumnsSql,
+	addColumnsSql,
 	completeSql,
 	createTableSql,
 	purgeBatchSql,
@@ -33,7 +38,9 @@ import {
 	releaseOwnedSql,
 	releaseSql,
 	reserveLeaseSql,
+	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
+	type ColumnGroup,
 } from '../nodes/shared/store/sql';
 
 export { KEY_SOURCES };
@@ -51,6 +58,10 @@ export interface PlannerSettings {
 	retentionDays: number;
 	mode: Mode;
 	leaseSeconds: number;
+	/** The Fingerprint parameter; its default depends on the mode (fingerprintDefault). */
+	fingerprint: FingerprintSource;
+	/** The Fingerprint Fields parameter (Expression fingerprints only). */
+	fingerprintExpression: string;
 }
 
 export const DEFAULT_SETTINGS: PlannerSettings = {
@@ -62,7 +73,39 @@ export const DEFAULT_SETTINGS: PlannerSettings = {
 	retentionDays: 30,
 	mode: 'lease',
 	leaseSeconds: 300,
+	fingerprint: 'rawBody',
+	fingerprintExpression: '{{ $json.body }}',
 };
+
+/** The node's Fingerprint parameters (nodes/IdempotencyReserve/fingerprintProperties.ts): one per mode. */
+const fingerprintParameters = fingerprintProperties.filter((p) => p.name === 'fingerprint');
+
+/** The Fingerprint options, values and labels as the node has them. */
+export const FINGERPRINT_SOURCES: ReadonlyArray<{
+	value: FingerprintSource;
+	name: string;
+	description: string;
+}> = (fingerprintParameters[0]?.options ?? []).map((option) => {
+	const { value, name, description } = option as {
+		value: FingerprintSource;
+		name: string;
+		description?: string;
+	};
+	return { value, name, description: description ?? '' };
+});
+
+/** The Fingerprint a new node has in this mode: raw body in lease mode, none in simple mode. */
+export function fingerprintDefault(mode: Mode): FingerprintSource {
+	const parameter = fingerprintParameters.find((p) =>
+		(p.displayOptions?.show?.mode as string[] | undefined)?.includes(mode),
+	);
+	return (parameter?.default as FingerprintSource | undefined) ?? 'none';
+}
+
+/** The Fingerprint Fields default, without the leading "=" (as the page's fields hold expressions). */
+export const FINGERPRINT_EXPRESSION_DEFAULT = String(
+	fingerprintProperties.find((p) => p.name === 'fingerprintExpression')?.default ?? '',
+).replace(/^=/, '');
 
 /** The node's Mode options (values and labels as in nodes/IdempotencyReserve/modeProperties.ts). */
 export const MODES: ReadonlyArray<{ value: Mode; name: string }> = [
@@ -218,8 +261,17 @@ const XML_BODY = Object.freeze({ '[XML body: parsed by n8n, not by this page]': 
 
 // ---- the key -----------------------------------------------------------------------------------
 
+/** The fingerprint Reserve records with a new key for this delivery and settings. */
+export type FingerprintPlan =
+	/** SHA-256 hex, as stored in the key table's fingerprint column. */
+	| { kind: 'value'; fingerprint: string; explain: string }
+	/** No fingerprint is recorded (Fingerprint None, or the expression gives nothing). */
+	| { kind: 'none'; explain: string }
+	/** Only n8n's expression engine can tell. */
+	| { kind: 'beyond'; explain: string };
+
 export type KeyPlan =
-	| { ok: true; key: string; explain: string }
+	| { ok: true; key: string; explain: string; fingerprint: FingerprintPlan }
 	| { ok: false; kind: 'itemError'; message: string; hint: string; explain: string }
 	| { ok: false; kind: 'refused' | 'beyond' | 'failed'; message: string; explain: string };
 
@@ -320,6 +372,61 @@ function explainIdentity(
 }
 
 /**
+ * The fingerprint Reserve records for this item (nodes/IdempotencyReserve/deriveItemFingerprint.ts):
+ * Raw Body is the SHA-256 of the exact bytes (the template's Webhook node has Raw Body on); an
+ * Expression is read as the node reads a plain `$json` path, and hashed by the node's own rule
+ * (nodes/shared/keys/fingerprint.ts); any other expression is n8n's to evaluate.
+ */
+async function planFingerprint(
+	settings: PlannerSettings,
+	json: Record<string, unknown>,
+	xmlBody: boolean,
+	bytes: Uint8Array,
+	sha256Hex: (bytes: Uint8Array) => Promise<string>,
+	bodyHashHex: string | undefined,
+): Promise<FingerprintPlan> {
+	if (settings.fingerprint === 'none')
+		return {
+			kind: 'none',
+			explain:
+				'Fingerprint None: no fingerprint is recorded, so a key reused with another payload is a plain duplicate.',
+		};
+	if (settings.fingerprint === 'rawBody') {
+		const n = bytes.length;
+		return {
+			kind: 'value',
+			fingerprint: bodyHashHex ?? (await sha256Hex(bytes)),
+			explain: `Raw Body: SHA-256 of the ${n} raw body byte${n === 1 ? '' : 's'}, the same bytes the body-hash key uses. A duplicate with another fingerprint is a mismatch (idempotency.mismatch), never new.`,
+		};
+	}
+	const stored = asNodeParameter(settings.fingerprintExpression);
+	if (xmlBody && /\$json\.body/.test(stored))
+		return {
+			kind: 'beyond',
+			explain:
+				'The Fingerprint Fields read an XML body: n8n parses XML (xml2js), this page does not.',
+		};
+	let value: unknown;
+	try {
+		value = readParameter(stored, json, 'Fingerprint Fields');
+	} catch (error) {
+		// readParameter throws only BeyondPage: an expression that n8n's engine evaluates.
+		return { kind: 'beyond', explain: (error as Error).message };
+	}
+	const text = expressionFingerprintText(value);
+	if (text === undefined)
+		return {
+			kind: 'none',
+			explain: `The Fingerprint Fields ${stored.startsWith('=') ? stored.slice(1) : `"${stored}"`} give nothing (${describeId(value)}): Reserve records no fingerprint for this item.`,
+		};
+	return {
+		kind: 'value',
+		fingerprint: await sha256Hex(new TextEncoder().encode(text)),
+		explain: `Expression: SHA-256 of ${typeof value === 'string' ? 'the text' : 'the canonical JSON (object keys sorted)'} of ${stored.startsWith('=') ? stored.slice(1) : `fixed text "${stored}"`}, ${text.length > 120 ? `${JSON.stringify(text.slice(0, 120))}…` : JSON.stringify(text)}.`,
+	};
+}
+
+/**
  * The key Idempotency Reserve derives for this delivery (nodes/IdempotencyReserve/deriveItemKey.ts),
  * with the Webhook node's Raw Body on, as in the template. `sha256Hex` hashes bytes (crypto.subtle in the page).
  */
@@ -385,6 +492,14 @@ export async function planKey(
 			resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
 		const hex = identity.kind === 'bodyHash' ? await sha256Hex(delivery.bytes) : undefined;
 		const key = composeKey(identity, namespace, hex);
+		const fingerprint = await planFingerprint(
+			settings,
+			json,
+			parsed.body === XML_BODY,
+			delivery.bytes,
+			sha256Hex,
+			hex,
+		);
 		const explain = [
 			explainIdentity(
 				settings.keySource,
@@ -397,7 +512,12 @@ export async function planKey(
 			namespace === '' ? '' : `Namespace "${namespace}" + ":" in front.`,
 			...notes,
 		];
-		return { ok: true, key, explain: explain.filter((part) => part !== '').join(' ') };
+		return {
+			ok: true,
+			key,
+			explain: explain.filter((part) => part !== '').join(' '),
+			fingerprint,
+		};
 	} catch (error) {
 		if (error instanceof KeyError) {
 			return {
@@ -439,31 +559,44 @@ function commentValue(value: unknown): string {
 
 /**
  * The statements the nodes run for these settings, from nodes/shared/store/sql.ts, with the bind
- * parameters they send. `key` is this delivery's key, for the comments; undefined when there is none.
+ * parameters they send. `key` is this delivery's key, for the comments; undefined when there is none;
+ * `fingerprint` the one recorded with it (null: none, undefined: only n8n can tell).
  */
-export function planStatements(settings: PlannerSettings, key: string | undefined): SqlStatement[] {
+export function planStatements(
+	settings: PlannerSettings,
+	key: string | undefined,
+	fingerprint?: string | null,
+): SqlStatement[] {
 	const ref: TableRef = tableRef(settings.schema, settings.table);
 	const lease = settings.mode === 'lease';
+	const fingerprints = settings.fingerprint !== 'none';
 	const keys = commentValue(key === undefined ? [] : [key]);
+	const fingerprintValues = `${key === undefined ? '[]' : fingerprint === undefined ? '[<evaluated by n8n>]' : commentValue([fingerprint])} (each key's request fingerprint, aligned with the keys)`;
 	const token = '<a random token per execution>';
 	const statements: SqlStatement[] = [
 		{
-			title: `Create the table and its index (Create Table If Missing, on by default; once per table)${lease ? ', with the lease columns' : ''}`,
-			sql: createTableSql(ref, { lease }),
+			title: `Create the table and its index (Create Table If Missing, on by default; once per table)${lease ? ', with the lease, fingerprint and response columns' : fingerprints ? ', with the fingerprint column' : ''}`,
+			sql: createTableSql(ref, { lease, fingerprint: fingerprints }),
 			parameters: [],
 		},
 	];
+	// The column groups Reserve needs (nodes/shared/store/KeyStore.ts), for a table made before.
+	const groups: ColumnGroup[] = [
+		...(lease ? (['lease'] as const) : []),
+		...(fingerprints ? (['fingerprint'] as const) : []),
+	];
+	if (groups.length > 0) {
+		statements.push({
+			title: `A table that exists without the ${groups.join(' and ')} column${groups.length === 1 && !lease ? '' : 's'} (made ${lease ? 'in simple mode ' : ''}by hand or before): the node adds them, or asks the table owner to run`,
+			sql: addColumnsSql(ref, groups),
+			parameters: [],
+		});
+	}
 	if (lease) {
 		statements.push({
 			title:
-				'A table that exists without the lease columns (made in simple mode or by hand): the node adds them, or asks the table owner to run',
-			sql: addLeaseColumnsSql(ref),
-			parameters: [],
-		});
-		statements.push({
-			title:
 				'Reserve (Idempotency Reserve, lease mode): all keys of one execution in one statement',
-			sql: reserveLeaseSql(ref),
+			sql: reserveLeaseSql(ref, { fingerprint: fingerprints }),
 			parameters: [
 				{
 					name: '$1',
@@ -476,6 +609,7 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 					type: 'float8',
 					value: `${commentValue(settings.leaseSeconds)} (Lease, seconds)`,
 				},
+				...(fingerprints ? [{ name: '$4', type: 'text[]', value: fingerprintValues }] : []),
 			],
 		});
 		statements.push({
@@ -506,15 +640,15 @@ export function planStatements(settings: PlannerSettings, key: string | undefine
 		});
 	} else {
 		statements.push({
-			title:
-				'Reserve (Idempotency Reserve, simple mode, Look Up First Seen Time on): all keys of one execution in one statement',
-			sql: reserveWithFirstSeenSql(ref),
+			title: `Reserve (Idempotency Reserve, simple mode, ${fingerprints ? 'recording fingerprints' : 'Look Up First Seen Time on'}): all keys of one execution in one statement`,
+			sql: fingerprints ? reserveWithFingerprintSql(ref) : reserveWithFirstSeenSql(ref),
 			parameters: [
 				{
 					name: '$1',
 					type: 'text[]',
 					value: `${keys} (the execution's keys, distinct and sorted)`,
 				},
+				...(fingerprints ? [{ name: '$2', type: 'text[]', value: fingerprintValues }] : []),
 			],
 		});
 		statements.push({
@@ -598,24 +732,43 @@ function removeNode(workflow: Workflow, name: string): void {
 }
 
 /**
- * The webhook template (workflows/idempotent-webhook.json) with these settings on its nodes. In simple
- * mode, Complete Key and the in-flight branch are left out (nothing is ever in flight there): the
- * business step answers 200 directly and every duplicate gets 200 "duplicate".
+ * The templates the page offers. `webhook` (workflows/idempotent-webhook.json) takes every setting.
+ * `api` (workflows/idempotent-api.json) is built around the Idempotency-Key header and lease mode
+ * (Complete Key stores the first answer): it keeps its key source and mode, and its per-caller
+ * namespace expression unless the page sets a namespace.
  */
-export function configureWorkflow(template: unknown, settings: PlannerSettings): Workflow {
+export type TemplateKind = 'webhook' | 'api';
+
+/**
+ * A template with these settings on its nodes. The webhook template in simple mode leaves out
+ * Complete Key and the in-flight branch (nothing is ever in flight there): the business step answers
+ * 200 directly and every duplicate gets 200 "duplicate".
+ */
+export function configureWorkflow(
+	template: unknown,
+	settings: PlannerSettings,
+	kind: TemplateKind = 'webhook',
+): Workflow {
 	const workflow = JSON.parse(JSON.stringify(template)) as Workflow;
 	const reserve = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyReserve`);
 	if (reserve === undefined) throw new Error('The template has no Idempotency Reserve node');
 	const parameters: Record<string, unknown> = { ...reserve.parameters };
-	delete parameters.eventId;
-	delete parameters.customKey;
-	parameters.mode = settings.mode;
-	if (settings.mode === 'lease') parameters.leaseSeconds = settings.leaseSeconds;
+	if (kind === 'webhook') {
+		delete parameters.eventId;
+		delete parameters.customKey;
+		parameters.mode = settings.mode;
+		parameters.keySource = settings.keySource;
+		const parameter = parameterOfSource(settings.keySource);
+		if (parameter !== undefined) parameters[parameter.name] = asNodeParameter(settings.eventIdPath);
+	}
+	if (parameters.mode === 'lease') parameters.leaseSeconds = settings.leaseSeconds;
 	else delete parameters.leaseSeconds;
-	parameters.keySource = settings.keySource;
-	const parameter = parameterOfSource(settings.keySource);
-	if (parameter !== undefined) parameters[parameter.name] = asNodeParameter(settings.eventIdPath);
-	parameters.namespace = asNodeParameter(settings.namespace);
+	parameters.fingerprint = settings.fingerprint;
+	if (settings.fingerprint === 'expression')
+		parameters.fingerprintExpression = asNodeParameter(settings.fingerprintExpression);
+	else delete parameters.fingerprintExpression;
+	if (kind === 'webhook' || settings.namespace !== '')
+		parameters.namespace = asNodeParameter(settings.namespace);
 	parameters.schema = settings.schema;
 	parameters.table = settings.table;
 	reserve.parameters = parameters;
@@ -628,10 +781,10 @@ export function configureWorkflow(template: unknown, settings: PlannerSettings):
 	// The signature and the key come from one sender (README, "Switching the provider"): a preset
 	// that names a sender also sets the signature check's provider.
 	const verify = workflow.nodes.find((node) => node.type === `${PACKAGE}.verifyWebhookSignature`);
-	if (verify !== undefined && settings.keySource in SIGNATURE_SCHEMES) {
+	if (kind === 'webhook' && verify !== undefined && settings.keySource in SIGNATURE_SCHEMES) {
 		verify.parameters = { ...verify.parameters, provider: settings.keySource };
 	}
-	if (settings.mode === 'simple') {
+	if (kind === 'webhook' && settings.mode === 'simple') {
 		const complete = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyComplete`);
 		if (complete !== undefined) {
 			const after = outputsOf(workflow, complete.name)[0] ?? [];

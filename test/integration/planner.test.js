@@ -293,9 +293,10 @@ describeInBrowser('key planner page in Chromium', () => {
 			const expected =
 				mode === 'lease'
 					? [
-							sql.createTableSql(ref, { lease: true }),
-							sql.addLeaseColumnsSql(ref),
-							sql.reserveLeaseSql(ref),
+							// Lease mode records the raw-body fingerprint by default (Fingerprint: Raw Body).
+							sql.createTableSql(ref, { lease: true, fingerprint: true }),
+							sql.addColumnsSql(ref, ['lease', 'fingerprint']),
+							sql.reserveLeaseSql(ref, { fingerprint: true }),
 							sql.completeSql(ref),
 							sql.releaseOwnedSql(ref),
 						]
@@ -306,7 +307,11 @@ describeInBrowser('key planner page in Chromium', () => {
 						];
 			expected.push(sql.purgeCutoffSql(), sql.purgeBatchSql(ref, { lease: mode === 'lease' }));
 			for (const statement of expected) expect(shown.sql).toContain(statement);
-			if (mode === 'simple') expect(shown.sql).not.toContain(sql.reserveLeaseSql(ref));
+			if (mode === 'simple') {
+				expect(shown.sql).not.toContain(sql.reserveLeaseSql(ref));
+				// Simple mode records no fingerprint by default: the two-column table is all it needs.
+				expect(shown.sql).not.toContain('fingerprint');
+			}
 			// Bind parameters as the node sends them, the values as JSON in `--` comments (no line break can end one).
 			expect(shown.sql).toContain(`-- $1 (text[]) = ${JSON.stringify([key])}`);
 			expect(shown.sql).toContain('-- $1 (interval) = "45 days"');
@@ -366,6 +371,8 @@ describeInBrowser('key planner page in Chromium', () => {
 			});
 			expect(reserve.parameters.eventId).toBeUndefined();
 			if (mode === 'lease') expect(reserve.parameters.leaseSeconds).toBe(90);
+			// The Fingerprint the page shows: the node's default for the mode.
+			expect(reserve.parameters.fingerprint).toBe(mode === 'lease' ? 'rawBody' : 'none');
 			const keyTableNodes = workflow.nodes.filter(
 				(n) => n.type.startsWith('n8n-nodes-idempotency.') && n.type !== VERIFY_TYPE,
 			);

@@ -181,11 +181,12 @@ async function settled(page) {
 
 /**
  * Sets the page's fields; `body` (bytes) is loaded through #bodyFile so the page keys on exactly
- * those bytes. Returns what the page shows.
+ * those bytes. Returns what the page shows. `fingerprintSource` is set after `mode` (a mode change
+ * resets it to the mode's default, as in the node).
  * @param {import('playwright-core').Page} page
  * @param {{ body?: string | Buffer, headers?: string, keySource?: string, eventIdPath?: string,
  *   namespace?: string, mode?: string, leaseSeconds?: number, schema?: string, table?: string,
- *   retentionDays?: number }} settings
+ *   retentionDays?: number, fingerprintSource?: string, fingerprintExpression?: string }} settings
  */
 async function plan(
 	page,
@@ -200,6 +201,8 @@ async function plan(
 		schema,
 		table,
 		retentionDays,
+		fingerprintSource,
+		fingerprintExpression,
 	},
 ) {
 	// One round trip for all fields, each with the event a person's input fires.
@@ -213,6 +216,8 @@ async function plan(
 		schema,
 		table,
 		retentionDays,
+		fingerprintSource,
+		fingerprintExpression,
 	};
 	await page.evaluate((fields) => {
 		for (const [id, value] of Object.entries(fields)) {
@@ -237,6 +242,8 @@ async function plan(
 		key: document.getElementById('key').textContent,
 		problem: document.getElementById('key').classList.contains('problem'),
 		explain: document.getElementById('keyExplain').textContent,
+		fingerprint: document.getElementById('fingerprint').textContent,
+		fingerprintExplain: document.getElementById('fingerprintExplain').textContent,
 		sql: document.getElementById('sql').textContent,
 	}));
 }
