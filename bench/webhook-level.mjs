@@ -153,7 +153,7 @@ async function main() {
 					'distinct',
 					Math.ceil(config.warmup / config.concurrency.length),
 				);
-				const { answers } = await runLoad(urls[v], ids, c, seq);
+				const { answers } = await runLoad(urls[v], ids, c, seq, VARIANTS[v].headers);
 				seq += ids.length;
 				ids.forEach((id, i) => record(run, v, id, answers[i]));
 			}

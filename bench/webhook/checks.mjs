@@ -29,11 +29,12 @@ export function createLedger(variantNames) {
 }
 
 /** Checks one answer against what the variant must say, and records it. */
-export function record(run, variantName, id, answer) {
+export function record(run, variantName, id, httpAnswer) {
 	const { ledger } = run;
 	const variant = run.variants[variantName];
 	ledger.requests[variantName] += 1;
 	const key = variant.businessKey?.(id) ?? `bare:${id}`;
+	const answer = variant.answer ? variant.answer(httpAnswer, key) : httpAnswer;
 	ledger.sent[variantName].set(key, (ledger.sent[variantName].get(key) ?? 0) + 1);
 	if (answer.status === 409 && variant.inFlight409) {
 		recordInFlight(ledger, variantName, id, key, answer);
@@ -116,8 +117,13 @@ export async function resendInFlight(stack, urls, run) {
 		const batch = ledger.resend.splice(0);
 		const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 		for (const { variantName, id } of batch) {
-			const answer = await post(urls[variantName], eventBody(id, 0), agent);
-			record(run, variantName, id, answer);
+			const variant = run.variants[variantName];
+			const key = variant.businessKey?.(id) ?? `bare:${id}`;
+			const httpAnswer = await post(urls[variantName], eventBody(id, 0), agent, {
+				headers: variant.headers?.(id) ?? {},
+			});
+			record(run, variantName, id, httpAnswer);
+			const answer = variant.answer ? variant.answer(httpAnswer, key) : httpAnswer;
 			let json = {};
 			try {
 				json = JSON.parse(answer.text);
@@ -139,7 +145,8 @@ export async function resendInFlight(stack, urls, run) {
 /** Smoke: a body without id, twice, to each deduplicating variant: the key is sha256 of the raw bytes. */
 export async function checkBodyWithoutId(run, urls, runTag) {
 	const { config, variants, ledger } = run;
-	for (const v of config.variants.filter((name) => variants[name].dedupe)) {
+	const keyedByBody = (name) => variants[name].dedupe && variants[name].keyedByBody !== false;
+	for (const v of config.variants.filter(keyedByBody)) {
 		const bytes = Buffer.from(JSON.stringify({ type: 'no.id', note: `${runTag} ${v}` }));
 		const key = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 		const agent = new http.Agent({ keepAlive: false });

@@ -67,7 +67,7 @@ export function loadIds(prefix, shape, n) {
 	return ids;
 }
 
-export function post(url, bytes, agent, timeoutMs = 60_000) {
+export function post(url, bytes, agent, { timeoutMs = 60_000, headers = {} } = {}) {
 	return new Promise((resolve) => {
 		const started = performance.now();
 		const request = http.request(
@@ -80,6 +80,7 @@ export function post(url, bytes, agent, timeoutMs = 60_000) {
 					'content-type': 'application/json',
 					'content-length': bytes.length,
 					'stripe-signature': stripeSignature(bytes),
+					...headers,
 				},
 				timeout: timeoutMs,
 			},
@@ -91,6 +92,7 @@ export function post(url, bytes, agent, timeoutMs = 60_000) {
 						status: response.statusCode,
 						text: Buffer.concat(chunks).toString('utf8'),
 						retryAfter: response.headers['retry-after'],
+						replayed: response.headers['idempotent-replayed'],
 						ms: performance.now() - started,
 					}),
 				);
@@ -107,8 +109,11 @@ export function post(url, bytes, agent, timeoutMs = 60_000) {
 	});
 }
 
-/** Closed loop: `concurrency` senders, each sending the next request as soon as its last one was answered. */
-export async function runLoad(url, ids, concurrency, seqBase) {
+/**
+ * Closed loop: `concurrency` senders, each sending the next request as soon as its last one was
+ * answered. `headersOf(id)`: a variant's extra headers (an API client's Idempotency-Key).
+ */
+export async function runLoad(url, ids, concurrency, seqBase, headersOf = undefined) {
 	const bodies = ids.map((id, i) => eventBody(id, seqBase + i));
 	const answers = new Array(ids.length);
 	const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
@@ -120,7 +125,7 @@ export async function runLoad(url, ids, concurrency, seqBase) {
 			for (;;) {
 				const i = next++;
 				if (i >= ids.length) return;
-				answers[i] = await post(url, bodies[i], agent);
+				answers[i] = await post(url, bodies[i], agent, { headers: headersOf?.(ids[i]) });
 			}
 		}),
 	);

@@ -24,7 +24,7 @@ export async function measureLoad(
 		config.requests,
 	);
 	const cpuBefore = cpuSnapshot(stack, postmasterPid);
-	const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq);
+	const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq, variants[v].headers);
 	const inFlightBefore = ledger.inFlight[v];
 	ids.forEach((id, i) => record(run, v, id, answers[i]));
 	await waitForIdle(stack, run);

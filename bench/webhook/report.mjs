@@ -157,6 +157,7 @@ const RATIO_PAIRS = [
 	['floorNoOp', 'floor'],
 	['exactlyOnce', 'floor'],
 	['exactlyOnce', 'package'],
+	['api', 'floorApi'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */

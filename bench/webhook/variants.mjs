@@ -1,6 +1,6 @@
 // The variants: which workflow each one is, what its answer and its business row look like. A new
 // variant is one entry in VARIANTS below (and its workflow file under bench/workflows/).
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,10 @@ const TEMPLATE_FILE = 'workflows/idempotent-webhook.json';
 const EXACTLY_ONCE_FILE = 'workflows/exactly-once-postgres.json';
 const NO_VERIFY_TABLE = 'processed_events_nover';
 const EXACTLY_ONCE_TABLE = 'processed_events_once';
+const API_FILE = 'workflows/idempotent-api.json';
+const API_TABLE = 'processed_events_api';
+/** The API template's scope for a caller without Authorization: 'orders-' + 16 hex of sha256('anonymous'). */
+const API_SCOPE = `orders-${createHash('sha256').update('anonymous').digest('hex').slice(0, 16)}`;
 
 /**
  * The template without its Verify Webhook Signature node and the node its `invalid` output feeds:
@@ -64,6 +68,31 @@ function exactlyOnceTemplate() {
 	return { ...template, id: 'IdemExactlyOnce01' };
 }
 
+/** The idempotent API template as shipped, with an id and its own key table. */
+function apiTemplate() {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, API_FILE), 'utf8'));
+	for (const node of template.nodes)
+		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = API_TABLE;
+	return { ...template, id: 'IdemApiTemplate01' };
+}
+
+/**
+ * An API answer in the terms the checks read for the webhook variants ({ status: processed |
+ * duplicate | in_progress, key }): 201 is processed, 201 with Idempotent-Replayed a duplicate, a
+ * 409 problem in flight. Anything else is left as it is, so the checks report it.
+ */
+function apiAnswer(answer, key) {
+	if (answer.status === 201) {
+		const status = answer.replayed === 'true' ? 'duplicate' : 'processed';
+		return { ...answer, status: 200, text: JSON.stringify({ status, key }) };
+	}
+	if (answer.status === 409) {
+		const retryAfterSeconds = Number(answer.retryAfter);
+		return { ...answer, text: JSON.stringify({ status: 'in_progress', key, retryAfterSeconds }) };
+	}
+	return answer;
+}
+
 /**
  * Writes the generated template to a temporary folder (removed when the process exits) and returns
  * the table of all variants, each with its workflow id and, for the extra workflows, webhook path.
@@ -75,6 +104,8 @@ export function loadVariants() {
 	writeFileSync(NO_VERIFY_FILE, JSON.stringify(templateWithoutVerification(), null, 2));
 	const EXACTLY_ONCE_COPY = path.join(generatedDir, 'exactly-once-postgres.json');
 	writeFileSync(EXACTLY_ONCE_COPY, JSON.stringify(exactlyOnceTemplate(), null, 2));
+	const API_COPY = path.join(generatedDir, 'idempotent-api.json');
+	writeFileSync(API_COPY, JSON.stringify(apiTemplate(), null, 2));
 
 	// One entry per variant: adding a variant is adding an entry (and its workflow file).
 	//   file        the workflow; `template: true` marks the webhook template startStack publishes itself
@@ -85,6 +116,9 @@ export function loadVariants() {
 	//               Retry-After (checked, then resent after the load like a sender would; see record())
 	//   keyTable    its key table, whose rows are counted after the run
 	//   businessKey the event_key of its business row (undefined: no business step)
+	//   headers     extra request headers per event id (an API client's Idempotency-Key)
+	//   answer      maps its HTTP answer to the webhook variants' terms (the API's 201 and 409)
+	//   keyedByBody false: its key does not come from the body, so the body-without-id check skips it
 	const VARIANTS = {
 		floor: {
 			file: 'bench/workflows/floor.json',
@@ -129,6 +163,24 @@ export function loadVariants() {
 			inFlight409: true,
 			keyTable: EXACTLY_ONCE_TABLE,
 			businessKey: (id) => `evt:${id}`,
+		},
+		floorApi: {
+			file: 'bench/workflows/floor-api.json',
+			tag: 'fap',
+			dedupe: false,
+			businessKey: (id) => `floorapi:${id}`,
+			answer: apiAnswer,
+		},
+		api: {
+			file: API_COPY,
+			tag: 'api',
+			dedupe: true,
+			inFlight409: true,
+			keyedByBody: false,
+			keyTable: API_TABLE,
+			businessKey: (id) => `${API_SCOPE}:idk:${id}`,
+			headers: (id) => ({ 'idempotency-key': `"${id}"` }),
+			answer: apiAnswer,
 		},
 		packageNoVerify: {
 			file: NO_VERIFY_FILE,
