@@ -10,6 +10,7 @@ const sql = require('../../dist/nodes/shared/store/sql');
 const { prefixEnd } = require('../../dist/nodes/shared/store/operatorQueries');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
+const { waitFor } = require('../support/waitFor');
 
 const db = useTestDatabase();
 
@@ -243,6 +244,59 @@ describe('Report', () => {
 				'ops_events_in_progress_idx',
 				'ops_events_takeover_idx',
 			]),
+		);
+	});
+});
+
+describe('adding its indexes to a table in use', () => {
+	test('reservations go on while the report builds its indexes (CONCURRENTLY), and the report waits for the build', async () => {
+		await seedLeaseTable('busy_events');
+		// An open transaction that wrote to the table: a plain CREATE INDEX would queue behind it and
+		// hold back every INSERT that comes after; CREATE INDEX CONCURRENTLY only waits for it.
+		const writer = await db.connect();
+		let writerOpen = true;
+		const endWriter = async () => {
+			if (writerOpen) await writer.end();
+			writerOpen = false;
+		};
+		await writer.query('BEGIN');
+		await writer.query(`INSERT INTO busy_events (key) VALUES ('evt:open-tx')`);
+		let report;
+		try {
+			report = run({ operation: 'report', table: 'busy_events' });
+			await waitFor('the index build to wait for the open transaction', async () => {
+				const { rows } = await db.query(
+					`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'CREATE INDEX%' AND wait_event_type IS NOT NULL`,
+				);
+				return rows.length > 0;
+			});
+			const startedAt = Date.now();
+			// Bounded, so a build that blocks writes fails this test instead of hanging it.
+			await db.query(`SET statement_timeout = '3s'`);
+			try {
+				await db.query(`INSERT INTO busy_events (key) VALUES ('evt:during-build')`);
+			} finally {
+				await db.query(`RESET statement_timeout`);
+			}
+			const insertMs = Date.now() - startedAt;
+			let reportDone = false;
+			void report.then(() => (reportDone = true));
+			expect(insertMs).toBeLessThan(1000);
+			expect(reportDone).toBe(false);
+			await writer.query('COMMIT');
+			await endWriter();
+		} finally {
+			// On a failure above, the open transaction must not keep the database from being dropped.
+			await endWriter();
+		}
+		const [result] = await report;
+		expect(result.counts.inProgress).toBe(4);
+		const { rows } = await db.query(
+			`SELECT c.relname::text AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			 WHERE i.indrelid = 'busy_events'::regclass AND i.indisvalid ORDER BY 1`,
+		);
+		expect(rows.map((row) => row.name)).toEqual(
+			expect.arrayContaining(['busy_events_in_progress_idx', 'busy_events_takeover_idx']),
 		);
 	});
 });

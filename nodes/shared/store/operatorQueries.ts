@@ -3,7 +3,7 @@ import type { TableRef } from './identifiers';
 import {
 	COLUMN_GROUPS,
 	createIndexIfPermittedSql,
-	createOperatorIndexIfPermittedSql,
+	createOperatorIndexSql,
 	inspectOperatorIndexesSql,
 	inspectTableSql,
 	keySelectionDeleteSql,
@@ -189,9 +189,25 @@ export class OperatorQueries {
 		]);
 		const have = new Set(present.rows.map((row) => row.name));
 		for (const index of indexes) {
-			if (!have.has(operatorIndexName(this.ref, index)))
-				await pool.query(createOperatorIndexIfPermittedSql(this.ref, index));
+			if (!have.has(operatorIndexName(this.ref, index))) await this.createIndex(index);
 		}
+	}
+
+	/**
+	 * Builds one index without blocking writes. A user who may not (not the table's owner) goes on
+	 * without it, as with the first_seen index; so does one racing another execution that builds the
+	 * same index (duplicate name). A build that fails half-way leaves an invalid index, which the
+	 * queries do not use (the inspection checks indisvalid) and the docs say how to drop.
+	 */
+	private async createIndex(index: OperatorIndex): Promise<void> {
+		let failure: unknown;
+		try {
+			await this.entry.pool.query(createOperatorIndexSql(this.ref, index));
+		} catch (error) {
+			failure = error;
+		}
+		const code = (failure as { code?: string } | undefined)?.code;
+		if (failure !== undefined && code !== '42501' && code !== '42P07') throw failure;
 	}
 
 	/** One row per key, in order, a missing one included (found false). */

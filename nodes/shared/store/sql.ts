@@ -458,17 +458,10 @@ export function createOperatorIndexSql(ref: TableRef, index: OperatorIndex): str
 		takeover: `(first_seen) WHERE attempts > 1`,
 		keyPrefix: `(key COLLATE "C")`,
 	}[index];
-	return `CREATE INDEX IF NOT EXISTS ${name} ON ${ref.qualified} ${target}`;
-}
-
-/** The same, by whoever may (see createIndexIfPermittedSql): without it the statements still run, unindexed. */
-export function createOperatorIndexIfPermittedSql(ref: TableRef, index: OperatorIndex): string {
-	return `${DDL_LOCK}
-DO $$ BEGIN
-  ${createOperatorIndexSql(ref, index)};
-EXCEPTION WHEN insufficient_privilege THEN
-  RAISE NOTICE 'n8n-nodes-idempotency: no privilege to add index % to %', '${index}', '${ref.qualified.replace(/'/g, "''")}';
-END $$;`;
+	// CONCURRENTLY: a table in use keeps taking reservations while the index is built (a plain
+	// CREATE INDEX would hold back every INSERT until it is done, which on millions of keys means
+	// webhooks waiting). It cannot run inside a transaction, so it is sent on its own.
+	return `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${ref.qualified} ${target}`;
 }
 
 /** Which of the index names in $2 exist, valid, on table $1. */
