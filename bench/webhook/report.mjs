@@ -158,6 +158,7 @@ const RATIO_PAIRS = [
 	['exactlyOnce', 'floor'],
 	['exactlyOnce', 'package'],
 	['api', 'floorApi'],
+	['package', 'packageNoFingerprint'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */

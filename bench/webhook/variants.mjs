@@ -12,6 +12,7 @@ const TEMPLATE_FILE = 'workflows/idempotent-webhook.json';
 const EXACTLY_ONCE_FILE = 'workflows/exactly-once-postgres.json';
 const NO_VERIFY_TABLE = 'processed_events_nover';
 const EXACTLY_ONCE_TABLE = 'processed_events_once';
+const NO_FINGERPRINT_TABLE = 'processed_events_nofp';
 const API_FILE = 'workflows/idempotent-api.json';
 const API_TABLE = 'processed_events_api';
 /** The API template's scope for a caller without Authorization: 'orders-' + 16 hex of sha256('anonymous'). */
@@ -68,6 +69,25 @@ function exactlyOnceTemplate() {
 	return { ...template, id: 'IdemExactlyOnce01' };
 }
 
+/**
+ * The webhook template with Reserve's Fingerprint set to None, its own id, path and key table: what
+ * the template did before it recorded fingerprints, so package ÷ this is what recording them costs.
+ */
+function templateWithoutFingerprint() {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8'));
+	for (const node of template.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters.path = 'idempotent-webhook-nofingerprint';
+			node.webhookId = randomUUID();
+		}
+		if (node.type.startsWith('n8n-nodes-idempotency.'))
+			node.parameters.table = NO_FINGERPRINT_TABLE;
+		if (node.type === 'n8n-nodes-idempotency.idempotencyReserve')
+			node.parameters.fingerprint = 'none';
+	}
+	return { ...template, id: 'IdemWebhookNoFp01', name: `${template.name} (no fingerprint)` };
+}
+
 /** The idempotent API template as shipped, with an id and its own key table. */
 function apiTemplate() {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, API_FILE), 'utf8'));
@@ -104,6 +124,8 @@ export function loadVariants() {
 	writeFileSync(NO_VERIFY_FILE, JSON.stringify(templateWithoutVerification(), null, 2));
 	const EXACTLY_ONCE_COPY = path.join(generatedDir, 'exactly-once-postgres.json');
 	writeFileSync(EXACTLY_ONCE_COPY, JSON.stringify(exactlyOnceTemplate(), null, 2));
+	const NO_FINGERPRINT_FILE = path.join(generatedDir, 'template-without-fingerprint.json');
+	writeFileSync(NO_FINGERPRINT_FILE, JSON.stringify(templateWithoutFingerprint(), null, 2));
 	const API_COPY = path.join(generatedDir, 'idempotent-api.json');
 	writeFileSync(API_COPY, JSON.stringify(apiTemplate(), null, 2));
 
@@ -162,6 +184,14 @@ export function loadVariants() {
 			dedupe: true,
 			inFlight409: true,
 			keyTable: EXACTLY_ONCE_TABLE,
+			businessKey: (id) => `evt:${id}`,
+		},
+		packageNoFingerprint: {
+			file: NO_FINGERPRINT_FILE,
+			tag: 'pnf',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: NO_FINGERPRINT_TABLE,
 			businessKey: (id) => `evt:${id}`,
 		},
 		floorApi: {
