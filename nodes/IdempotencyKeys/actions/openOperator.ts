@@ -2,14 +2,9 @@ import type { IExecuteFunctions, NodeOperationError } from 'n8n-workflow';
 
 import { failWhole } from '../../shared/n8n/failWhole';
 import { setupError } from '../../shared/n8n/nodeErrors';
-import type { OpenedStore } from '../../shared/n8n/openKeyStore';
-import { CREDENTIAL_TYPE } from '../../shared/n8n/properties';
+import { openKeyStore, type OpenedStore } from '../../shared/n8n/openKeyStore';
 import { FailedStep, statementStep } from '../../shared/n8n/storeStep';
-import { tableRef } from '../../shared/store/identifiers';
-import { KeyStore } from '../../shared/store/KeyStore';
 import { OperatorQueries } from '../../shared/store/operatorQueries';
-import type { IdempotencyPostgresCredential } from '../../shared/transport/connectionOptions';
-import { poolFor } from '../../shared/transport/poolCache';
 
 export interface OpenedOperator<Settings> extends OpenedStore {
 	queries: OperatorQueries;
@@ -25,22 +20,9 @@ export async function openOperator<Settings>(
 	readSettings: () => Settings,
 ): Promise<OpenedOperator<Settings> | FailedStep> {
 	try {
-		const credential = (await context.getCredentials(
-			CREDENTIAL_TYPE,
-		)) as unknown as IdempotencyPostgresCredential;
-		const ref = tableRef(
-			context.getNodeParameter('schema', 0) as string,
-			context.getNodeParameter('table', 0) as string,
-		);
-		const credentialId = context.getNode().credentials?.[CREDENTIAL_TYPE]?.id;
-		const entry = poolFor(credential, { credentialId, logger: context.logger });
+		const opened = await openKeyStore(context);
 		const settings = readSettings();
-		return {
-			store: new KeyStore(entry, ref),
-			queries: new OperatorQueries(entry, ref),
-			credential,
-			settings,
-		};
+		return { ...opened, queries: new OperatorQueries(opened.entry, opened.store.ref), settings };
 	} catch (error) {
 		return new FailedStep(failWhole(context, setupError(context.getNode(), error), 1));
 	}

@@ -3,12 +3,14 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { tableRef } from '../store/identifiers';
 import { KeyStore } from '../store/KeyStore';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
-import { poolFor } from '../transport/poolCache';
+import { poolFor, type PoolEntry } from '../transport/poolCache';
 import { CREDENTIAL_TYPE } from './properties';
 
 export interface OpenedStore {
 	store: KeyStore;
 	credential: IdempotencyPostgresCredential;
+	/** The credential's shared pool, for statements beside the KeyStore's (the operators' queries). */
+	entry: PoolEntry;
 }
 
 /**
@@ -26,5 +28,5 @@ export async function openKeyStore(context: IExecuteFunctions): Promise<OpenedSt
 	// The credential id lets the pool cache notice an edited credential and close the old pool.
 	const credentialId = context.getNode().credentials?.[CREDENTIAL_TYPE]?.id;
 	const entry = poolFor(credential, { credentialId, logger: context.logger });
-	return { store: new KeyStore(entry, ref), credential };
+	return { store: new KeyStore(entry, ref), credential, entry };
 }
