@@ -8,6 +8,7 @@ import {
 
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { createTableProperty, schemaProperty, tableProperty } from '../shared/n8n/properties';
+import { retentionUnitProperty } from '../shared/n8n/retention';
 import { MAX_BATCH_SIZE, purgeKeys } from './purgeKeys';
 
 export class IdempotencyPurge implements INodeType {
@@ -42,17 +43,7 @@ export class IdempotencyPurge implements INodeType {
 				description:
 					'Keys whose first_seen is older than this are deleted. Keep them longer than the provider can redeliver an event (Stripe retries for 3 days and allows manual resends for up to 30).',
 			},
-			{
-				displayName: 'Unit',
-				name: 'retentionUnit',
-				type: 'options',
-				default: 'days',
-				options: [
-					{ name: 'Days', value: 'days' },
-					{ name: 'Hours', value: 'hours' },
-					{ name: 'Minutes', value: 'minutes' },
-				],
-			},
+			retentionUnitProperty,
 			{
 				displayName: 'Only Namespace',
 				name: 'namespace',

@@ -2,30 +2,18 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import { assertStorableKey } from '../shared/keys/composeKey';
 import { namespaceText } from '../shared/keys/namespace';
+import { retentionInterval } from '../shared/n8n/retention';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
-
-const RETENTION_UNITS = ['minutes', 'hours', 'days'] as const;
-export type RetentionUnit = (typeof RETENTION_UNITS)[number];
 
 export const MAX_BATCH_SIZE = 100_000;
 
 /** Reads and checks the purge settings; throws NodeOperationError with a hint for a bad value. */
 function purgeSettings(context: IExecuteFunctions) {
 	const node = context.getNode();
-	const amount = Number(context.getNodeParameter('retentionAmount', 0));
-	const unit = context.getNodeParameter('retentionUnit', 0) as RetentionUnit;
-	if (!Number.isFinite(amount) || amount < 0) {
-		throw new NodeOperationError(
-			node,
-			`Keep Keys For must be a number of 0 or more, not ${String(amount)}`,
-			{
-				description: 'Keep keys longer than the provider can redeliver (Stripe: up to 30 days).',
-			},
-		);
-	}
-	if (!RETENTION_UNITS.includes(unit)) {
-		throw new NodeOperationError(node, `Unknown retention unit "${String(unit)}"`);
-	}
+	const retention = retentionInterval(context, {
+		label: 'Keep Keys For',
+		hint: 'Keep keys longer than the provider can redeliver (Stripe: up to 30 days).',
+	});
 	const batchSize = Number(context.getNodeParameter('batchSize', 0, 1000));
 	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
 		throw new NodeOperationError(
@@ -37,7 +25,7 @@ function purgeSettings(context: IExecuteFunctions) {
 	const namespace = namespaceText(context.getNodeParameter('namespace', 0, ''));
 	if (namespace !== '') assertStorableKey(namespace);
 	return {
-		retention: `${amount} ${unit}`,
+		retention,
 		keyPrefix: namespace === '' ? undefined : `${namespace}:`,
 		batchSize,
 	};

@@ -13,7 +13,7 @@ import {
 	MAX_BATCH_SIZE,
 	MAX_COUNT_LIMIT,
 	MAX_LIST_LIMIT,
-	retentionInterval,
+	retentionOf,
 	retentionProperties,
 	wholeNumber,
 } from './settings';
@@ -128,7 +128,7 @@ function purgeSettings(context: IExecuteFunctions) {
 		},
 		keys,
 		prefix: by === 'prefix' ? keyPrefix(context, { required: true }) : undefined,
-		retention: by === 'age' ? retentionInterval(context) : undefined,
+		retention: by === 'age' ? retentionOf(context) : undefined,
 		batchSize: wholeNumber(context, 'batchSize', 'Batch Size', {
 			min: 1,
 			max: MAX_BATCH_SIZE,

@@ -7,7 +7,7 @@ import {
 	graceProperty,
 	graceSeconds,
 	MAX_COUNT_LIMIT,
-	retentionInterval,
+	retentionOf,
 	retentionProperties,
 	wholeNumber,
 } from './settings';
@@ -34,7 +34,7 @@ export const description: INodeProperties[] = [
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const opened = await openOperator(this, () => ({
 		graceSeconds: graceSeconds(this),
-		retention: retentionInterval(this),
+		retention: retentionOf(this),
 		countLimit: wholeNumber(this, 'countLimit', 'Count Up To', {
 			min: 1,
 			max: MAX_COUNT_LIMIT,

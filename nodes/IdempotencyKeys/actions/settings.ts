@@ -3,14 +3,13 @@ import { NodeOperationError, type IExecuteFunctions, type INodeProperties } from
 import { assertStorableKey } from '../../shared/keys/composeKey';
 import { normalizeId } from '../../shared/keys/idText';
 import { KeyError } from '../../shared/keys/KeyError';
+import { retentionInterval, retentionUnitProperty } from '../../shared/n8n/retention';
 
 /** Parameters and checks more than one operation uses. Values are stored in workflows: never rename them. */
 
 export const MAX_LIST_LIMIT = 10_000;
 export const MAX_COUNT_LIMIT = 10_000_000;
 export const MAX_BATCH_SIZE = 100_000;
-
-const RETENTION_UNITS = ['minutes', 'hours', 'days'] as const;
 
 export const retentionProperties: INodeProperties[] = [
 	{
@@ -21,17 +20,7 @@ export const retentionProperties: INodeProperties[] = [
 		typeOptions: { minValue: 0 },
 		description: 'Keys whose first_seen is older than this',
 	},
-	{
-		displayName: 'Unit',
-		name: 'retentionUnit',
-		type: 'options',
-		default: 'days',
-		options: [
-			{ name: 'Days', value: 'days' },
-			{ name: 'Hours', value: 'hours' },
-			{ name: 'Minutes', value: 'minutes' },
-		],
-	},
+	retentionUnitProperty,
 ];
 
 export function graceProperty(): INodeProperties {
@@ -107,18 +96,8 @@ export function graceSeconds(context: IExecuteFunctions): number {
 }
 
 /** A PostgreSQL interval such as `30 days`, from the Older Than parameters. */
-export function retentionInterval(context: IExecuteFunctions): string {
-	const amount = Number(context.getNodeParameter('retentionAmount', 0, 30));
-	const unit = context.getNodeParameter('retentionUnit', 0, 'days') as string;
-	if (!Number.isFinite(amount) || amount < 0) {
-		throw new NodeOperationError(
-			context.getNode(),
-			`Older Than must be a number of 0 or more, not ${String(amount)}`,
-		);
-	}
-	if (!(RETENTION_UNITS as readonly string[]).includes(unit))
-		throw new NodeOperationError(context.getNode(), `Unknown unit "${unit}"`);
-	return `${amount} ${unit}`;
+export function retentionOf(context: IExecuteFunctions): string {
+	return retentionInterval(context, { label: 'Older Than' });
 }
 
 export function keyPrefix(context: IExecuteFunctions, { required }: { required: boolean }): string {
