@@ -7,7 +7,7 @@ export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 
 export const USAGE =
 	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
-	'                             [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,floorApi,api] [--warmup 60] [--env NAME=VALUE] [--profile]\n';
+	'                             [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,packageBefore,exactlyOnce,packageNoVerify,packageNoFingerprint,floorApi,api] [--warmup 60] [--env NAME=VALUE] [--profile]\n';
 
 export function parseArgs(argv) {
 	const options = { env: [] };

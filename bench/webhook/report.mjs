@@ -159,6 +159,9 @@ const RATIO_PAIRS = [
 	['exactlyOnce', 'package'],
 	['api', 'floorApi'],
 	['package', 'packageNoFingerprint'],
+	['package', 'packageBefore'],
+	['packageBefore', 'floor'],
+	['exactlyOnce', 'packageBefore'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */
