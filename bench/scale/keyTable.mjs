@@ -18,6 +18,7 @@ const require = createRequire(import.meta.url);
 const sql = require('../../dist/nodes/shared/store/sql.js');
 const { tableRef } = require('../../dist/nodes/shared/store/identifiers.js');
 
+/** @type {Array<'inProgress' | 'takeover' | 'keyPrefix'>} */
 export const OPERATOR_INDEXES = ['inProgress', 'takeover', 'keyPrefix'];
 const DAYS = 30;
 const IN_FLIGHT_SECONDS = 120;
