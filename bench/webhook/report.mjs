@@ -159,6 +159,14 @@ const RATIO_PAIRS = [
 	['exactlyOnce', 'package'],
 	['api', 'floorApi'],
 	['package', 'packageNoFingerprint'],
+	['removeDuplicates', 'floor'],
+	['package', 'removeDuplicates'],
+	['rdHistory0', 'floor'],
+	['rdHistory1k', 'floor'],
+	['rdHistory10k', 'floor'],
+	['pkgHistory0', 'floor'],
+	['pkgHistory1k', 'floor'],
+	['pkgHistory1m', 'floor'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */
