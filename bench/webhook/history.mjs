@@ -163,6 +163,7 @@ export function historyVariants(generatedDir, templateFile) {
 			file,
 			tag: `rh${suffix}`,
 			dedupe: true,
+			raceProne: true,
 			keyedByBody: false,
 			businessKey: (id) => `rmdup:${id}`,
 			historyLevel: level,

@@ -21,6 +21,7 @@ import {
 	startStack,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
+import { removeDuplicatesHash, removeDuplicatesRow } from '../../bench/webhook/history.mjs';
 
 const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const REMOVE_DUPLICATES_FILE = 'bench/workflows/remove-duplicates.json';
@@ -31,38 +32,46 @@ const CAP = 3;
 const BURST_SIZES = [2, 4, 16];
 const EVENTS_PER_SIZE = 3;
 
-/** The same workflow with History Size CAP, its own id and path: to reach the cap in a few requests. */
-function cappedCopy() {
+/** The same workflow with its own id and path (and History Size, if given). */
+function copyOf(id, webhookPath, historySize) {
 	const workflow = structuredClone(removeDuplicates);
-	workflow.id = 'E2eRemoveDupsCap1';
-	workflow.name = `${removeDuplicates.name} (History Size ${CAP})`;
+	workflow.id = id;
+	workflow.name = `${removeDuplicates.name} (${webhookPath})`;
 	for (const node of workflow.nodes) {
 		if (node.type === 'n8n-nodes-base.webhook') {
-			node.parameters.path = 'e2e-remove-duplicates-cap';
+			node.parameters.path = webhookPath;
 			node.webhookId = randomUUID();
 		}
-		if (node.type === 'n8n-nodes-base.removeDuplicates')
-			node.parameters.options = { ...node.parameters.options, historySize: CAP };
+		if (node.type === 'n8n-nodes-base.removeDuplicates' && historySize)
+			node.parameters.options = { ...node.parameters.options, historySize };
 	}
 	return workflow;
 }
-const capped = cappedCopy();
+/** History Size CAP: reaches the cap in a few requests. */
+const capped = copyOf('E2eRemoveDupsCap1', 'e2e-remove-duplicates-cap', CAP);
+/** Gets nothing until its first burst: the deliveries that meet an empty history (no row yet). */
+const untouched = copyOf('E2eRemoveDupsNew1', 'e2e-remove-duplicates-first-burst');
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
 let removeDuplicatesUrl;
 let cappedUrl;
+let untouchedUrl;
 
 before(
 	async () => {
 		stack = await startStack({
 			label: 'rmdup',
-			extraWorkflows: [REMOVE_DUPLICATES_FILE, { workflow: capped }],
+			extraWorkflows: [REMOVE_DUPLICATES_FILE, { workflow: capped }, { workflow: untouched }],
 		});
 		const urlOf = (id) => stack.extraWorkflows.find((w) => w.id === id)?.webhookUrl;
 		removeDuplicatesUrl = urlOf(removeDuplicates.id);
 		cappedUrl = urlOf(capped.id);
-		assert.ok(removeDuplicatesUrl && cappedUrl, 'both Remove Duplicates workflows are published');
+		untouchedUrl = urlOf(untouched.id);
+		assert.ok(
+			removeDuplicatesUrl && cappedUrl && untouchedUrl,
+			'the Remove Duplicates workflows are published',
+		);
 	},
 	{ timeout: 60 * 60_000 },
 );
@@ -102,7 +111,7 @@ test(
 				for (let e = 1; e <= EVENTS_PER_SIZE; e++) {
 					const id = `evt_overlap_${size}_${e}_${randomUUID().slice(0, 8)}`;
 					const event = { id, type: 'invoice.paid' };
-					// Remove Duplicates first: the very first burst meets its empty history (no row yet).
+					// Remove Duplicates first, then the same event to the package.
 					const rd = await runBurst(stack, event, {
 						webhookUrl: removeDuplicatesUrl,
 						workflowId: removeDuplicates.id,
@@ -147,6 +156,65 @@ test(
 					`N = ${size}: Remove Duplicates ${Math.min(...rows)}–${Math.max(...rows)} rows per event; this package 1\n`,
 				);
 			}
+		}),
+);
+
+test(
+	'16 simultaneous deliveries of one new event to a Remove Duplicates workflow that has no history yet: answers and rows counted',
+	{ timeout: 120_000 },
+	() =>
+		withStackLogs(stack, async () => {
+			const id = `evt_first_burst_${randomUUID().slice(0, 8)}`;
+			const burst = await runBurst(
+				stack,
+				{ id, type: 'invoice.paid' },
+				{ webhookUrl: untouchedUrl, workflowId: untouched.id, size: 16, label: 'first burst' },
+			);
+			const rows = (await stack.businessRows(`rmdup:${id}`)).length;
+			const failed = burst.executions.filter((e) => e.status === 'error');
+			const errors = [...new Set(failed.map((e) => e.error))];
+			process.stderr.write(
+				`\nRemove Duplicates, first burst of 16 on an empty history: ${rows} business rows; answers ${answersOf(burst.responses)}; ` +
+					`${failed.length} executions failed${errors.length ? `: ${errors.join(' | ').slice(0, 300)}` : ''}\n`,
+			);
+			// Certain: each row is one "processed" answer, and one of the first inserts of its row wins.
+			assert.ok(rows >= 1 && rows <= 16, `${rows} rows`);
+			assert.equal(rows, processedAnswers(burst.responses), answersOf(burst.responses));
+		}),
+);
+
+test(
+	'16 different new events at once, then each sent again one by one: what Remove Duplicates remembered, and how many repeats ran the business step again',
+	{ timeout: 120_000 },
+	() =>
+		withStackLogs(stack, async () => {
+			const tag = randomUUID().slice(0, 8);
+			const ids = Array.from({ length: 16 }, (_, i) => `evt_lost_${tag}_${i}`);
+			// One event first, alone, so the history row exists and no first-insert race is measured here.
+			await sendEvent(removeDuplicatesUrl, { id: `evt_lost_${tag}_seed`, type: 'invoice.paid' });
+			const first = await Promise.all(
+				ids.map((id) => sendEvent(removeDuplicatesUrl, { id, type: 'invoice.paid' })),
+			);
+			// Every answer is in: each execution's Remove Duplicates step, which writes the row, is over.
+			const row = await removeDuplicatesRow(stack.n8nDb, removeDuplicates.id);
+			const remembered = new Set(row?.data ?? []);
+			const forgotten = ids.filter((id) => !remembered.has(removeDuplicatesHash(id)));
+			// The sender's retries, after every original was answered: none overlaps anything.
+			const again = [];
+			for (const id of ids)
+				again.push(await sendEvent(removeDuplicatesUrl, { id, type: 'invoice.paid' }));
+			const rows = await Promise.all(
+				ids.map(async (id) => (await stack.businessRows(`rmdup:${id}`)).length),
+			);
+			process.stderr.write(
+				`\nRemove Duplicates, 16 different events at once: first answers ${answersOf(first)}; ` +
+					`${forgotten.length} of 16 missing from its history afterwards; each sent again one by one: ${answersOf(again)}; ` +
+					`business rows per event ${rows.join(',')}\n`,
+			);
+			// Certain: every first delivery of a new event is kept (the history cannot hold it yet), and
+			// a repeat runs the business step again exactly when its event was missing from the history.
+			assert.equal(processedAnswers(first), 16, answersOf(first));
+			assert.equal(processedAnswers(again), forgotten.length, answersOf(again));
 		}),
 );
 
