@@ -136,10 +136,10 @@ export function historyVariants(generatedDir, templateFile) {
 	const removeDuplicates = JSON.parse(
 		readFileSync(path.join(REPO_DIR, REMOVE_DUPLICATES_FILE), 'utf8'),
 	);
-	for (const [suffix, level] of [
-		['0', 0],
-		['1k', 1_000],
-		['10k', 10_000],
+	for (const { suffix, level } of [
+		{ suffix: '0', level: 0 },
+		{ suffix: '1k', level: 1_000 },
+		{ suffix: '10k', level: 10_000 },
 	]) {
 		const workflow = structuredClone(removeDuplicates);
 		workflow.id = `BenchRmDupHist${suffix.padStart(3, '0')}`;
@@ -174,10 +174,10 @@ export function historyVariants(generatedDir, templateFile) {
 	}
 
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, templateFile), 'utf8'));
-	for (const [suffix, level] of [
-		['0', 0],
-		['1k', 1_000],
-		['1m', 1_000_000],
+	for (const { suffix, level } of [
+		{ suffix: '0', level: 0 },
+		{ suffix: '1k', level: 1_000 },
+		{ suffix: '1m', level: 1_000_000 },
 	]) {
 		const table = `processed_events_hist${suffix}`;
 		const workflow = structuredClone(template);
