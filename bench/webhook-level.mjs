@@ -9,14 +9,19 @@
 //                 Respond 200 / Respond 200 duplicate (keys in processed_events_hand)
 //   packageSimple the webhook template as it was before lease mode and signature checks: Reserve (mode
 //                 simple) → business step → Respond 200 / Respond 200 duplicate (processed_events_simple)
-//   package       the template workflows/idempotent-webhook.json (Verify Webhook Signature, then lease
-//                 mode: Reserve → business step → Complete Key → Respond 200; duplicates → IF "In
-//                 Flight?" → 409 / 200; processed_events)
-//   packageNoVerify  the same template without Verify Webhook Signature (Webhook → Idempotency
-//                 Reserve, keys in processed_events_nover), built from the template at start: the
-//                 ratio package/packageNoVerify is what verifying the signature costs per request, and
-//                 packageNoVerify is the lease template to hold against the floor and the hand-built
-//                 pattern, neither of which checks a signature
+//   package       the template workflows/idempotent-webhook.json: Reserve (version 2: checks the
+//                 Stripe signature, then reserves in lease mode) → business step → Complete Key →
+//                 Respond 200; duplicate → 200, in flight → 409, invalid signature → 401
+//                 (processed_events)
+//   packageBefore the template as it was before Reserve version 2 (bench/workflows/package-before.json:
+//                 Verify Webhook Signature → Reserve v1 → IF "In Flight?"; processed_events_before):
+//                 package/packageBefore is what the node fewer on each path saves
+//   exactlyOnce   workflows/exactly-once-postgres.json: Reserve → Exactly-Once SQL (business insert
+//                 and completion in one transaction) → Respond 200 (processed_events_once)
+//   packageNoVerify  the template with Reserve's signature check off (keys in processed_events_nover),
+//                 built from the template at start: package/packageNoVerify is what verifying the
+//                 signature costs per request, and packageNoVerify is the lease template to hold
+//                 against the floor and the hand-built pattern, neither of which checks a signature
 // Every request of every variant carries a genuine Stripe-Signature for its bytes (same headers
 // everywhere; only the package variant checks it).
 // The others are bench/workflows/*.json; a variant is one entry in VARIANTS (bench/webhook/variants.mjs). Two traffic shapes:

@@ -29,6 +29,7 @@ import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
+import { reserveOutputs } from '../nodes/IdempotencyReserve/reserveOutputs';
 import {
 	addColumnsSql,
 	completeSql,
@@ -779,10 +780,10 @@ export function configureWorkflow(
 		}
 	}
 	// The signature and the key come from one sender (README, "Switching the provider"): a preset
-	// that names a sender also sets the signature check's provider.
-	const verify = workflow.nodes.find((node) => node.type === `${PACKAGE}.verifyWebhookSignature`);
-	if (kind === 'webhook' && verify !== undefined && settings.keySource in SIGNATURE_SCHEMES) {
-		verify.parameters = { ...verify.parameters, provider: settings.keySource };
+	// that names a sender also sets the scheme Reserve verifies.
+	if (kind === 'webhook' && settings.keySource in SIGNATURE_SCHEMES) {
+		const verifies = typeof parameters.signature === 'string' && parameters.signature !== 'none';
+		if (verifies) parameters.signature = settings.keySource;
 	}
 	if (kind === 'webhook' && settings.mode === 'simple') {
 		const complete = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyComplete`);
@@ -796,16 +797,12 @@ export function configureWorkflow(
 			}
 			removeNode(workflow, complete.name);
 		}
-		const duplicates = outputsOf(workflow, reserve.name)[1] ?? [];
-		const inFlight = workflow.nodes.find(
-			(node) => node.name === duplicates[0]?.node && node.type === 'n8n-nodes-base.if',
-		);
-		if (inFlight !== undefined) {
-			const [yes, no] = outputsOf(workflow, inFlight.name);
-			workflow.connections[reserve.name].main[1] = no ?? [];
-			for (const connection of yes ?? []) removeNode(workflow, connection.node);
-			removeNode(workflow, inFlight.name);
-		}
+		// Nothing is ever in flight in simple mode, and Reserve has no such output there.
+		const leaseOutputs = reserveOutputs({ mode: 'lease', signature: parameters.signature }, 2);
+		const reserveConnections = outputsOf(workflow, reserve.name);
+		for (const connection of reserveConnections[leaseOutputs.inFlight] ?? [])
+			removeNode(workflow, connection.node);
+		reserveConnections.splice(leaseOutputs.inFlight, 1);
 	}
 	return workflow;
 }

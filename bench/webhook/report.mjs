@@ -167,6 +167,9 @@ const RATIO_PAIRS = [
 	['pkgHistory0', 'floor'],
 	['pkgHistory1k', 'floor'],
 	['pkgHistory1m', 'floor'],
+	['package', 'packageBefore'],
+	['packageBefore', 'floor'],
+	['exactlyOnce', 'packageBefore'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */

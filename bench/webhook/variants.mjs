@@ -20,18 +20,22 @@ const API_TABLE = 'processed_events_api';
 const API_SCOPE = `orders-${createHash('sha256').update('anonymous').digest('hex').slice(0, 16)}`;
 
 /**
- * The template without its Verify Webhook Signature node and the node its `invalid` output feeds:
- * Webhook → Idempotency Reserve, as the template was before verification. Own id, webhook path and
- * key table, everything else as in the file, so package ÷ this is the cost of verification alone.
+ * The template with Reserve's signature check off (Verify Signature: Don't Verify) and the Respond
+ * 401 its `invalid signature` output fed: Webhook → Idempotency Reserve, as the template was before
+ * verification. Own id, webhook path and key table, everything else as in the file, so package ÷
+ * this is the cost of verification alone.
  */
 function templateWithoutVerification() {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8'));
-	const verify = template.nodes.find(
-		(node) => node.type === 'n8n-nodes-idempotency.verifyWebhookSignature',
+	const reserve = template.nodes.find(
+		(node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve',
 	);
-	if (!verify) throw new Error(`${TEMPLATE_FILE} has no Verify Webhook Signature node`);
-	const [validTargets, invalidTargets = []] = template.connections[verify.name].main;
-	const dropped = new Set([verify.name, ...invalidTargets.map((c) => c.node)]);
+	if (!reserve || reserve.parameters.signature === undefined)
+		throw new Error(`${TEMPLATE_FILE} has no Idempotency Reserve that verifies signatures`);
+	const connections = structuredClone(template.connections);
+	// The last output is `invalid signature` (nodes/IdempotencyReserve/reserveOutputs.ts).
+	const invalidTargets = connections[reserve.name].main.pop() ?? [];
+	const dropped = new Set(invalidTargets.map((c) => c.node));
 	const nodes = template.nodes
 		.filter((node) => !dropped.has(node.name))
 		.map((node) => structuredClone(node));
@@ -41,15 +45,12 @@ function templateWithoutVerification() {
 			node.webhookId = randomUUID();
 		}
 		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = NO_VERIFY_TABLE;
+		if (node.name === reserve.name) {
+			node.parameters.signature = 'none';
+			delete node.credentials.webhookSigningSecretApi;
+		}
 	}
-	const connections = Object.fromEntries(
-		Object.entries(structuredClone(template.connections)).filter(([from]) => !dropped.has(from)),
-	);
-	for (const byType of Object.values(connections)) {
-		byType.main = byType.main.map((targets) =>
-			targets.flatMap((c) => (c.node === verify.name ? validTargets : [c])),
-		);
-	}
+	for (const name of dropped) delete connections[name];
 	return {
 		...template,
 		id: 'IdemWebhookNoVer1',
@@ -218,6 +219,14 @@ export function loadVariants() {
 			businessKey: (id) => `${API_SCOPE}:idk:${id}`,
 			headers: (id) => ({ 'idempotency-key': `"${id}"` }),
 			answer: apiAnswer,
+		},
+		packageBefore: {
+			file: 'bench/workflows/package-before.json',
+			tag: 'pbf',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: 'processed_events_before',
+			businessKey: (id) => `evt:${id}`,
 		},
 		// n8n's own Remove Duplicates v2 ("Remove Items Processed in Previous Executions", scope
 		// workflow, default History Size 10,000) before the floor's business step; its Discarded output

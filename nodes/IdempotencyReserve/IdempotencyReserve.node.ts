@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
+import { webhookSigningSecretTest } from '../shared/n8n/signingSecretTest';
 import {
 	namespaceProperty,
 	schemaProperty,
@@ -17,6 +18,8 @@ import { fingerprintProperties } from './fingerprintProperties';
 import { keyProperties, keySourceSubtitle } from './keyProperties';
 import { modeProperties } from './modeProperties';
 import { reserveItems } from './reserveItems';
+import { reserveOutputsExpression } from './reserveOutputs';
+import { SIGNED, signatureProperties } from './signatureProperties';
 
 export class IdempotencyReserve implements INodeType {
 	description: INodeTypeDescription = {
@@ -24,14 +27,14 @@ export class IdempotencyReserve implements INodeType {
 		name: 'idempotencyReserve',
 		icon: { light: 'file:idempotencyReserve.svg', dark: 'file:idempotencyReserve.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: keySourceSubtitle,
 		description:
-			'Reserve a webhook event key once in PostgreSQL: new events go to true, retries and duplicates to false',
+			'Reserve a webhook event key once in PostgreSQL: a new event goes on to the business step, a retry is told apart as a duplicate or in flight',
 		defaults: { name: 'Idempotency Reserve' },
 		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
-		outputNames: ['true', 'false'],
+		outputs: reserveOutputsExpression,
 		usableAsTool: true,
 		credentials: [
 			{
@@ -39,9 +42,16 @@ export class IdempotencyReserve implements INodeType {
 				required: true,
 				testedBy: 'idempotencyPostgresConnectionTest',
 			},
+			{
+				name: 'webhookSigningSecretApi',
+				required: true,
+				testedBy: 'webhookSigningSecretTest',
+				displayOptions: { show: { signature: SIGNED } },
+			},
 		],
 		properties: [
 			...modeProperties,
+			...signatureProperties,
 			...keyProperties,
 			...fingerprintProperties,
 			namespaceProperty,
@@ -51,7 +61,7 @@ export class IdempotencyReserve implements INodeType {
 		],
 	};
 
-	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
+	methods = { credentialTest: { idempotencyPostgresConnectionTest, webhookSigningSecretTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await reserveItems.call(this);

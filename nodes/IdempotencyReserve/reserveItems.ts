@@ -10,9 +10,8 @@ import { itemFingerprinter } from './deriveItemFingerprint';
 import { itemKeyDeriver } from './deriveItemKey';
 import type { FingerprintSource, MismatchHandling } from './fingerprintProperties';
 import { MAX_LEASE_SECONDS, type ReserveMode } from './modeProperties';
-
-const NEW_OUTPUT = 0;
-const DUPLICATE_OUTPUT = 1;
+import { reserveOutputs, type ReserveOutputs } from './reserveOutputs';
+import { verifyBeforeReserving } from './verifyBeforeReserving';
 
 const isoTime = (ms: number) => new Date(ms).toISOString();
 
@@ -61,19 +60,20 @@ function routeSimple(
 	outcome: ReserveOutcome,
 	target: ReserveTarget,
 	onMismatch: MismatchHandling,
+	outputs: ReserveOutputs,
 ): ItemRoute | KeyError {
 	const { key } = target;
 	// Taking the key out of `inserted` makes only the first item of a key new within the
 	// execution; later items with the same key are its duplicates, compared with its fingerprint.
 	if (outcome.inserted.delete(key)) {
 		if (target.fingerprint !== undefined) outcome.storedFingerprints.set(key, target.fingerprint);
-		return { output: NEW_OUTPUT, idempotency: { key, isNew: true } };
+		return { output: outputs.new, idempotency: { key, isNew: true } };
 	}
 	const mismatch = mismatchOf(target, outcome.storedFingerprints.get(key), onMismatch);
 	if (mismatch instanceof KeyError) return mismatch;
 	const firstSeenMs = outcome.firstSeenMs.get(key);
 	return {
-		output: DUPLICATE_OUTPUT,
+		output: outputs.duplicate,
 		idempotency: {
 			key,
 			isNew: false,
@@ -83,13 +83,18 @@ function routeSimple(
 	};
 }
 
-/** Lease mode: new or taken over goes to true with its token; completed or in flight to false. */
+/**
+ * Lease mode: new or taken over goes on with its token; a completed key is a duplicate, a key
+ * still in progress is in flight (its own output from version 2). A mismatch is always a duplicate,
+ * so another payload under a key is answered the same way whether its first request has finished.
+ */
 function routeLease(
 	outcome: LeaseOutcome,
 	target: ReserveTarget,
 	token: string,
 	leaseSeconds: number,
 	onMismatch: MismatchHandling,
+	outputs: ReserveOutputs,
 ): ItemRoute | KeyError {
 	const { key } = target;
 	const reserved = outcome.reserved.get(key);
@@ -102,7 +107,7 @@ function routeLease(
 			storedFingerprint: target.fingerprint,
 		});
 		return {
-			output: NEW_OUTPUT,
+			output: outputs.new,
 			idempotency: {
 				key,
 				isNew: true,
@@ -119,7 +124,10 @@ function routeLease(
 	const mismatch = mismatchOf(target, held.storedFingerprint, onMismatch);
 	if (mismatch instanceof KeyError) return mismatch;
 	return {
-		output: DUPLICATE_OUTPUT,
+		output:
+			held.status === 'in_progress' && mismatch === undefined
+				? outputs.inFlight
+				: outputs.duplicate,
 		idempotency: {
 			key,
 			isNew: false,
@@ -160,50 +168,78 @@ function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
 	return { targetOf, fingerprint: fingerprintOf !== undefined };
 }
 
-/** Output 0 (`true`): reserved by this execution, run the business step. Output 1 (`false`): already reserved. */
+/**
+ * Output 0 (`true`, `new`): reserved by this execution, run the business step. Output 1 (`false`,
+ * `duplicate`): already reserved. Version 2 adds `in flight` (lease mode) and `invalid signature`
+ * (when it verifies): see reserveOutputs.ts.
+ */
 export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const mode = this.getNodeParameter('mode', 0, 'lease') as ReserveMode;
-	const { targetOf, fingerprint } = itemTargets(this, mode);
-	const onMismatch = this.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
-	const create = this.getNodeParameter('createTable', 0, true) as boolean;
-	const common = { outputCount: 2, action: 'reserve the keys', keyOf: targetOf };
+	const signature = this.getNodeParameter('signature', 0, 'none') as string;
+	const outputs = reserveOutputs({ mode, signature }, this.getNode().typeVersion);
+	let leaseSeconds = 0;
+	if (mode === 'lease') {
+		try {
+			leaseSeconds = leaseSecondsOf(this);
+		} catch (error) {
+			// Like every setup failure: error items, never the input passed on as new but unreserved.
+			return failWhole(this, error as NodeOperationError, outputs.count);
+		}
+	}
+
+	// Verified first: an item whose signature fails reserves nothing, and with none left the key
+	// store is not even asked.
+	const verified = await verifyBeforeReserving(this, signature, outputs);
+	if (verified.onlyInvalid) return verified.outputs;
+	const reserved = await reserveVerified(this, { mode, leaseSeconds }, outputs, verified.valid);
+	if (outputs.invalidSignature !== undefined)
+		reserved[outputs.invalidSignature].push(...verified.outputs[outputs.invalidSignature]);
+	return reserved;
+}
+
+async function reserveVerified(
+	context: IExecuteFunctions,
+	{ mode, leaseSeconds }: { mode: ReserveMode; leaseSeconds: number },
+	outputs: ReserveOutputs,
+	only: ReadonlySet<number> | undefined,
+): Promise<INodeExecutionData[][]> {
+	const { targetOf, fingerprint } = itemTargets(context, mode);
+	const onMismatch = context.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
+	const create = context.getNodeParameter('createTable', 0, true) as boolean;
+	const common = { outputCount: outputs.count, action: 'reserve the keys', keyOf: targetOf, only };
 
 	// Complete Key and Release Key left empty act on what this execution reserved.
 	const reservedHere: string[] = [];
 	const noteReserved = (route: ItemRoute | KeyError, key: string): ItemRoute | KeyError => {
-		if (!(route instanceof KeyError) && route.output === NEW_OUTPUT) reservedHere.push(key);
+		if (!(route instanceof KeyError) && route.output === outputs.new) reservedHere.push(key);
 		return route;
 	};
 
 	if (mode === 'simple') {
-		const firstSeen = this.getNodeParameter('options.firstSeen', 0, true) as boolean;
-		const outputs = await runKeyedBatch(this, {
+		const firstSeen = context.getNodeParameter('options.firstSeen', 0, true) as boolean;
+		const routed = await runKeyedBatch(context, {
 			...common,
 			prepare: { create, lease: false, fingerprint },
 			apply: async (store, targets) => await store.reserve(targets, { firstSeen, fingerprint }),
 			route: (outcome, target) =>
-				noteReserved(routeSimple(outcome, target, onMismatch), target.key),
+				noteReserved(routeSimple(outcome, target, onMismatch, outputs), target.key),
 		});
-		recordReservedKeys(this, reservedHere);
-		return outputs;
-	}
-	let leaseSeconds: number;
-	try {
-		leaseSeconds = leaseSecondsOf(this);
-	} catch (error) {
-		// Like every setup failure: error items, never the input passed on through `true` unreserved.
-		return failWhole(this, error as NodeOperationError, 2);
+		recordReservedKeys(context, reservedHere);
+		return routed;
 	}
 	// One token per execution: only this execution can complete or release what it reserved.
-	const token = executionToken(this);
-	const outputs = await runKeyedBatch(this, {
+	const token = executionToken(context);
+	const routed = await runKeyedBatch(context, {
 		...common,
 		prepare: { create, lease: true, fingerprint },
 		apply: async (store, targets) =>
 			await store.reserveWithLease(targets, { token, leaseSeconds, fingerprint }),
 		route: (outcome, target) =>
-			noteReserved(routeLease(outcome, target, token, leaseSeconds, onMismatch), target.key),
+			noteReserved(
+				routeLease(outcome, target, token, leaseSeconds, onMismatch, outputs),
+				target.key,
+			),
 	});
-	recordReservedKeys(this, reservedHere);
-	return outputs;
+	recordReservedKeys(context, reservedHere);
+	return routed;
 }

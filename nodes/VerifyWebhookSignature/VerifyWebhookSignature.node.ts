@@ -6,13 +6,12 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { webhookSigningSecretTest } from './secretTest';
 import {
-	hmacProperties,
 	providerProperty,
 	rawBodyProperty,
-	toleranceProperty,
-} from './signatureProperties';
+	schemeSettingProperties,
+} from '../shared/n8n/signatureProperties';
+import { webhookSigningSecretTest } from '../shared/n8n/signingSecretTest';
 import { verifyItems } from './verifyItems';
 
 export class VerifyWebhookSignature implements INodeType {
@@ -37,7 +36,7 @@ export class VerifyWebhookSignature implements INodeType {
 		credentials: [
 			{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' },
 		],
-		properties: [providerProperty, ...hmacProperties, toleranceProperty, rawBodyProperty],
+		properties: [providerProperty, ...schemeSettingProperties('provider'), rawBodyProperty],
 	};
 
 	methods = { credentialTest: { webhookSigningSecretTest } };

@@ -18,7 +18,7 @@ export async function importStackCredentials(ctx, workDir, keys) {
 			data: { ...keys, ssl: 'disable', maxConnections: 10 },
 		},
 		{
-			// The template's Verify Webhook Signature node (Stripe); sendEvent signs with it.
+			// The templates' Reserve verifies Stripe signatures with it; sendEvent signs with it.
 			id: 'WhSigCredE2E00001',
 			name: 'Webhook Signing Secret',
 			type: 'webhookSigningSecretApi',

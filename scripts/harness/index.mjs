@@ -15,6 +15,8 @@ export {
 	startStack,
 	BUSINESS_LOG_SQL,
 	BUSINESS_STEP,
+	RESERVE,
+	RESERVE_OUTPUTS,
 	WEBHOOK_WORKFLOW_ID,
 	PURGE_WORKFLOW_ID,
 } from './stack.mjs';

@@ -10,6 +10,19 @@ export const PURGE_TEMPLATE = 'workflows/purge-keys.json';
 export const WEBHOOK_WORKFLOW_ID = 'IdemWebhookTmpl01';
 export const PURGE_WORKFLOW_ID = 'IdemPurgeTmpl0001';
 export const BUSINESS_STEP = 'Business Step (insert business_log)';
+export const RESERVE = 'Idempotency Reserve';
+
+/**
+ * The webhook templates' Reserve (version 2, lease mode, verifying the Stripe signature) has these
+ * outputs, in this order (nodes/IdempotencyReserve/reserveOutputs.ts); in simple mode there is no
+ * `in flight`, so `invalid signature` moves up to 2.
+ */
+export const RESERVE_OUTPUTS = Object.freeze({
+	new: 0,
+	duplicate: 1,
+	inFlight: 2,
+	invalidSignature: 3,
+});
 
 export const BUSINESS_LOG_SQL = `CREATE TABLE IF NOT EXISTS business_log (
   id bigserial PRIMARY KEY,

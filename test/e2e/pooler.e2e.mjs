@@ -99,7 +99,6 @@ test(
 			for (const step of [first, other]) {
 				assert.deepEqual(step.execution.nodesRun, [
 					'Webhook',
-					'Verify Webhook Signature',
 					'Idempotency Reserve',
 					BUSINESS_STEP,
 					'Complete Key',

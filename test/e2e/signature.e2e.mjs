@@ -1,4 +1,5 @@
-// End-to-end: Verify Webhook Signature in the template, in a real n8n 2.41.1 server. Genuine
+// End-to-end: the template's signature check (Idempotency Reserve verifying before it reserves), in
+// a real n8n 2.41.1 server. Genuine
 // Stripe-signed deliveries go through; forged ones and stale replays are answered 401 and reserve
 // nothing, so a forgery can never block the genuine event. Run with `npm run test:e2e`.
 // Signatures are made here the way Stripe makes them (HMAC-SHA256 of "<t>.<raw body>" with the
@@ -8,14 +9,15 @@ import { after, before, test } from 'node:test';
 
 import {
 	BUSINESS_STEP,
+	RESERVE,
+	RESERVE_OUTPUTS,
 	runSeedSequence,
 	startStack,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
 
-const VERIFY = 'Verify Webhook Signature';
 const RESPOND_401 = 'Respond 401';
-const REFUSED_PATH = ['Webhook', VERIFY, RESPOND_401];
+const REFUSED_PATH = ['Webhook', RESERVE, RESPOND_401];
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
@@ -36,7 +38,9 @@ async function assertRefused(event, headers, reason, { sign = true } = {}) {
 	assert.deepEqual(refused.execution.nodesRun, REFUSED_PATH);
 	assert.equal(refused.execution.status, 'success');
 	assert.deepEqual(
-		refused.execution.items(VERIFY, 1).map((item) => item.signature),
+		refused.execution
+			.items(RESERVE, RESERVE_OUTPUTS.invalidSignature)
+			.map((item) => item.signature),
 		[{ valid: false, provider: 'stripe', reason }],
 	);
 	assert.equal(
@@ -84,11 +88,8 @@ test(
 			assert.notEqual(first.signature, repeat.signature, 'the retry carries a new signature');
 			assert.equal(repeat.execution.trigger.headers['stripe-signature'], repeat.signature);
 			for (const step of steps) {
-				assert.deepEqual(
-					step.execution.items(VERIFY, 0).map((item) => item.signature),
-					[{ valid: true, provider: 'stripe' }],
-				);
-				assert.equal(step.execution.nodesRun[1], VERIFY);
+				assert.deepEqual(step.execution.items(RESERVE, RESERVE_OUTPUTS.invalidSignature), []);
+				assert.equal(step.execution.nodesRun[1], RESERVE);
 			}
 			assert.ok(!repeat.execution.nodesRun.includes(BUSINESS_STEP));
 			assert.equal(
@@ -166,8 +167,7 @@ test(
 			assert.deepEqual(genuine.response.json, { status: 'processed', key });
 			assert.deepEqual(genuine.execution.nodesRun, [
 				'Webhook',
-				VERIFY,
-				'Idempotency Reserve',
+				RESERVE,
 				BUSINESS_STEP,
 				'Complete Key',
 				'Respond 200',

@@ -375,7 +375,6 @@ async function assertReleaseFailure(id, fault, event, failed, fix, fixText) {
 	assert.equal(failed.execution.status, 'error');
 	assert.deepEqual(failed.execution.nodesRun, [
 		'Webhook',
-		'Verify Webhook Signature',
 		'Idempotency Reserve',
 		BUSINESS_STEP,
 		'Release Key',
@@ -540,11 +539,7 @@ test(
 			}
 			assert.equal(failed.response.status, 500);
 			assert.deepEqual(failed.response.json, { message: 'Error in workflow' });
-			assert.deepEqual(failed.execution.nodesRun, [
-				'Webhook',
-				'Verify Webhook Signature',
-				'Idempotency Reserve',
-			]);
+			assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Idempotency Reserve']);
 			assert.equal(failed.execution.status, 'error');
 			assert.equal(await keyExists(key), false, 'nothing reserved');
 			assert.equal(await businessCount(key), 0);

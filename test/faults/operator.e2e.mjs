@@ -15,7 +15,13 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 
-import { sendEvent, sleep, startStack, waitFor } from '../../scripts/harness/index.mjs';
+import {
+	RESERVE_OUTPUTS,
+	sendEvent,
+	sleep,
+	startStack,
+	waitFor,
+} from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
 import { assertMatchesDoc, cell, nodesCell, report, REPO_DIR, withLogs } from './support.mjs';
 
@@ -163,11 +169,7 @@ function assertFailedAtReserve(delivered, what) {
 	assert.deepEqual(delivered.response.json, { message: 'Error in workflow' }, what);
 	assert.equal(delivered.execution.status, 'error', what);
 	// Reserve is the last node that ran: nothing went on through `true` or `false`.
-	assert.deepEqual(
-		delivered.execution.nodesRun,
-		['Webhook', 'Verify Webhook Signature', 'Idempotency Reserve'],
-		what,
-	);
+	assert.deepEqual(delivered.execution.nodesRun, ['Webhook', 'Idempotency Reserve'], what);
 }
 
 function matrixRow(id, fault, failed, hint, table, fixed, fixText) {
@@ -667,24 +669,27 @@ for (const shiftMinutes of [10, -10]) {
 						N8N_TEST_CLOCK_SHIFT_MS: String(shiftMs),
 					},
 				});
-				// The sender's clock agrees with n8n's here (else Verify refuses it, see C·1).
+				// The sender's clock agrees with n8n's here (else the signature check refuses it, see C·1).
 				const signedAt = () => Math.floor((Date.now() + shiftMs) / 1000);
 
-				// C·1: a sender whose clock is right, n8n's 10 minutes off: Verify's tolerance (300 s) refuses it.
+				// C·1: a sender whose clock is right, n8n's 10 minutes off: the tolerance (300 s) refuses it.
 				const honest = await stack.deliver({
 					id: `evt_clock_${tag}_honest`,
 					type: 'order.created',
 				});
 				assert.equal(honest.response.status, 401, honest.response.text);
-				const reason = honest.execution.items('Verify Webhook Signature', 1)[0]?.signature?.reason;
+				const reason = honest.execution.items(
+					'Idempotency Reserve',
+					RESERVE_OUTPUTS.invalidSignature,
+				)[0]?.signature?.reason;
 				assert.equal(reason, 'timestamp_out_of_tolerance');
 				const offset = await n8nClockOffsetSeconds(honest.execution);
 				assert.equal(offset, shiftMinutes * 60, `n8n's clock is off by ${offset} s`);
 				clockMatrix.push([
 					id(1),
 					'delivery signed with the true time',
-					`401, Verify → \`invalid\` (\`${reason}\`)`,
-					"nothing reserved (Verify compares with n8n's clock: keep it in sync)",
+					`401, Reserve → \`invalid signature\` (\`${reason}\`)`,
+					"nothing reserved (the signature check compares with n8n's clock: keep it in sync)",
 				]);
 
 				// C·2: a new event: its lease is the database's now() + lease, whatever n8n's clock says.

@@ -93,7 +93,6 @@ export function assertMatchesDoc(name, observedRows) {
 function shortNode(name) {
 	return (
 		{
-			'Verify Webhook Signature': 'Verify',
 			'Idempotency Reserve': 'Reserve',
 			'Business Step (insert business_log)': 'Business Step',
 		}[name] ?? name

@@ -27,13 +27,14 @@ const {
 	n8nWebhookItem,
 	reserveParameters,
 } = require('../support/planner');
+const { PROVIDERS } = require('../support/providerVectors');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const template = require('../../workflows/idempotent-webhook.json');
+
+const BUSINESS_STEP = 'Business Step (insert business_log)';
 const sql = require('../../dist/nodes/shared/store/sql');
 const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 const { KEY_SOURCES } = require('../../dist/nodes/shared/keys/keySourceTable');
-
-const VERIFY_TYPE = 'n8n-nodes-idempotency.verifyWebhookSignature';
 
 if (!chromiumAvailable) {
 	// Only a missing browser skips these tests (.ci/run installs Debian's chromium when it is missing).
@@ -373,16 +374,23 @@ describeInBrowser('key planner page in Chromium', () => {
 			if (mode === 'lease') expect(reserve.parameters.leaseSeconds).toBe(90);
 			// The Fingerprint the page shows: the node's default for the mode.
 			expect(reserve.parameters.fingerprint).toBe(mode === 'lease' ? 'rawBody' : 'none');
-			const keyTableNodes = workflow.nodes.filter(
-				(n) => n.type.startsWith('n8n-nodes-idempotency.') && n.type !== VERIFY_TYPE,
+			const keyTableNodes = workflow.nodes.filter((n) =>
+				n.type.startsWith('n8n-nodes-idempotency.'),
 			);
 			expect(keyTableNodes.length).toBe(mode === 'lease' ? 3 : 2);
 			for (const node of keyTableNodes)
 				expect([node.parameters.schema, node.parameters.table]).toEqual(['hooks', 'seen']);
-			// A custom key names no sender: the signature check stays as the template has it, and gets no table.
-			const verify = workflow.nodes.find((node) => node.type === VERIFY_TYPE);
-			expect(verify.parameters).toEqual(
-				template.nodes.find((node) => node.type === VERIFY_TYPE).parameters,
+			// A custom key names no sender: Reserve's signature check stays as the template has it.
+			const templateReserve = template.nodes.find((node) => node.type === reserve.type);
+			expect([reserve.parameters.signature, reserve.parameters.toleranceSeconds]).toEqual([
+				templateReserve.parameters.signature,
+				templateReserve.parameters.toleranceSeconds,
+			]);
+			// Reserve's outputs in the file are the ones the node has in this mode.
+			expect(workflow.connections[reserve.name].main.map((targets) => targets[0].node)).toEqual(
+				mode === 'lease'
+					? [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 409 in flight', 'Respond 401']
+					: [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 401'],
 			);
 			// Every connection points at a node that exists; every path still ends in a Respond node.
 			const names = new Set(workflow.nodes.map((node) => node.name));
@@ -399,24 +407,40 @@ describeInBrowser('key planner page in Chromium', () => {
 			const types = workflow.nodes.map((node) => node.type);
 			if (mode === 'simple') {
 				expect(types).not.toContain('n8n-nodes-idempotency.idempotencyComplete');
-				expect(types).not.toContain('n8n-nodes-base.if');
+				expect(names.has('Respond 409 in flight')).toBe(false);
 			} else {
 				expect(workflow.nodes.length).toBe(template.nodes.length);
 			}
 			expect(JSON.stringify(workflow)).not.toMatch(/"id":\s*"\d+"/);
-			// The downloaded Reserve node, run by n8n's engine on the same bytes, reserves the key the page showed.
+			// The downloaded Reserve node, run by n8n's engine on the same bytes (signed, as it checks
+			// Stripe's signature), reserves the key the page showed.
 			await db.query('CREATE SCHEMA IF NOT EXISTS hooks');
+			const stripeHeader = (
+				await PROVIDERS.stripe.sign(body.toString('utf8'), { secret: PROVIDERS.stripe.secret })
+			)['stripe-signature'];
 			const run = await runWorkflow(
 				{
 					...reserveWorkflow,
-					nodes: [{ ...reserveWorkflow.nodes[0], parameters: reserve.parameters }],
+					nodes: [
+						{
+							...reserveWorkflow.nodes[0],
+							typeVersion: reserve.typeVersion,
+							parameters: reserve.parameters,
+							credentials: {
+								...reserveWorkflow.nodes[0].credentials,
+								webhookSigningSecretApi: { id: '2', name: 'Webhook Signing Secret' },
+							},
+						},
+					],
 				},
-				[n8nWebhookItem(body, '')],
+				[n8nWebhookItem(body, `Stripe-Signature: ${stripeHeader}`)],
 				{
 					credentials: db.credential(),
+					credentialsByType: { webhookSigningSecretApi: { secret: PROVIDERS.stripe.secret } },
 				},
 			);
 			expect(run.error).toBeUndefined();
+			// New in lease mode; the simple-mode round sends the same bytes, so there it is a duplicate.
 			expect(
 				[...run.output('Idempotency Reserve', 0), ...run.output('Idempotency Reserve', 1)].map(
 					(item) => item.json.idempotency.key,
@@ -425,7 +449,7 @@ describeInBrowser('key planner page in Chromium', () => {
 		}
 	});
 
-	test('a preset that names a sender also sets the signature check to that sender', async () => {
+	test("a preset that names a sender also sets Reserve's signature check to that sender", async () => {
 		const { page } = browser;
 		for (const [keySource, provider] of [
 			['github', 'github'],
@@ -449,7 +473,8 @@ describeInBrowser('key planner page in Chromium', () => {
 			const workflow = JSON.parse(readFileSync(await download.path(), 'utf8'));
 			expect([
 				keySource,
-				workflow.nodes.find((node) => node.type === VERIFY_TYPE).parameters.provider,
+				workflow.nodes.find((node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve')
+					.parameters.signature,
 			]).toEqual([keySource, provider]);
 		}
 	});

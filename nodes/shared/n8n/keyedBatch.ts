@@ -26,10 +26,26 @@ export interface KeyedBatch<Target, Result> {
 	 * (a KeyError with a hint) fails that item the way a bad key does.
 	 */
 	route: (result: Result, key: Target) => ItemRoute | Error;
+	/** Only these input items (Reserve leaves out those whose signature failed); all when undefined. */
+	only?: ReadonlySet<number>;
 }
 
 function presentKeys<Target>(keys: Array<Target | undefined>): Target[] {
 	return keys.filter((key): key is Target => key !== undefined);
+}
+
+/** A failed step's error items, kept to the items this batch answers for. */
+function answeredFor(
+	outputs: INodeExecutionData[][],
+	only: ReadonlySet<number> | undefined,
+): INodeExecutionData[][] {
+	if (only === undefined) return outputs;
+	return outputs.map((items) =>
+		items.filter((item) => {
+			const paired = item.pairedItem;
+			return typeof paired === 'object' && !Array.isArray(paired) && only.has(paired.item);
+		}),
+	);
 }
 
 /**
@@ -44,11 +60,14 @@ export async function runKeyedBatch<Target, Result>(
 	const items = context.getInputData();
 	const node = context.getNode();
 
+	const { only } = batch;
 	const opened = await openStoreStep(context, batch.outputCount);
-	if (opened instanceof FailedStep) return opened.outputs;
+	if (opened instanceof FailedStep) return answeredFor(opened.outputs, only);
 
 	const { keys, failed } = await collectItemKeys(context, items.length, (itemIndex) =>
-		batch.keyOf(items[itemIndex], itemIndex),
+		only === undefined || only.has(itemIndex)
+			? batch.keyOf(items[itemIndex], itemIndex)
+			: undefined,
 	);
 
 	const present = presentKeys(keys);
@@ -64,7 +83,7 @@ export async function runKeyedBatch<Target, Result>(
 		step,
 		async (store) => await batch.apply(store, present),
 	);
-	if (result instanceof FailedStep) return result.outputs;
+	if (result instanceof FailedStep) return answeredFor(result.outputs, only);
 
 	const outputs: INodeExecutionData[][] = Array.from({ length: batch.outputCount }, () => []);
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {

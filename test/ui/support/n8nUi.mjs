@@ -128,12 +128,15 @@ export async function closeNode(page) {
 	await page.getByTestId('ndv').waitFor({ state: 'hidden' });
 }
 
-/** In an open node: "Connect to …" (no credential yet) or the pencil next to the chosen one. */
-export async function openNodeCredential(page) {
+/**
+ * In an open node: "Connect to …" (no credential yet) or the pencil next to the chosen one; with
+ * `unset`, the first credential the node still lacks (Reserve has two when it verifies signatures).
+ */
+export async function openNodeCredential(page, { unset = false } = {}) {
 	if (await credentialModal(page).isVisible()) return;
 	const connect = page.getByTestId('node-credentials-empty-state');
 	const edit = page.getByTestId('credential-edit-button');
-	await connect.or(edit).first().click();
+	await (unset ? connect : connect.or(edit)).first().click();
 	await credentialModal(page).waitFor();
 }
 

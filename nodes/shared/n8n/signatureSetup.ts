@@ -7,8 +7,8 @@ import {
 	type Provider,
 	type SignatureEncoding,
 	type SignatureScheme,
-} from '../shared/webhook/signatureSchemes';
-import { signingKey, SigningSecretError } from '../shared/webhook/verifySignature';
+} from '../webhook/signatureSchemes';
+import { signingKey, SigningSecretError } from '../webhook/verifySignature';
 
 function settingsError(
 	context: IExecuteFunctions,
@@ -37,7 +37,7 @@ function keyOf(
 	}
 }
 
-export const CREDENTIAL_TYPE = 'webhookSigningSecretApi';
+export const SIGNING_SECRET_CREDENTIAL_TYPE = 'webhookSigningSecretApi';
 
 interface SigningSecretCredential {
 	secret?: string;
@@ -84,10 +84,14 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SignatureSche
  * Everything that is the same for all items: the scheme, the keys and the tolerance. A problem
  * here (unknown provider, a secret that does not decode) concerns the node, not an item.
  */
-export async function signatureSetup(context: IExecuteFunctions): Promise<SignatureSetup> {
-	const provider = context.getNodeParameter('provider', 0) as Provider;
+export async function signatureSetup(
+	context: IExecuteFunctions,
+	provider: Provider,
+): Promise<SignatureSetup> {
 	const scheme = schemeOf(context, provider);
-	const credential = (await context.getCredentials(CREDENTIAL_TYPE)) as SigningSecretCredential;
+	const credential = (await context.getCredentials(
+		SIGNING_SECRET_CREDENTIAL_TYPE,
+	)) as SigningSecretCredential;
 	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
 	if (credential.previousSecret)
 		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
