@@ -41,6 +41,9 @@
 //   node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16]
 //        [--shapes distinct,repeated] [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,packageNoVerify]
 //        [--warmup 60] [--env NAME=VALUE ...] [--profile]
+//   node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]: cost as the history grows
+//        (bench/webhook/history.mjs): Remove Duplicates at 0, 1,000 and 10,000 remembered values and
+//        the template at 0, 1,000 and 1,000,000 keys, each against the floor; distinct events only
 //   node bench/webhook-level.mjs --summarise bench-results/webhook-level-….json [--shapes distinct]
 //
 // Defaults: 6 rounds × 120 requests per variant, shape and concurrency (17,280 measured requests
@@ -167,6 +170,10 @@ async function main() {
 		await resendInFlight(stack, urls, run);
 		if (ledger.failures.length)
 			throw new Error(`the warm-up failed:\n${ledger.failures.slice(0, 20).join('\n')}`);
+		// Stores filled before the rounds (--history: Remove Duplicates' row proven, key tables pre-filled).
+		for (const v of config.variants) await VARIANTS[v].prepare?.(stack, run, urls[v]);
+		if (ledger.failures.length)
+			throw new Error(`preparing the stores failed:\n${ledger.failures.slice(0, 20).join('\n')}`);
 
 		for (let round = 1; round <= config.rounds; round++) {
 			for (const shape of config.shapes) {
@@ -241,6 +248,8 @@ async function main() {
 			passed: ledger.failures.length === 0,
 			failures: ledger.failures,
 			requests: ledger.requests,
+			/** raceProne variants: events processed more than once */
+			doubled: ledger.doubled,
 		},
 	});
 	process.stdout.write(`results: ${file}\n`);

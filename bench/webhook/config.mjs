@@ -5,9 +5,21 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** The variants of --history (bench/webhook/history.mjs), in the order they run within a round. */
+export const HISTORY_VARIANTS = [
+	'floor',
+	'rdHistory0',
+	'rdHistory1k',
+	'rdHistory10k',
+	'pkgHistory0',
+	'pkgHistory1k',
+	'pkgHistory1m',
+];
+
 export const USAGE =
 	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
-	'                             [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,packageBefore,exactlyOnce,packageNoVerify,packageNoFingerprint,floorApi,api] [--warmup 60] [--env NAME=VALUE] [--profile]\n';
+	'                             [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,floorApi,api,packageBefore,removeDuplicates] [--warmup 60] [--env NAME=VALUE] [--profile]\n' +
+	'       node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]   (bench/webhook/history.mjs)\n';
 
 export function parseArgs(argv) {
 	const options = { env: [] };
@@ -16,7 +28,7 @@ export function parseArgs(argv) {
 		if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
 		const [name, inlineValue] = arg.slice(2).split(/=(.*)/s, 2);
 		let value = inlineValue;
-		if (name === 'profile' || name === 'help') {
+		if (name === 'profile' || name === 'help' || name === 'history') {
 			options[name] = true;
 			continue;
 		}
@@ -48,12 +60,18 @@ export function configFrom(args) {
 	const config = {
 		rounds: positiveInt('rounds', args.rounds ?? 6),
 		requests: positiveInt('requests', args.requests ?? 120),
-		concurrency: list(args.concurrency ?? '1,16').map((c) => positiveInt('concurrency', c)),
-		shapes: list(args.shapes ?? ALL_SHAPES.join(',')),
+		// --history: its own variants, distinct events (a history only grows with new ones), concurrency 1.
+		concurrency: list(args.concurrency ?? (args.history ? '1' : '1,16')).map((c) =>
+			positiveInt('concurrency', c),
+		),
+		shapes: list(args.shapes ?? (args.history ? 'distinct' : ALL_SHAPES.join(','))),
 		variants: list(
 			args.variants ??
-				'floor,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify',
+				(args.history
+					? HISTORY_VARIANTS.join(',')
+					: 'floor,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify'),
 		),
+		history: Boolean(args.history),
 		warmup: Number(args.warmup ?? 60),
 		profile: Boolean(args.profile),
 		env: Object.fromEntries(

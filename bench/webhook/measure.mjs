@@ -23,6 +23,7 @@ export async function measureLoad(
 		shape,
 		config.requests,
 	);
+	await variants[v].beforeLoad?.(stack);
 	const cpuBefore = cpuSnapshot(stack, postmasterPid);
 	const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq, variants[v].headers);
 	const inFlightBefore = ledger.inFlight[v];

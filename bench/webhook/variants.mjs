@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import { WEBHOOK_WORKFLOW_ID } from '../../scripts/harness/index.mjs';
 import { REPO_DIR } from './config.mjs';
+import { historyVariants } from './history.mjs';
 
 const TEMPLATE_FILE = 'workflows/idempotent-webhook.json';
 const EXACTLY_ONCE_FILE = 'workflows/exactly-once-postgres.json';
@@ -142,6 +143,12 @@ export function loadVariants() {
 	//   headers     extra request headers per event id (an API client's Idempotency-Key)
 	//   answer      maps its HTTP answer to the webhook variants' terms (the API's 201 and 409)
 	//   keyedByBody false: its key does not come from the body, so the body-without-id check skips it
+	//   raceProne   deduplicates, but not safely under overlapping deliveries: a doubled business row
+	//               or a repeated "processed" answer is counted and reported, not a failure (the
+	//               answers and executions are still checked)
+	//   prepare     (stack, run, url) once after the warm-up, before the rounds (fills a store)
+	//   beforeLoad  (stack) before each measured load, outside its measured window
+	//   prefilledKeys rows in keyTable that no request carried
 	const VARIANTS = {
 		floor: {
 			file: 'bench/workflows/floor.json',
@@ -221,6 +228,20 @@ export function loadVariants() {
 			keyTable: 'processed_events_before',
 			businessKey: (id) => `evt:${id}`,
 		},
+		// n8n's own Remove Duplicates v2 ("Remove Items Processed in Previous Executions", scope
+		// workflow, default History Size 10,000) before the floor's business step; its Discarded output
+		// answers 200 duplicate. Not safe under overlapping deliveries (its history is one row, read
+		// and rewritten by every execution): raceProne, so its doubled rows are counted, not failed.
+		removeDuplicates: {
+			file: 'bench/workflows/remove-duplicates.json',
+			tag: 'rmd',
+			dedupe: true,
+			raceProne: true,
+			keyedByBody: false,
+			businessKey: (id) => `rmdup:${id}`,
+		},
+		// --history (bench/webhook/history.mjs): Remove Duplicates and the template at several history sizes.
+		...historyVariants(generatedDir, TEMPLATE_FILE),
 		packageNoVerify: {
 			file: NO_VERIFY_FILE,
 			tag: 'pnv',
