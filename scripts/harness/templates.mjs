@@ -41,20 +41,29 @@ export function importableCopy(relativePath, id) {
 }
 
 /**
- * `n8n execute --id` only starts at a Manual or Execute Workflow Trigger, so the purge template's
- * Schedule Trigger cannot be run that way. To run the template as it is meant to run (scheduled, in
- * the server), the copy that gets published fires every few seconds instead of every 6 hours.
- * That interval is the only change; the Purge Keys node and the connections stay as in the file.
+ * `n8n execute --id` only starts at a Manual or Execute Workflow Trigger, so a template's Schedule
+ * Trigger cannot be run that way. To run a scheduled template as it is meant to run (in the
+ * server), the copy that gets published fires every few seconds instead of every 6 hours (purge) or
+ * 15 minutes (stuck keys). That interval is the only change; the other nodes and the connections
+ * stay as in the file.
+ * @param {string} relativePath
+ * @param {number} seconds
+ * @param {string} id
  */
-export function purgeCopyEvery(seconds, id) {
-	const workflow = importableCopy(PURGE_TEMPLATE, id);
+export function scheduledCopyEvery(relativePath, seconds, id) {
+	const workflow = importableCopy(relativePath, id);
 	const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.scheduleTrigger');
-	if (!trigger) throw new Error(`${PURGE_TEMPLATE} has no Schedule Trigger`);
+	if (!trigger) throw new Error(`${relativePath} has no Schedule Trigger`);
 	trigger.parameters = {
 		...trigger.parameters,
 		rule: { interval: [{ field: 'seconds', secondsInterval: seconds }] },
 	};
 	return workflow;
+}
+
+/** The purge template, its Schedule Trigger firing every `seconds` (startStack's purgeEverySeconds). */
+export function purgeCopyEvery(seconds, id) {
+	return scheduledCopyEvery(PURGE_TEMPLATE, seconds, id);
 }
 
 export function withParameters(workflow, parametersByNode) {
