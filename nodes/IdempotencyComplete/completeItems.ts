@@ -24,7 +24,7 @@ export async function completeItems(this: IExecuteFunctions): Promise<INodeExecu
 		action: (targets: OwnedKey[]) => `complete ${namedKeys(keysOf(targets))}`,
 		// Under the owner's token, completing twice gives the same row and answer: an outage of a
 		// few seconds (a failover) must not leave a committed effect with its key in progress.
-		repeatable: true,
+		repeatable: () => true,
 		whenUnreachable: (targets: OwnedKey[]) =>
 			completeUnreachableText(knownLeaseEnd(this.getInputData(), keysOf(targets))),
 		prepare: {

@@ -14,9 +14,11 @@ export async function releaseItems(this: IExecuteFunctions): Promise<INodeExecut
 	return await runKeyedBatch(this, {
 		outputCount: 1,
 		action: (targets: OwnedKey[]) => `release ${namedKeys(keysOf(targets))}`,
-		// Deleting twice under the owner's token deletes once; a key without a token is deleted
-		// whoever holds it, as on the first attempt (see KeyStore.release).
-		repeatable: true,
+		// Deleting twice under the owner's token deletes once. A key without a token is deleted
+		// whoever holds it: after a first attempt whose answer was lost, a second could delete a new
+		// reservation made in between, so only a connection refused before sending is retried there.
+		repeatable: (targets: OwnedKey[]) =>
+			targets.every((target) => target.token !== undefined) ? true : 'beforeSending',
 		whenUnreachable: (targets: OwnedKey[]) =>
 			releaseUnreachableText(knownLeaseEnd(this.getInputData(), keysOf(targets))),
 		prepare: { create: this.getNodeParameter('createTable', 0, true) as boolean, lease: false },

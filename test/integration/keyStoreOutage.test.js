@@ -130,6 +130,30 @@ describe('an outage shorter than the retry bound', () => {
 	});
 });
 
+test('Release Key in simple mode (no token): a refused connection is retried, and the key is released', async () => {
+	const run = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'outage_simple' } })], {
+		credentials: db.credential(),
+		nodeOverrides: {
+			'Idempotency Reserve': { parameters: { mode: 'simple', table: 'simple_events' } },
+		},
+	});
+	const reserved = run.output('Idempotency Reserve', 0)[0];
+	expect(reserved.json.idempotency.token).toBeUndefined();
+	await proxy.cut();
+	const restored = sleep(1_500).then(async () => await proxy.restore());
+	const { run: released, ms } = await timed(releaseWorkflow, reserved, viaProxy(), {
+		'Release Key': { parameters: { table: 'simple_events' } },
+	});
+	await restored;
+	expect(released.error).toBeUndefined();
+	expect(released.output('Release Key', 0)[0].json.idempotency).toEqual({
+		key: 'evt:outage_simple',
+		released: true,
+	});
+	expect(ms).toBeGreaterThanOrEqual(1_400);
+	expect((await db.query(`SELECT key FROM simple_events`)).rows).toEqual([]);
+});
+
 describe('an outage longer than the retry bound', () => {
 	test('Complete Key fails within the bound, names the key, says what was left and what to do; the key keeps its owner', async () => {
 		const reserved = await reserve('outage_long_complete');

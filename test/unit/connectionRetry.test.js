@@ -5,6 +5,7 @@
 const { describe, test, expect } = require('@jest/globals');
 const {
 	CONNECTION_RETRY_MS,
+	failedBeforeSending,
 	isConnectionLoss,
 	retryOnConnectionLoss,
 	sessionEnded,
@@ -146,4 +147,28 @@ describe('retryOnConnectionLoss', () => {
 		expect(calls).toBe(1);
 		expect(failure.connectionRetry).toBeUndefined();
 	});
+});
+
+test('a statement that must not run twice (Release Key without a token) retries only what never reached the server', async () => {
+	expect(failedBeforeSending({ code: 'ECONNREFUSED' })).toBe(true);
+	expect(failedBeforeSending({ code: '57P03', severity: 'FATAL' })).toBe(true);
+	expect(failedBeforeSending({ message: 'Connection terminated due to connection timeout' })).toBe(
+		true,
+	);
+	expect(failedBeforeSending({ message: 'Connection terminated unexpectedly' })).toBe(false);
+	expect(failedBeforeSending({ code: 'ECONNRESET' })).toBe(false);
+	expect(failedBeforeSending({ code: '57P01', severity: 'FATAL' })).toBe(false);
+
+	let calls = 0;
+	const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+	const failure = await retryOnConnectionLoss(
+		async () => {
+			calls += 1;
+			throw reset;
+		},
+		2_000,
+		true,
+	).catch((error) => error);
+	expect(failure).toBe(reset);
+	expect(calls).toBe(1);
 });

@@ -18,8 +18,8 @@ export interface KeyedBatch<Target, Result> {
 	 * can name their keys (namedKeys), so an Error Workflow can act on them.
 	 */
 	action: string | ((targets: Target[]) => string);
-	/** The statement gives the same result when run twice: retried on a lost connection (see StatementStep). */
-	repeatable?: boolean;
+	/** Whether the statement for these targets may be retried on a lost connection (see StatementStep). */
+	repeatable?: (targets: Target[]) => boolean | 'beforeSending';
 	/** What the targets are left with when the key store stayed unreachable through the retries. */
 	whenUnreachable?: (targets: Target[]) => string;
 	/** What the table needs before the statement: created if missing, lease columns. */
@@ -83,7 +83,7 @@ export async function runKeyedBatch<Target, Result>(
 		action: typeof batch.action === 'string' ? batch.action : batch.action(present),
 		prepare: batch.prepare,
 		itemErrors: failed,
-		repeatable: batch.repeatable,
+		repeatable: batch.repeatable?.(present),
 		whenUnreachable: batch.whenUnreachable?.(present),
 	};
 	const result = await statementStep(

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 
 import type { KeyStore, PrepareOptions } from '../store/KeyStore';
-import { retryOnConnectionLoss } from '../transport/connectionRetry';
+import { CONNECTION_RETRY_MS, retryOnConnectionLoss } from '../transport/connectionRetry';
 import { failWhole } from './failWhole';
 import { databaseError, setupError } from './nodeErrors';
 import { openKeyStore, type OpenedStore } from './openKeyStore';
@@ -38,10 +38,11 @@ export interface StatementStep {
 	/** Items that already failed on their own; they keep their own error if the statement fails. */
 	itemErrors?: ReadonlyMap<number, NodeOperationError>;
 	/**
-	 * The statement gives the same result when run twice (it acts only under the owner's token, or
-	 * re-checks it): a lost or refused connection is retried for CONNECTION_RETRY_MS.
+	 * true: the statement gives the same result when run twice (it acts only under the owner's token,
+	 * or re-checks it), so a lost or refused connection is retried for CONNECTION_RETRY_MS.
+	 * 'beforeSending': only failures before it reached the server are retried (a refused connection).
 	 */
-	repeatable?: boolean;
+	repeatable?: boolean | 'beforeSending';
 	/** What it leaves behind when the key store stayed unreachable through every retry. */
 	whenUnreachable?: string;
 }
@@ -55,7 +56,9 @@ export async function statementStep<Result>(
 	const attempt = async () =>
 		await store.withPreparedTable(step.prepare, async () => await statement(store));
 	try {
-		return step.repeatable === true ? await retryOnConnectionLoss(attempt) : await attempt();
+		if (step.repeatable === undefined || step.repeatable === false) return await attempt();
+		const beforeSending = step.repeatable === 'beforeSending';
+		return await retryOnConnectionLoss(attempt, CONNECTION_RETRY_MS, beforeSending);
 	} catch (error) {
 		const failure = databaseError(
 			context.getNode(),

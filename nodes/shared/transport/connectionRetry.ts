@@ -74,6 +74,17 @@ export function isConnectionLoss(error: unknown): boolean {
 }
 
 /**
+ * Failures that happen before a statement can have reached the server: nothing listens, the host
+ * cannot be reached, the login was refused or did not finish. Retrying these is safe for any statement.
+ */
+export function failedBeforeSending(error: unknown): boolean {
+	const { code, message = '' } = (error ?? {}) as DriverError;
+	if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return true;
+	if (code === 'EAI_AGAIN' || code === '57P03') return true;
+	return code === undefined && /Connection terminated due to connection timeout/i.test(message);
+}
+
+/**
  * Did the session itself end (the socket, or a FATAL from the server or pooler), as opposed to a
  * statement answering with a class-08 error on a healthy connection (dblink, postgres_fdw)? The
  * exactly-once step asks this of the user's own SQL: an ended session is the key store's outage.
@@ -98,6 +109,8 @@ export function sessionEnded(error: unknown): boolean {
 export async function retryOnConnectionLoss<T>(
 	attempt: () => Promise<T>,
 	budgetMs: number = CONNECTION_RETRY_MS,
+	/** Only failures before the statement was sent (failedBeforeSending): for a statement that must not run twice. */
+	onlyBeforeSending = false,
 ): Promise<T> {
 	const startedMs = Date.now();
 	let attempts = 0;
@@ -110,7 +123,7 @@ export async function retryOnConnectionLoss<T>(
 		} catch (error) {
 			failure = error;
 		}
-		const lost = isConnectionLoss(failure);
+		const lost = isConnectionLoss(failure) && (!onlyBeforeSending || failedBeforeSending(failure));
 		const remainingMs = startedMs + budgetMs - Date.now();
 		if (lost && remainingMs > 0) {
 			await sleep(Math.min(waitMs, remainingMs));
