@@ -118,6 +118,12 @@ export async function startReplicatedKeyStore({
 	const clientConfig = (node, database = 'postgres') =>
 		harnessClientConfig({ host: '127.0.0.1', port: node.port, user, password }, database);
 
+	/**
+	 * @param {ReplicaNode} node
+	 * @param {string} sql
+	 * @param {unknown[]} [params]
+	 * @returns {Promise<pg.QueryResult<any>>}
+	 */
 	async function query(node, sql, params = [], database = 'postgres') {
 		const client = new pg.Client(clientConfig(node, database));
 		client.on('error', () => undefined);

@@ -58,7 +58,7 @@ export {
  * @param {Record<string, Record<string, unknown>>} [options.templateParameters]
  *   parameters to change in the published copy of the webhook template, by node name (e.g. a short
  *   lease for a crash test: { 'Idempotency Reserve': { leaseSeconds: 60 } }); the file is unchanged.
- * @param {{ defaultPoolSize?: number, maxClientConn?: number }} [options.pooler]
+ * @param {{ defaultPoolSize?: number, maxClientConn?: number, serverLoginRetry?: number }} [options.pooler]
  *   both credentials reach the keys database through PgBouncer in transaction mode (pgbouncer.mjs),
  *   started in front of its server; stack.pooler is it (port, admin console, SHOW STATS, pointAt).
  * @param {boolean} [options.businessOnN8nServer] the Business Postgres credential (the webhook
