@@ -1,9 +1,15 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runKeyedBatch } from '../shared/n8n/keyedBatch';
-import { lostKeyError, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
+import {
+	completeUnreachableText,
+	knownLeaseEnd,
+	lostKeyError,
+	ownedKeyWithTokenReader,
+} from '../shared/n8n/ownedKeys';
 import { storedResponseReader } from '../shared/n8n/responseProperties';
-import { ownedKeyId } from '../shared/store/KeyStore';
+import { ownedKeyId, type OwnedKey } from '../shared/store/KeyStore';
+import { namedKeys } from '../shared/transport/describeStatementError';
 
 /**
  * Marks each item's key completed, in one statement, where the item's token still owns it; with
@@ -12,9 +18,15 @@ import { ownedKeyId } from '../shared/store/KeyStore';
 export async function completeItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const readTarget = ownedKeyWithTokenReader(this);
 	const readResponse = storedResponseReader(this);
+	const keysOf = (targets: OwnedKey[]) => targets.map((target) => target.key);
 	return await runKeyedBatch(this, {
 		outputCount: 1,
-		action: 'complete the keys',
+		action: (targets: OwnedKey[]) => `complete ${namedKeys(keysOf(targets))}`,
+		// Under the owner's token, completing twice gives the same row and answer: an outage of a
+		// few seconds (a failover) must not leave a committed effect with its key in progress.
+		repeatable: true,
+		whenUnreachable: (targets: OwnedKey[]) =>
+			completeUnreachableText(knownLeaseEnd(this.getInputData(), keysOf(targets))),
 		prepare: {
 			create: false,
 			addColumns: true,

@@ -75,6 +75,12 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 		{
 			outputCount: 1,
 			action: 'run the step and complete the keys',
+			// A lost connection rolled the transaction back, or its COMMIT's answer was lost: the
+			// retry locks the rows again and finds each key in progress (nothing committed: the
+			// step runs once) or completed under this token (committed: alreadyCompleted, nothing runs).
+			repeatable: true,
+			whenUnreachable:
+				"Nothing ran twice: the step and the completion commit together, so each key is either completed with its effect or still in progress without it. The sender's retry finds out: a completed key is a duplicate, a key in progress runs the step once after its lease ends.",
 			prepare: {
 				create: false,
 				addColumns: true,

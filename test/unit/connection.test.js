@@ -96,6 +96,17 @@ describe('describeConnectionError', () => {
 			{ code: '08P01', message: 'no more connections allowed (max_client_conn)' },
 			/pooler at db:5432 refused a new connection/,
 		],
+		// PgBouncer while its PostgreSQL is down or being replaced (a failover).
+		[
+			{
+				code: '08P01',
+				message: 'server login has been failing, try again later (server_login_retry)',
+			},
+			/^The key store behind the pooler at db:5432 is unreachable or failing over \(the pooler says: server login has been failing/,
+		],
+		[{ code: '08P01', message: 'server conn crashed?' }, /unreachable or failing over/],
+		[{ code: '08P01', message: 'database removed' }, /unreachable or failing over/],
+		[{ code: '08P01', message: 'query_wait_timeout' }, /unreachable or failing over/],
 	])('%p', (error, sentence) => {
 		expect(describeConnectionError(error, target).message).toMatch(sentence);
 	});

@@ -13,8 +13,15 @@ export interface ItemRoute {
 
 export interface KeyedBatch<Target, Result> {
 	outputCount: number;
-	/** Completes "PostgreSQL could not …" in error messages. */
-	action: string;
+	/**
+	 * Completes "PostgreSQL could not …" in error messages; given the targets of the statement, it
+	 * can name their keys (namedKeys), so an Error Workflow can act on them.
+	 */
+	action: string | ((targets: Target[]) => string);
+	/** The statement gives the same result when run twice: retried on a lost connection (see StatementStep). */
+	repeatable?: boolean;
+	/** What the targets are left with when the key store stayed unreachable through the retries. */
+	whenUnreachable?: (targets: Target[]) => string;
 	/** What the table needs before the statement: created if missing, lease columns. */
 	prepare: PrepareOptions;
 	/** The key (or key and token) of one item; throws (KeyError) for a bad item. */
@@ -54,9 +61,11 @@ export async function runKeyedBatch<Target, Result>(
 	const present = presentKeys(keys);
 	const step = {
 		outputCount: batch.outputCount,
-		action: batch.action,
+		action: typeof batch.action === 'string' ? batch.action : batch.action(present),
 		prepare: batch.prepare,
 		itemErrors: failed,
+		repeatable: batch.repeatable,
+		whenUnreachable: batch.whenUnreachable?.(present),
 	};
 	const result = await statementStep(
 		context,

@@ -4,6 +4,7 @@ import { KeyError } from '../keys/KeyError';
 import { IdentifierError } from '../store/identifiers';
 import { StepStatementError } from '../store/StepStatementError';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
+import { connectionRetryOf } from '../transport/connectionRetry';
 import { describeConnectionError } from '../transport/describeConnectionError';
 import { describeStatementError } from '../transport/describeStatementError';
 
@@ -26,30 +27,55 @@ export function inputError(
 	});
 }
 
-/** A failure of PostgreSQL or of the way to it, reported as NodeApiError with one clear sentence. */
+/**
+ * A failure of PostgreSQL or of the way to it, reported as NodeApiError with one clear sentence.
+ * `action` completes "could not …"; when it names keys (`complete the key "evt:1"`), every message
+ * names them. `whenUnreachable` is what a repeatable statement leaves behind once its retries on a
+ * lost connection ran out (see retryOnConnectionLoss): it leads that error's description.
+ */
 export function databaseError(
 	node: INode,
 	error: unknown,
 	credential: IdempotencyPostgresCredential,
 	action: string,
 	table: string,
+	whenUnreachable?: string,
 ): NodeApiError {
 	if (error instanceof StepStatementError) return stepStatementError(node, error);
 	const pgError = (error ?? {}) as PostgresError;
 	// SQLSTATEs first: a lock or statement timeout's message mentions "timeout" too.
-	const problem =
-		describeStatementError(error, { ...credential, table, action }) ??
-		describeConnectionError(error, credential);
-	const message =
-		problem?.message ?? `PostgreSQL could not ${action}: ${pgError.message ?? String(error)}`;
-	const description =
-		problem?.hint ??
-		[pgError.detail, pgError.hint, pgError.code ? `SQLSTATE ${pgError.code}` : undefined]
+	const statementProblem = describeStatementError(error, { ...credential, table, action });
+	const connectionProblem = statementProblem
+		? undefined
+		: describeConnectionError(error, credential);
+	const problem = statementProblem ?? connectionProblem;
+	const said = pgError.message ?? String(error);
+	const codes = [
+		pgError.detail,
+		pgError.hint,
+		pgError.code ? `SQLSTATE ${pgError.code}` : undefined,
+	]
+		.filter(Boolean)
+		.join(' ');
+	let message = problem?.message ?? `PostgreSQL could not ${action}: ${said}`;
+	let description = problem?.hint ?? codes;
+	// A connection sentence ("Nothing is listening at …") does not say what was not done.
+	if (connectionProblem && /\bkeys? "/.test(action))
+		message = `${message}, so it could not ${action}`;
+	const retry = connectionRetryOf(error);
+	if (retry !== undefined) {
+		const where = `${credential.host}:${Number(credential.port)}`;
+		const seconds = (retry.elapsedMs / 1000).toFixed(1);
+		const attempts = `${retry.attempts} ${retry.attempts === 1 ? 'attempt' : 'attempts'}`;
+		message = `Could not ${action}: the key store at ${where} stayed unreachable for ${seconds} s (${attempts})`;
+		const last = connectionProblem?.message ?? said;
+		description = [whenUnreachable, `The last attempt failed with: ${last}.`, codes]
 			.filter(Boolean)
 			.join(' ');
+	}
 	// Not `code` (nor `errorCode`): NodeApiError would replace our sentence with a generic one for codes like ECONNREFUSED.
 	const response: JsonObject = {
-		message: pgError.message ?? String(error),
+		message: said,
 		driverCode: pgError.code ?? null,
 	};
 	return new NodeApiError(node, response, {

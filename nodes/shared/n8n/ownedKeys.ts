@@ -119,3 +119,44 @@ export function lostInTransactionError(key: string, found: LostKey): KeyError {
 			: 'Nothing was committed here. A retry of the event reserves it again and runs the step then.',
 	);
 }
+
+/**
+ * When the lease of the targets' keys ends, where the input items carry it (Reserve's
+ * `idempotency.leaseUntil`, passed through the business step) and it is one time for all of them.
+ */
+export function knownLeaseEnd(
+	items: readonly INodeExecutionData[],
+	keys: readonly string[],
+): string | undefined {
+	const wanted = new Set(keys);
+	const ends = new Set<string>();
+	for (const item of items) {
+		const idempotency = item.json.idempotency as
+			| { key?: unknown; leaseUntil?: unknown }
+			| undefined;
+		if (typeof idempotency?.leaseUntil !== 'string' || typeof idempotency.key !== 'string')
+			continue;
+		if (wanted.has(idempotency.key)) ends.add(idempotency.leaseUntil);
+	}
+	return ends.size === 1 ? [...ends][0] : undefined;
+}
+
+const leaseEnds = (leaseEnd: string | undefined) =>
+	leaseEnd === undefined ? 'until its lease ends' : `until its lease ends at ${leaseEnd}`;
+
+/**
+ * Complete Key could not reach the key store through all its retries: what that leaves behind and
+ * the choice it leaves, for the error's description (an Error Workflow acts on it).
+ */
+export function completeUnreachableText(leaseEnd: string | undefined): string {
+	return [
+		`The business step's effect has committed and the key is not completed: it stays in progress, held by this execution's reservation ${leaseEnds(leaseEnd)}, and the sender's retries get "in progress" until then.`,
+		'Releasing it (Release Key, or Idempotency Keys → Purge) would run the step again at once, on the next retry; keeping it runs the step again after the lease ends, when a retry takes it over.',
+		'Either way the step runs twice unless it is idempotent itself. For a business step on PostgreSQL, the Exactly-Once SQL node is the real answer: its effect and the completion commit together, so an outage rolls both back and the retry runs the step once.',
+	].join(' ');
+}
+
+/** Release Key could not reach the key store through all its retries: what that leaves behind. */
+export function releaseUnreachableText(leaseEnd: string | undefined): string {
+	return `The key is not released: it stays in progress ${leaseEnds(leaseEnd)}, and the sender's retries get "in progress" until then; after that a retry takes it over and runs the step. Nothing ran twice.`;
+}

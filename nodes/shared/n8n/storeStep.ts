@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 
 import type { KeyStore, PrepareOptions } from '../store/KeyStore';
+import { retryOnConnectionLoss } from '../transport/connectionRetry';
 import { failWhole } from './failWhole';
 import { databaseError, setupError } from './nodeErrors';
 import { openKeyStore, type OpenedStore } from './openKeyStore';
@@ -36,6 +37,13 @@ export interface StatementStep {
 	prepare: PrepareOptions;
 	/** Items that already failed on their own; they keep their own error if the statement fails. */
 	itemErrors?: ReadonlyMap<number, NodeOperationError>;
+	/**
+	 * The statement gives the same result when run twice (it acts only under the owner's token, or
+	 * re-checks it): a lost or refused connection is retried for CONNECTION_RETRY_MS.
+	 */
+	repeatable?: boolean;
+	/** What it leaves behind when the key store stayed unreachable through every retry. */
+	whenUnreachable?: string;
 }
 
 export async function statementStep<Result>(
@@ -44,8 +52,10 @@ export async function statementStep<Result>(
 	step: StatementStep,
 	statement: (store: KeyStore) => Promise<Result>,
 ): Promise<Result | FailedStep> {
+	const attempt = async () =>
+		await store.withPreparedTable(step.prepare, async () => await statement(store));
 	try {
-		return await store.withPreparedTable(step.prepare, async () => await statement(store));
+		return step.repeatable === true ? await retryOnConnectionLoss(attempt) : await attempt();
 	} catch (error) {
 		const failure = databaseError(
 			context.getNode(),
@@ -53,6 +63,7 @@ export async function statementStep<Result>(
 			credential,
 			step.action,
 			store.ref.qualified,
+			step.whenUnreachable,
 		);
 		return new FailedStep(failWhole(context, failure, step.outputCount, step.itemErrors));
 	}

@@ -1,3 +1,5 @@
+import { checkOut, type CheckedOutClient } from '../transport/checkOut';
+import { isConnectionLoss } from '../transport/connectionRetry';
 import type { PoolClient } from '../transport/pg';
 import type { PoolEntry } from '../transport/poolCache';
 import {
@@ -282,12 +284,13 @@ export class KeyStore {
 		const { pool } = this.entry;
 		// Naming the keys is worth no wait for a connection: with none free, the error says less.
 		if (pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) return undefined;
-		let client;
+		let checkedOut: CheckedOutClient;
 		try {
-			client = await pool.connect();
+			checkedOut = await checkOut(pool);
 		} catch {
 			return undefined;
 		}
+		const { client } = checkedOut;
 		let failure: unknown;
 		let locked: string[] | undefined;
 		try {
@@ -302,7 +305,7 @@ export class KeyStore {
 			failure = error;
 		}
 		// A failed diagnosis leaves the transaction open: the pool must drop that connection.
-		client.release(failure instanceof Error ? failure : undefined);
+		checkedOut.release(failure instanceof Error ? failure : undefined);
 		return failure === undefined ? locked : undefined;
 	}
 
@@ -539,29 +542,34 @@ export class KeyStore {
 
 	/**
 	 * Runs `work` between BEGIN and COMMIT (or ROLLBACK, when it asks for it or fails) on one pooled
-	 * connection. A connection whose ROLLBACK failed is dropped by the pool, never reused mid-transaction.
+	 * connection. A connection that was lost, or whose ROLLBACK failed, is dropped by the pool, never
+	 * reused mid-transaction.
 	 */
 	private async inTransaction<T>(
 		work: (client: PoolClient) => Promise<{ commit: boolean; value: T }>,
 	): Promise<T> {
-		const client = await this.entry.pool.connect();
+		const { client, release } = await checkOut(this.entry.pool);
 		let failure: unknown;
 		let broken: Error | undefined;
 		try {
 			await client.query('BEGIN');
 			const { commit, value } = await work(client);
 			await client.query(commit ? 'COMMIT' : 'ROLLBACK');
-			client.release();
+			release();
 			return value;
 		} catch (error) {
 			failure = error;
 		}
-		try {
-			await client.query('ROLLBACK');
-		} catch (rollbackError) {
-			broken = rollbackError as Error;
+		// A lost connection is dropped at once, never handed to the next execution.
+		if (isConnectionLoss(failure)) broken = failure as Error;
+		else {
+			try {
+				await client.query('ROLLBACK');
+			} catch (rollbackError) {
+				broken = rollbackError as Error;
+			}
 		}
-		client.release(broken);
+		release(broken);
 		throw failure;
 	}
 

@@ -1,3 +1,4 @@
+import { sessionEnded } from '../transport/connectionRetry';
 import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
 import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql';
@@ -114,6 +115,9 @@ export async function runCompletingTransaction<T>(
 		} catch (error) {
 			failure = error;
 		}
+		// The connection to the key store ended under the user's statement: that is the store's
+		// outage, not the statement's fault, and the whole transaction may be tried again.
+		if (sessionEnded(failure)) throw failure;
 		throw new StepStatementError(itemIndex, failure as Error);
 	};
 	const result = await transaction.statements(run, holds);

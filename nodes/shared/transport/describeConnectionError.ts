@@ -20,6 +20,14 @@ interface Target {
 }
 
 /**
+ * PgBouncer's 08P01 messages when its server is gone: a login that keeps failing (it then refuses
+ * clients for server_login_retry), a server connection that broke under a client, a database
+ * dropped by KILL or RELOAD, a client that waited query_wait_timeout for a server.
+ */
+const POOLER_LOST_SERVER =
+	/server login has been failing|server conn crashed|pgbouncer cannot connect to server|database removed|query_wait_timeout|server_login_retry/i;
+
+/**
  * Maps the usual connection failures to one clear sentence each. Returns undefined for errors that
  * are not about reaching or logging in to the server (those are reported with the server's own message).
  */
@@ -60,6 +68,14 @@ export function describeConnectionError(
 		return {
 			message: `The connection pooler at ${where} refused a new connection: it already serves its max_client_conn clients`,
 			hint: `Set Max Pool Size in the credential (now ${maxConnections(target)}) to at most the pooler's max_client_conn divided by the number of n8n processes using it, or raise max_client_conn. This delivery was not reserved: the sender gets an error and retries.`,
+		};
+	}
+	// PgBouncer's words while it cannot log in to (or lost) its PostgreSQL: the server behind it is
+	// down, restarting, or being replaced by a standby; the pooler itself answers.
+	if (POOLER_LOST_SERVER.test(poolerSays)) {
+		return {
+			message: `The key store behind the pooler at ${where} is unreachable or failing over (the pooler says: ${message})`,
+			hint: 'The pooler (PgBouncer) cannot reach its PostgreSQL: the server is down, restarting, or a standby is being promoted. It recovers by itself once the pooler reaches a primary; PgBouncer retries its server every server_login_retry (15 s by default: 1 s shortens the outage). If it lasts, check PostgreSQL and where the pooler points.',
 		};
 	}
 	if (code === 'ECONNREFUSED') {

@@ -26,9 +26,20 @@ interface Context {
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-function listKeys(keys: string[]): string {
+function listKeys(keys: readonly string[]): string {
 	const shown = keys.slice(0, 3).map((key) => JSON.stringify(key));
 	return keys.length > 3 ? `${shown.join(', ')} and ${keys.length - 3} more` : shown.join(', ');
+}
+
+/**
+ * `the key "evt:1"`, `the keys "a", "b", "c" and 2 more` (each once, sorted), or `the keys` for none:
+ * completes "could not complete …" so that an Error Workflow can read the key from the message
+ * (workflows/idempotency-errors.json matches `key "…"`).
+ */
+export function namedKeys(keys: readonly string[]): string {
+	const distinct = [...new Set(keys)].sort();
+	if (distinct.length === 0) return 'the keys';
+	return `the ${distinct.length === 1 ? 'key' : 'keys'} ${listKeys(distinct)}`;
 }
 
 /**

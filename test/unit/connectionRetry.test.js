@@ -1,0 +1,149 @@
+// Which failures Complete Key, Release Key and the exactly-once step retry (a lost or refused
+// connection) and which they never do (anything the statement itself was answered with), and the
+// bound on the retries. The errors are shaped as node-postgres and PostgreSQL report them; the real
+// outages are in test/integration/keyStoreOutage.test.js.
+const { describe, test, expect } = require('@jest/globals');
+const {
+	CONNECTION_RETRY_MS,
+	isConnectionLoss,
+	retryOnConnectionLoss,
+	sessionEnded,
+} = require('../../dist/nodes/shared/transport/connectionRetry');
+
+describe('isConnectionLoss', () => {
+	test.each([
+		[{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' }],
+		[{ code: 'ECONNRESET', message: 'read ECONNRESET' }],
+		[{ code: 'EPIPE', message: 'write EPIPE' }],
+		[{ code: 'ETIMEDOUT', message: 'connect ETIMEDOUT' }],
+		[{ message: 'Connection terminated unexpectedly' }],
+		[{ message: 'Connection terminated due to connection timeout' }],
+		[{ message: 'Client has encountered a connection error and is not queryable' }],
+		[{ code: '08006', severity: 'FATAL', message: 'connection failure' }],
+		[
+			{
+				code: '08P01',
+				severity: 'ERROR',
+				message: 'server login has been failing, try again later (server_login_retry)',
+			},
+		],
+		[{ code: '08P01', severity: 'FATAL', message: 'server conn crashed?' }],
+		[
+			{
+				code: '57P01',
+				severity: 'FATAL',
+				message: 'terminating connection due to administrator command',
+			},
+		],
+		[
+			{
+				code: '57P02',
+				severity: 'FATAL',
+				message: 'terminating connection because of crash of another server process',
+			},
+		],
+		[{ code: '57P03', severity: 'FATAL', message: 'the database system is starting up' }],
+	])('retried: %p', (error) => {
+		expect(isConnectionLoss(error)).toBe(true);
+	});
+
+	test.each([
+		[
+			{
+				code: '23505',
+				severity: 'ERROR',
+				message: 'duplicate key value violates unique constraint',
+			},
+		],
+		[{ code: '42501', severity: 'ERROR', message: 'permission denied for table processed_events' }],
+		[{ code: '55P03', severity: 'ERROR', message: 'canceling statement due to lock timeout' }],
+		[
+			{
+				code: '25006',
+				severity: 'ERROR',
+				message: 'cannot execute UPDATE in a read-only transaction',
+			},
+		],
+		[{ code: '57014', severity: 'ERROR', message: 'canceling statement due to statement timeout' }],
+		[
+			{
+				code: '28P01',
+				severity: 'FATAL',
+				message: 'password authentication failed for user "n8n"',
+			},
+		],
+		[{ code: '08P01', severity: 'ERROR', message: 'password authentication failed' }],
+		[{ code: '08P01', severity: 'ERROR', message: 'database "app" does not exist' }],
+		[
+			{
+				code: '08P01',
+				severity: 'ERROR',
+				message: 'no more connections allowed (max_client_conn)',
+			},
+		],
+		[{ message: 'timeout exceeded when trying to connect' }],
+		[new Error('The key "evt:1" was taken over by another execution')],
+	])('not retried: %p', (error) => {
+		expect(isConnectionLoss(error)).toBe(false);
+	});
+});
+
+test("sessionEnded: the user's SQL answered with class 08 on a live connection (dblink) is not an outage", () => {
+	expect(
+		sessionEnded({ code: '08001', severity: 'ERROR', message: 'could not establish connection' }),
+	).toBe(false);
+	expect(sessionEnded({ message: 'Connection terminated unexpectedly' })).toBe(true);
+	expect(
+		sessionEnded({ code: '57P01', severity: 'FATAL', message: 'terminating connection' }),
+	).toBe(true);
+});
+
+describe('retryOnConnectionLoss', () => {
+	const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+
+	test('the bound is a few seconds, shorter than a sender waits', () => {
+		expect(CONNECTION_RETRY_MS).toBe(5_000);
+	});
+
+	test('retries a refused connection until it answers', async () => {
+		let calls = 0;
+		const result = await retryOnConnectionLoss(async () => {
+			calls += 1;
+			if (calls < 3) throw refused();
+			return 'done';
+		}, 2_000);
+		expect(result).toBe('done');
+		expect(calls).toBe(3);
+	});
+
+	test('gives up once the bound has passed, with the attempts and the time on the error', async () => {
+		const started = Date.now();
+		let calls = 0;
+		const failure = await retryOnConnectionLoss(async () => {
+			calls += 1;
+			throw refused();
+		}, 800).catch((error) => error);
+		const elapsed = Date.now() - started;
+		expect(failure.code).toBe('ECONNREFUSED');
+		// Waits of 150, 300, then what is left of 800 ms: four attempts, the last at the bound.
+		expect(calls).toBe(4);
+		expect(failure.connectionRetry).toEqual({ attempts: 4, elapsedMs: expect.any(Number) });
+		expect(elapsed).toBeGreaterThanOrEqual(800);
+		expect(elapsed).toBeLessThan(1_300);
+	});
+
+	test('a statement error is thrown at once, after one attempt', async () => {
+		let calls = 0;
+		const lockTimeout = Object.assign(new Error('canceling statement due to lock timeout'), {
+			code: '55P03',
+			severity: 'ERROR',
+		});
+		const failure = await retryOnConnectionLoss(async () => {
+			calls += 1;
+			throw lockTimeout;
+		}).catch((error) => error);
+		expect(failure).toBe(lockTimeout);
+		expect(calls).toBe(1);
+		expect(failure.connectionRetry).toBeUndefined();
+	});
+});
