@@ -32,9 +32,14 @@ const EVENTS = Number(process.env.FAILOVER_EVENTS ?? 100);
 /** In flight per template (8 in all). */
 const IN_FLIGHT = 4;
 const PACE_MS = 80;
-/** The kill comes once this many first deliveries (both templates) have been answered. */
-const KILL_AFTER_ANSWERS = Math.round(EVENTS * 2 * 0.3);
 const PROMOTE_AFTER_MS = 2_000;
+/**
+ * Two events per template whose business step sleeps SLOW_SECONDS (an AFTER INSERT trigger), 30 % into
+ * the run: the kill comes when a webhook-template one sleeps, so its Complete Key always meets the
+ * dead primary, whatever the machine's speed (the exactly-once ones are cut off if they sleep then).
+ */
+const SLOW_AT = [Math.round(EVENTS * 0.3), Math.round(EVENTS * 0.3) + 1];
+const SLOW_SECONDS = 1.5;
 // Longer than any execution takes from Reserve to its completion; short enough that a key a failed
 // completion left in progress is taken over (and shows as doubled) within the resend deadline.
 const LEASE_SECONDS = 20;
@@ -53,7 +58,7 @@ const exactlyOnceReserve = nodeOfType(EXACTLY_ONCE_TEMPLATE, '.idempotencyReserv
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
-/** @type {Array<{ id: string, label: string, url: string, workflowId: string, businessDb: { query: Function }, effectNode: string }>} */
+/** @type {Array<{ id: string, label: string, url: string, workflowId: string, businessDb: { query: Function }, effectNode: string, completionNode: string }>} */
 let templates;
 
 before(
@@ -77,6 +82,7 @@ before(
 				workflowId: stack.webhookWorkflowId,
 				businessDb: stack.businessDb,
 				effectNode: nodeOfType(WEBHOOK_TEMPLATE, 'n8n-nodes-base.postgres'),
+				completionNode: nodeOfType(WEBHOOK_TEMPLATE, '.idempotencyComplete'),
 			},
 			{
 				id: 'exactlyOnce',
@@ -85,13 +91,39 @@ before(
 				workflowId: EXACTLY_ONCE_ID,
 				businessDb: stack.keysDb,
 				effectNode: nodeOfType(EXACTLY_ONCE_TEMPLATE, '.idempotencyExactlyOnce'),
+				// Its effect and completion are one transaction.
+				completionNode: nodeOfType(EXACTLY_ONCE_TEMPLATE, '.idempotencyExactlyOnce'),
 			},
 		];
+		for (const template of templates) await installSlowSteps(template.businessDb);
 	},
 	{ timeout: 30 * 60_000 },
 );
 
 after(async () => await stack?.stop(), { timeout: 180_000 });
+
+/** The slow-step table and its AFTER INSERT trigger (the row exists, uncommitted, while it sleeps). */
+async function installSlowSteps(db) {
+	await db.query(`CREATE TABLE slow_business_step (event_key text PRIMARY KEY, seconds float8)`);
+	await db.query(`CREATE FUNCTION sleep_when_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+		DECLARE pause float8;
+		BEGIN
+			SELECT s.seconds INTO pause FROM slow_business_step s WHERE s.event_key = NEW.event_key;
+			IF pause IS NOT NULL THEN PERFORM pg_sleep(pause); END IF;
+			RETURN NEW;
+		END $$`);
+	await db.query(
+		`CREATE TRIGGER sleep_when_slow AFTER INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
+	);
+}
+
+/** Business steps sleeping in the trigger right now, on a template's business database. */
+async function sleepingSteps(db) {
+	const { rows } = await db.query(
+		`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query ILIKE 'INSERT INTO business_log%'`,
+	);
+	return rows[0].n;
+}
 
 const keyOf = (id) => `evt:${id}`;
 const answeredAt = (result) => result.sentAt + result.ms;
@@ -164,7 +196,7 @@ async function stateOf(template, ids) {
 }
 
 /** What each template's run did: per-event figures, the failover's own losses, the 500s after promotion. */
-async function figuresOf(template, ids, { results, failover, state, lateResults }) {
+async function figuresOf(template, ids, { results, failover, state, lateResults, slowIds }) {
 	const byId = new Map(ids.map((id) => [id, []]));
 	for (const result of results) byId.get(result.delivery.tag.id)?.push(result);
 	const ok = (id) => byId.get(id).some(isOk);
@@ -187,12 +219,24 @@ async function figuresOf(template, ids, { results, failover, state, lateResults 
 	const firstOk = afterPromotion.filter(isOk).map(answeredAt);
 	const lastError = errorsAfterPromotion.map(answeredAt);
 	const lateState = await stateOf(template, ids);
+	// The slow events' completions that ran while the key store was away (kill → PgBouncer re-pointed).
+	const completionsMetOutage = executions.filter((execution) => {
+		const start = execution.startTime(template.completionNode);
+		const end = execution.endTime(template.completionNode);
+		return (
+			slowIds.includes(execution.trigger.body.id) &&
+			start !== undefined &&
+			start < failover.repointedAt &&
+			(end ?? Infinity) > failover.killedAt
+		);
+	}).length;
 	const lost = ids.filter(
 		(id) => ok(id) && (state.get(id).rows === 0 || state.get(id).status !== 'completed'),
 	);
 	const doubled = ids.filter((id) => state.get(id).rows > 1);
 	return {
 		events: ids.length,
+		slowCompletionsMetOutage: completionsMetOutage,
 		deliveries: results.length,
 		answered2xx: ids.filter(ok).length,
 		neverAnswered2xx: ids.filter((id) => !ok(id)),
@@ -248,11 +292,33 @@ async function runMode(mode) {
 	const idsOf = (template) =>
 		Array.from({ length: EVENTS }, (_, i) => `evt_fo_${mode.slice(0, 5)}_${template.id}_${i}`);
 	const ids = Object.fromEntries(templates.map((t) => [t.id, idsOf(t)]));
+	const slowIds = Object.fromEntries(
+		templates.map((t) => [t.id, SLOW_AT.map((i) => ids[t.id][i])]),
+	);
+	for (const template of templates)
+		await template.businessDb.query(
+			`INSERT INTO slow_business_step SELECT unnest($1::text[]), $2`,
+			[slowIds[template.id].map(keyOf), SLOW_SECONDS],
+		);
+	/** How many slow steps slept when the primary was killed, per template. */
+	const sleepingAtKill = {};
+	let firstPassDone = false;
+	// The kill comes once a slow webhook-template business step sleeps (it then reaches Complete Key
+	// before the promotion); bounded by the first pass.
+	const watchForSlowSteps = async () => {
+		while (!firstPassDone) {
+			const counts = await Promise.all(templates.map((t) => sleepingSteps(t.businessDb)));
+			if (counts[0] > 0) {
+				templates.forEach((t, i) => (sleepingAtKill[t.id] = counts[i]));
+				return await failOver(set);
+			}
+			await sleep(50);
+		}
+		return undefined;
+	};
 
-	let answers = 0;
-	/** @type {Promise<Awaited<ReturnType<typeof failOver>>> | undefined} */
-	let failing;
 	const startedAt = Date.now();
+	const failing = watchForSlowSteps();
 	const first = await Promise.all(
 		templates.map((template) =>
 			runLoad(
@@ -263,16 +329,13 @@ async function runMode(mode) {
 					paceMs: PACE_MS,
 					timeoutMs: 60_000,
 					deadlineMs: 180_000,
-					onResult: () => {
-						answers += 1;
-						if (answers >= KILL_AFTER_ANSWERS && !failing) failing = failOver(set);
-					},
 				},
 			),
 		),
 	);
-	assert.ok(failing, 'the failover ran during the first deliveries');
+	firstPassDone = true;
 	const failover = await failing;
+	assert.ok(failover, 'the failover ran during the first deliveries');
 	for (const load of first) assert.deepEqual(load.notSent, [], 'every first delivery was sent');
 	const resent = await Promise.all(
 		templates.map((template, i) =>
@@ -309,6 +372,7 @@ async function runMode(mode) {
 			results: [...first[i].results, ...resent[i].results],
 			failover,
 			state: settled[i],
+			slowIds: slowIds[template.id],
 			lateResults: late[i].results,
 		});
 	const servers = await stack.pooler.admin('SHOW SERVERS');
@@ -321,6 +385,7 @@ async function runMode(mode) {
 		inFlight: IN_FLIGHT * templates.length,
 		leaseSeconds: LEASE_SECONDS,
 		killedAfterMs: failover.killedAt - startedAt,
+		slowStepsSleepingAtKill: sleepingAtKill,
 		promoteMs: failover.promotedAt - failover.promoteStartedAt,
 		killToPromotedMs: failover.promotedAt - failover.killedAt,
 		repointMs: failover.repointedAt - failover.promotedAt,
@@ -361,6 +426,10 @@ async function runMode(mode) {
 
 /** What holds in either mode: PostgreSQL's and the pooler's part, and the exactly-once template's. */
 function assertEveryMode({ summary, figures, healthSamples, late }) {
+	assert.ok(
+		summary.slowStepsSleepingAtKill.webhook > 0,
+		'webhook template: a slow business step was running when the primary died',
+	);
 	assert.equal(summary.n8nRestarted, false, 'n8n kept running');
 	assert.ok(
 		healthSamples.every((status) => status === 200),
