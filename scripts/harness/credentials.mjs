@@ -7,8 +7,11 @@ import path from 'node:path';
 import { E2E_STRIPE_SECRET } from './http.mjs';
 import { runN8nCli } from './n8n.mjs';
 
-/** `keys`: { host, port, database, user, password } of the keys database (or the pooler before it). */
-export async function importStackCredentials(ctx, workDir, keys) {
+/**
+ * `keys`: { host, port, database, user, password } of the keys database (or the pooler before it);
+ * `business`: the same for the Business Postgres credential when it is not the keys database.
+ */
+export async function importStackCredentials(ctx, workDir, keys, business = keys) {
 	const credentialsFile = path.join(workDir, 'credentials.json');
 	const credentials = [
 		{
@@ -29,7 +32,7 @@ export async function importStackCredentials(ctx, workDir, keys) {
 			name: 'Business Postgres',
 			type: 'postgres',
 			data: {
-				...keys,
+				...business,
 				ssl: 'disable',
 				allowUnauthorizedCerts: false,
 				maxConnections: 20,

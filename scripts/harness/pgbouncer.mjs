@@ -45,8 +45,11 @@ function quoted(text) {
  * passed through (`* = host=… port=…`). Clients log in as `login.user` with `pooler.password`
  * (SCRAM, checked by PgBouncer); PgBouncer logs in to the server with `login.password` (empty for a
  * trust server: then PgBouncer's own password is a random one, so a wrong password can still be tried).
+ * serverLoginRetry: seconds PgBouncer refuses logins after a failed server login (its default 15);
+ * `pointAt(server)` re-points it at another server (a promoted standby) with RELOAD.
  * @param {{ workDir: string, server: { host: string, port: number }, login: { user: string, password?: string },
- *   poolMode?: 'transaction' | 'session' | 'statement', maxClientConn?: number, defaultPoolSize?: number, name?: string }} options
+ *   poolMode?: 'transaction' | 'session' | 'statement', maxClientConn?: number, defaultPoolSize?: number,
+ *   serverLoginRetry?: number, name?: string }} options
  */
 export async function startPgBouncer({
 	workDir,
@@ -55,6 +58,7 @@ export async function startPgBouncer({
 	poolMode = 'transaction',
 	maxClientConn = 200,
 	defaultPoolSize = 5,
+	serverLoginRetry,
 	name = 'pgbouncer',
 }) {
 	const binary = pgbouncerBinary();
@@ -75,27 +79,31 @@ export async function startPgBouncer({
 
 	const port = await freePort();
 	const configFile = path.join(baseDir, 'pgbouncer.ini');
-	writeFileSync(
-		configFile,
-		[
-			'[databases]',
-			`* = host=${server.host} port=${server.port}`,
-			'[pgbouncer]',
-			'listen_addr = 127.0.0.1',
-			`listen_port = ${port}`,
-			// No Unix socket: nothing outside this folder, nothing another run could collide with.
-			'unix_socket_dir =',
-			'auth_type = scram-sha-256',
-			`auth_file = ${authFile}`,
-			`pool_mode = ${poolMode}`,
-			`max_client_conn = ${maxClientConn}`,
-			`default_pool_size = ${defaultPoolSize}`,
-			// SHOW POOLS / SHOW STATS on the admin console (database `pgbouncer`).
-			`admin_users = ${user}`,
-			'',
-		].join('\n'),
-		{ mode: 0o644 },
-	);
+	/** The ini in front of `target`; rewritten (then RELOAD) to re-point PgBouncer. */
+	const writeConfig = (target) =>
+		writeFileSync(
+			configFile,
+			[
+				'[databases]',
+				`* = host=${target.host} port=${target.port}`,
+				'[pgbouncer]',
+				'listen_addr = 127.0.0.1',
+				`listen_port = ${port}`,
+				// No Unix socket: nothing outside this folder, nothing another run could collide with.
+				'unix_socket_dir =',
+				'auth_type = scram-sha-256',
+				`auth_file = ${authFile}`,
+				`pool_mode = ${poolMode}`,
+				`max_client_conn = ${maxClientConn}`,
+				`default_pool_size = ${defaultPoolSize}`,
+				...(serverLoginRetry === undefined ? [] : [`server_login_retry = ${serverLoginRetry}`]),
+				// SHOW POOLS / SHOW STATS on the admin console (database `pgbouncer`).
+				`admin_users = ${user}`,
+				'',
+			].join('\n'),
+			{ mode: 0o644 },
+		);
+	writeConfig(server);
 
 	const logFile = path.join(baseDir, 'pgbouncer.log');
 	const env = { PATH: process.env.PATH, LC_ALL: 'C', LANG: 'C' };
@@ -161,6 +169,12 @@ export async function startPgBouncer({
 		async transactions(database) {
 			const row = (await admin('SHOW STATS')).find((stats) => stats.database === database);
 			return Number(row?.total_xact_count ?? 0);
+		},
+		/** Re-points every database at `target` ({ host, port }): the ini rewritten, then RELOAD. */
+		async pointAt(target) {
+			writeConfig(target);
+			await admin('RELOAD');
+			progress(`PgBouncer: re-pointed at ${target.host}:${target.port} (RELOAD)`);
 		},
 		stop: async () => await stopTracked(processHandle, { graceMs: 10_000 }),
 	};

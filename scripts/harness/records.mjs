@@ -172,15 +172,15 @@ export function branchOf(execution) {
 	return `other (${execution.nodesRun.join(' → ')})`;
 }
 
-/** What the keys database holds: the business step's rows and the reserved keys, all or one. */
-export function keyStoreReaders(keysDb) {
+/** What the keys database holds: the business step's rows (in businessDb if apart) and the reserved keys, all or one. */
+export function keyStoreReaders(keysDb, businessDb = keysDb) {
 	return {
 		async businessRows(eventKey) {
 			const { rows } = eventKey
-				? await keysDb.query('SELECT * FROM business_log WHERE event_key = $1 ORDER BY id', [
+				? await businessDb.query('SELECT * FROM business_log WHERE event_key = $1 ORDER BY id', [
 						eventKey,
 					])
-				: await keysDb.query('SELECT * FROM business_log ORDER BY id');
+				: await businessDb.query('SELECT * FROM business_log ORDER BY id');
 			return rows;
 		},
 		async keyRows(key) {

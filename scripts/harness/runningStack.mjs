@@ -68,6 +68,8 @@ export class RunningStack {
 		this.n8nDatabase = databases.n8nDatabase;
 		this.keysDb = databases.keysDb;
 		this.n8nDb = databases.n8nDb;
+		/** Where the webhook template's business_log is (keysDb unless businessOnN8nServer). */
+		this.businessDb = databases.businessDb;
 		/** The main n8n server; replaced by crashAndRestartN8n and restartN8n. */
 		this.n8n = n8n;
 		this.baseUrl = n8n.baseUrl;
@@ -80,7 +82,7 @@ export class RunningStack {
 			return { id: workflow.id, name: workflow.name, file, webhookUrl };
 		});
 		this.executions = executionReader(databases.n8nDb, ctx.paths);
-		const readers = keyStoreReaders(databases.keysDb);
+		const readers = keyStoreReaders(databases.keysDb, databases.businessDb);
 		this.businessRows = readers.businessRows;
 		this.keyRows = readers.keyRows;
 		/** Stops everything the stack started, in reverse order, and removes its work folder. */
@@ -96,6 +98,16 @@ export class RunningStack {
 		if (!('stopServer' in keyServer))
 			throw new Error(
 				"The keys database shares n8n's server: start the stack with keyStore.separate",
+			);
+		return keyServer;
+	}
+
+	/** The keys database's primary and standby, which a test may kill and promote (keyStore.replicated). */
+	get replicatedKeyStore() {
+		const keyServer = this.keyServer;
+		if (!('promote' in keyServer))
+			throw new Error(
+				'The keys database is not replicated: start the stack with keyStore.replicated',
 			);
 		return keyServer;
 	}

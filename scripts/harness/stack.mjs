@@ -50,17 +50,22 @@ export {
  *   127.0.0.1:6379 with key prefixes unique to this stack (removed at the end), and `workers`
  *   (default 2) `n8n worker` processes, each with its own user folder, broker and health port.
  *   stack.workers lists them.
- * @param {{ separate?: boolean, role?: string }} [options.keyStore]
+ * @param {{ separate?: boolean, role?: string, replicated?: { synchronous?: boolean } }} [options.keyStore]
  *   separate: the keys database (processed_events, business_log; both credentials) lives on a second
  *   embedded PostgreSQL that stack.restartableKeyServer.stopServer() / startServer() restart while n8n's own
  *   database stays up (keystore.mjs). role: both credentials log in as this non-superuser role,
- *   which owns the keys database (so a test can REVOKE from it); needs separate.
+ *   which owns the keys database (so a test can REVOKE from it); needs separate. replicated: the keys
+ *   database on a PostgreSQL 15 primary with a streaming hot standby (replication.mjs;
+ *   stack.replicatedKeyStore kills, promotes, adds standbys), synchronous or not.
  * @param {Record<string, Record<string, unknown>>} [options.templateParameters]
  *   parameters to change in the published copy of the webhook template, by node name (e.g. a short
  *   lease for a crash test: { 'Idempotency Reserve': { leaseSeconds: 60 } }); the file is unchanged.
- * @param {{ defaultPoolSize?: number, maxClientConn?: number }} [options.pooler]
+ * @param {{ defaultPoolSize?: number, maxClientConn?: number, serverLoginRetry?: number }} [options.pooler]
  *   both credentials reach the keys database through PgBouncer in transaction mode (pgbouncer.mjs),
- *   started in front of its server; stack.pooler is it (port, admin console, SHOW STATS).
+ *   started in front of its server; stack.pooler is it (port, admin console, SHOW STATS, pointAt).
+ * @param {boolean} [options.businessOnN8nServer] the Business Postgres credential (the webhook
+ *   template's business step) on a database of its own on n8n's server, not on the keys database,
+ *   so a key-store fault leaves the business rows alone; stack.businessDb reads them.
  * @returns {Promise<RunningStack>}
  */
 export async function startStack({
@@ -73,6 +78,7 @@ export async function startStack({
 	keyStore,
 	templateParameters = {},
 	pooler,
+	businessOnN8nServer,
 } = {}) {
 	const startedAt = Date.now();
 	const teardown = createTeardown(`stack stopped (${label})`);
@@ -93,7 +99,14 @@ export async function startStack({
 			});
 		}
 
-		const databases = await startStackDatabases({ workDir, label, keyStore, pooler, teardown });
+		const databases = await startStackDatabases({
+			workDir,
+			label,
+			keyStore,
+			pooler,
+			businessOnN8nServer,
+			teardown,
+		});
 		const tarball = await buildAndPack(path.join(workDir, 'pack'));
 		const packageDir = await installIntoUserFolder(tarball, userFolder);
 
@@ -120,7 +133,7 @@ export async function startStack({
 					}
 				: {}),
 		};
-		await importStackCredentials(ctx, workDir, databases.keysFields);
+		await importStackCredentials(ctx, workDir, databases.keysFields, databases.businessFields);
 		const workflows = await importStackWorkflows(ctx, {
 			workDir,
 			n8nDb: databases.n8nDb,

@@ -1,0 +1,516 @@
+// Fault suite, failover: the key store is a PostgreSQL 15 primary with a streaming hot standby
+// (pg_basebackup, this machine's Debian binaries), reached through PgBouncer in transaction mode
+// the way a managed endpoint or a DNS name sits in front of one. n8n's own database and the webhook
+// template's business database stay on the harness's usual server: only the keys fail over (and the
+// exactly-once template's business_log, which lives with its keys by design).
+//
+// Per mode (synchronous: synchronous_standby_names names the standby, synchronous_commit = on;
+// then asynchronous, on a standby built anew from the promoted node), both templates take Stripe-
+// signed deliveries, each resent like a provider on any non-2xx. Mid-run the primary's postmaster
+// is killed with kill -9, the standby promoted ~2 s later (pg_ctl promote) and PgBouncer re-pointed
+// (ini rewritten, RELOAD). Counted per template: events lost (answered 2xx without their business
+// row or completed key), doubled (more than one business row), never answered 2xx, keys left in
+// progress, what the failover itself lost (acknowledged completions, reservations), how long the
+// nodes answered 500 after the promotion; then every event is delivered once more, as a provider's
+// late duplicate, which runs again whatever the failover forgot. No n8n restart, nothing by hand.
+// Figures: docs/faults.md "Key-store failover". Run with `npm run test:faults`.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { sleep, startStack } from '../../scripts/harness/index.mjs';
+import { runLoad, tally } from '../../scripts/harness/load.mjs';
+import { importableCopy, withParameters } from '../../scripts/harness/templates.mjs';
+import { healthz, isOk, report, REPO_DIR, resendLikeProvider, withLogs } from './support.mjs';
+
+const WEBHOOK_TEMPLATE = 'workflows/idempotent-webhook.json';
+const EXACTLY_ONCE_TEMPLATE = 'workflows/exactly-once-postgres.json';
+const EXACTLY_ONCE_ID = 'FailoverExactly01';
+/** Distinct events per template per mode. */
+const EVENTS = Number(process.env.FAILOVER_EVENTS ?? 100);
+/** In flight per template (8 in all). */
+const IN_FLIGHT = 4;
+const PACE_MS = 80;
+const PROMOTE_AFTER_MS = 2_000;
+/**
+ * Two events per template whose business step sleeps SLOW_SECONDS (an AFTER INSERT trigger), 30 % into
+ * the run: the kill comes when a webhook-template one sleeps, so its Complete Key always meets the
+ * dead primary, whatever the machine's speed (the exactly-once ones are cut off if they sleep then).
+ */
+const SLOW_AT = [Math.round(EVENTS * 0.3), Math.round(EVENTS * 0.3) + 1];
+const SLOW_SECONDS = 1.5;
+// Longer than any execution takes from Reserve to its completion; short enough that a key a failed
+// completion left in progress is taken over (and shows as doubled) within the resend deadline.
+const LEASE_SECONDS = 20;
+const RESEND = { backoffSeconds: 2, deadlineMs: (LEASE_SECONDS + 40) * 1000, concurrency: 8 };
+
+/** A template's node name by its type (names may change, types do not). */
+function nodeOfType(file, typeSuffix) {
+	const workflow = JSON.parse(readFileSync(path.join(REPO_DIR, file), 'utf8'));
+	const node = workflow.nodes.find((candidate) => candidate.type.endsWith(typeSuffix));
+	if (!node) throw new Error(`${file} has no node of type *${typeSuffix}`);
+	return node.name;
+}
+
+const webhookReserve = nodeOfType(WEBHOOK_TEMPLATE, '.idempotencyReserve');
+const exactlyOnceReserve = nodeOfType(EXACTLY_ONCE_TEMPLATE, '.idempotencyReserve');
+
+/** @type {Awaited<ReturnType<typeof startStack>>} */
+let stack;
+/** @type {Array<{ id: string, label: string, url: string, workflowId: string, businessDb: { query: Function }, effectNode: string, completionNode: string }>} */
+let templates;
+
+before(
+	async () => {
+		const exactlyOnce = withParameters(importableCopy(EXACTLY_ONCE_TEMPLATE, EXACTLY_ONCE_ID), {
+			[exactlyOnceReserve]: { leaseSeconds: LEASE_SECONDS },
+		});
+		stack = await startStack({
+			label: 'faults_failover',
+			keyStore: { replicated: { synchronous: true } },
+			pooler: { serverLoginRetry: 1, defaultPoolSize: 10 },
+			businessOnN8nServer: true,
+			templateParameters: { [webhookReserve]: { leaseSeconds: LEASE_SECONDS } },
+			extraWorkflows: [{ workflow: exactlyOnce }],
+		});
+		templates = [
+			{
+				id: 'webhook',
+				label: 'webhook template',
+				url: stack.webhookUrl,
+				workflowId: stack.webhookWorkflowId,
+				businessDb: stack.businessDb,
+				effectNode: nodeOfType(WEBHOOK_TEMPLATE, 'n8n-nodes-base.postgres'),
+				completionNode: nodeOfType(WEBHOOK_TEMPLATE, '.idempotencyComplete'),
+			},
+			{
+				id: 'exactlyOnce',
+				label: 'exactly-once template',
+				url: stack.extraWorkflows[0].webhookUrl ?? '',
+				workflowId: EXACTLY_ONCE_ID,
+				businessDb: stack.keysDb,
+				effectNode: nodeOfType(EXACTLY_ONCE_TEMPLATE, '.idempotencyExactlyOnce'),
+				// Its effect and completion are one transaction.
+				completionNode: nodeOfType(EXACTLY_ONCE_TEMPLATE, '.idempotencyExactlyOnce'),
+			},
+		];
+		for (const template of templates) await installSlowSteps(template.businessDb);
+	},
+	{ timeout: 30 * 60_000 },
+);
+
+after(async () => await stack?.stop(), { timeout: 180_000 });
+
+/** The slow-step table and its AFTER INSERT trigger (the row exists, uncommitted, while it sleeps). */
+async function installSlowSteps(db) {
+	await db.query(`CREATE TABLE slow_business_step (event_key text PRIMARY KEY, seconds float8)`);
+	await db.query(`CREATE FUNCTION sleep_when_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+		DECLARE pause float8;
+		BEGIN
+			SELECT s.seconds INTO pause FROM slow_business_step s WHERE s.event_key = NEW.event_key;
+			IF pause IS NOT NULL THEN PERFORM pg_sleep(pause); END IF;
+			RETURN NEW;
+		END $$`);
+	await db.query(
+		`CREATE TRIGGER sleep_when_slow AFTER INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
+	);
+}
+
+/** Business steps sleeping in the trigger right now, on a template's business database. */
+async function sleepingSteps(db) {
+	const { rows } = await db.query(
+		`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query ILIKE 'INSERT INTO business_log%'`,
+	);
+	return rows[0].n;
+}
+
+const keyOf = (id) => `evt:${id}`;
+const answeredAt = (result) => result.sentAt + result.ms;
+
+/** Samples n8n's /healthz every 500 ms until stopped: n8n's own database never failed over. */
+function sampleHealth() {
+	const samples = [];
+	let running = true;
+	const done = (async () => {
+		while (running) {
+			samples.push(await healthz(stack));
+			await sleep(500);
+		}
+	})();
+	return {
+		stop: async () => {
+			running = false;
+			await done;
+			return samples;
+		},
+	};
+}
+
+/**
+ * kill -9 the primary, promote the standby PROMOTE_AFTER_MS later, read what the promoted node kept
+ * (before anything else can write to it), then re-point PgBouncer.
+ */
+async function failOver(set) {
+	const killedAt = Date.now();
+	const killed = await set.killPrimary();
+	await sleep(Math.max(0, killedAt + PROMOTE_AFTER_MS - Date.now()));
+	const promoteStartedAt = Date.now();
+	const promoted = await set.promote();
+	const promotedAt = Date.now();
+	const { rows } = await set.query(
+		promoted,
+		`SELECT key, status FROM processed_events`,
+		[],
+		stack.keysDatabase,
+	);
+	const kept = new Map(rows.map((row) => [row.key, row.status]));
+	await stack.pooler.pointAt(promoted);
+	const repointedAt = Date.now();
+	return { killed, promoted, killedAt, promoteStartedAt, promotedAt, repointedAt, kept };
+}
+
+/** The business rows and key of every event of a template, now. */
+async function stateOf(template, ids) {
+	const keys = ids.map(keyOf);
+	const business = await template.businessDb.query(
+		`SELECT event_key, count(*)::int AS n, min(created_at) AS first FROM business_log WHERE event_key = ANY($1) GROUP BY event_key`,
+		[keys],
+	);
+	const stored = await stack.keysDb.query(
+		`SELECT key, status, attempts FROM processed_events WHERE key = ANY($1)`,
+		[keys],
+	);
+	const rows = new Map(business.rows.map((row) => [row.event_key, row]));
+	const keyRows = new Map(stored.rows.map((row) => [row.key, row]));
+	return new Map(
+		ids.map((id) => [
+			id,
+			{
+				rows: rows.get(keyOf(id))?.n ?? 0,
+				firstRowAt: rows.get(keyOf(id))?.first?.getTime(),
+				status: keyRows.get(keyOf(id))?.status,
+			},
+		]),
+	);
+}
+
+/** What each template's run did: per-event figures, the failover's own losses, the 500s after promotion. */
+async function figuresOf(template, ids, { results, failover, state, lateResults, slowIds }) {
+	const byId = new Map(ids.map((id) => [id, []]));
+	for (const result of results) byId.get(result.delivery.tag.id)?.push(result);
+	const ok = (id) => byId.get(id).some(isOk);
+	const executions = (await stack.executions.list({ workflowId: template.workflowId })).filter(
+		(execution) => byId.has(execution.trigger?.body?.id),
+	);
+	// The effect runs only after a new reservation: one that started before the kill was reserved on the dead primary.
+	const reservedBeforeKill = new Set(
+		executions
+			.filter(
+				(execution) => (execution.startTime(template.effectNode) ?? Infinity) < failover.killedAt,
+			)
+			.map((execution) => execution.trigger.body.id),
+	);
+	const acknowledgedBeforeKill = ids.filter((id) =>
+		byId.get(id).some((r) => isOk(r) && answeredAt(r) < failover.killedAt),
+	);
+	const afterPromotion = results.filter((r) => answeredAt(r) > failover.promotedAt);
+	const errorsAfterPromotion = afterPromotion.filter((r) => r.status >= 500 || r.status === 0);
+	const firstOk = afterPromotion.filter(isOk).map(answeredAt);
+	const lastError = errorsAfterPromotion.map(answeredAt);
+	const lateState = await stateOf(template, ids);
+	// The slow events' completions that ran while the key store was away (kill → PgBouncer re-pointed).
+	const completionsMetOutage = executions.filter((execution) => {
+		const start = execution.startTime(template.completionNode);
+		const end = execution.endTime(template.completionNode);
+		return (
+			slowIds.includes(execution.trigger.body.id) &&
+			start !== undefined &&
+			start < failover.repointedAt &&
+			(end ?? Infinity) > failover.killedAt
+		);
+	}).length;
+	const lost = ids.filter(
+		(id) => ok(id) && (state.get(id).rows === 0 || state.get(id).status !== 'completed'),
+	);
+	const doubled = ids.filter((id) => state.get(id).rows > 1);
+	return {
+		events: ids.length,
+		slowCompletionsMetOutage: completionsMetOutage,
+		deliveries: results.length,
+		answered2xx: ids.filter(ok).length,
+		neverAnswered2xx: ids.filter((id) => !ok(id)),
+		lost,
+		doubled,
+		leftInProgress: ids.filter((id) => state.get(id).status === 'in_progress'),
+		acknowledgedBeforeKill: acknowledgedBeforeKill.length,
+		completionsLostByFailover: acknowledgedBeforeKill.filter(
+			(id) => failover.kept.get(keyOf(id)) !== 'completed',
+		),
+		reservedBeforeKill: reservedBeforeKill.size,
+		reservationsLostByFailover: [...reservedBeforeKill].filter(
+			(id) => !failover.kept.has(keyOf(id)),
+		),
+		doubledFirstRowBeforePromotion: doubled.filter(
+			(id) => (state.get(id).firstRowAt ?? Infinity) < failover.promotedAt,
+		),
+		answers: tally(
+			results.map((r) => (r.json?.status ? `${r.status} ${r.json.status}` : String(r.status))),
+		),
+		errorsAfterPromotion: errorsAfterPromotion.length,
+		firstOkAfterPromotionMs: firstOk.length ? Math.min(...firstOk) - failover.promotedAt : null,
+		lastErrorAfterPromotionMs: lastError.length ? Math.max(...lastError) - failover.promotedAt : 0,
+		executionErrors: tally(
+			executions
+				.filter((execution) => execution.error)
+				.map((execution) =>
+					`${execution.lastNodeExecuted}: ${execution.error}`.replace(/:\d{4,5}\b/g, ':<port>'),
+				),
+		),
+		late: {
+			answers: tally(
+				lateResults.map((r) =>
+					r.json?.status ? `${r.status} ${r.json.status}` : String(r.status),
+				),
+			),
+			ranAgain: lateResults
+				.filter((r) => r.json?.status === 'processed')
+				.map((r) => r.delivery.tag.id),
+			doubledAfter: ids.filter((id) => lateState.get(id).rows > 1),
+			withoutRowAfter: ids.filter((id) => lateState.get(id).rows === 0),
+			notCompletedAfter: ids.filter((id) => lateState.get(id).status !== 'completed'),
+		},
+	};
+}
+
+async function runMode(mode) {
+	const synchronous = mode === 'synchronous';
+	const set = stack.replicatedKeyStore;
+	if (!set.standby) await set.addStandby({ synchronous });
+	const n8nPid = stack.n8n.pid;
+	const health = sampleHealth();
+	const idsOf = (template) =>
+		Array.from({ length: EVENTS }, (_, i) => `evt_fo_${mode.slice(0, 5)}_${template.id}_${i}`);
+	const ids = Object.fromEntries(templates.map((t) => [t.id, idsOf(t)]));
+	const slowIds = Object.fromEntries(
+		templates.map((t) => [t.id, SLOW_AT.map((i) => ids[t.id][i])]),
+	);
+	for (const template of templates)
+		await template.businessDb.query(
+			`INSERT INTO slow_business_step SELECT unnest($1::text[]), $2`,
+			[slowIds[template.id].map(keyOf), SLOW_SECONDS],
+		);
+	/** How many slow steps slept when the primary was killed, per template. */
+	const sleepingAtKill = {};
+	let firstPassDone = false;
+	// The kill comes once a slow webhook-template business step sleeps (it then reaches Complete Key
+	// before the promotion); bounded by the first pass.
+	const watchForSlowSteps = async () => {
+		while (!firstPassDone) {
+			const counts = await Promise.all(templates.map((t) => sleepingSteps(t.businessDb)));
+			if (counts[0] > 0) {
+				templates.forEach((t, i) => (sleepingAtKill[t.id] = counts[i]));
+				return await failOver(set);
+			}
+			await sleep(50);
+		}
+		return undefined;
+	};
+
+	const startedAt = Date.now();
+	const failing = watchForSlowSteps();
+	const first = await Promise.all(
+		templates.map((template) =>
+			runLoad(
+				template.url,
+				ids[template.id].map((id) => [{ body: { id, type: 'failover.test' }, tag: { id } }]),
+				{
+					concurrency: IN_FLIGHT,
+					paceMs: PACE_MS,
+					timeoutMs: 60_000,
+					deadlineMs: 180_000,
+				},
+			),
+		),
+	);
+	firstPassDone = true;
+	const failover = await failing;
+	assert.ok(failover, 'the failover ran during the first deliveries');
+	for (const load of first) assert.deepEqual(load.notSent, [], 'every first delivery was sent');
+	const resent = await Promise.all(
+		templates.map((template, i) =>
+			resendLikeProvider(
+				{ webhookUrl: template.url },
+				first[i].results.filter((r) => !isOk(r)),
+				RESEND,
+			),
+		),
+	);
+	const runSeconds = (Date.now() - startedAt) / 1000;
+	// Rows and keys once the provider stopped resending: what lost, doubled and in progress count.
+	const settled = await Promise.all(templates.map((t) => stateOf(t, ids[t.id])));
+	// A provider's late duplicate of every event the failover could have forgotten (one sent before
+	// the promotion; later ones only ever ran on the promoted node): whatever it forgot runs again.
+	const atRisk = (results) => [
+		...new Set(results.filter((r) => r.sentAt < failover.promotedAt).map((r) => r.delivery.tag.id)),
+	];
+	const late = await Promise.all(
+		templates.map((template, i) =>
+			runLoad(
+				template.url,
+				atRisk(first[i].results).map((id) => [
+					{ body: { id, type: 'failover.test' }, tag: { id } },
+				]),
+				{ concurrency: IN_FLIGHT, timeoutMs: 60_000, deadlineMs: 120_000 },
+			),
+		),
+	);
+	const healthSamples = await health.stop();
+	const figures = {};
+	for (const [i, template] of templates.entries())
+		figures[template.id] = await figuresOf(template, ids[template.id], {
+			results: [...first[i].results, ...resent[i].results],
+			failover,
+			state: settled[i],
+			slowIds: slowIds[template.id],
+			lateResults: late[i].results,
+		});
+	const servers = await stack.pooler.admin('SHOW SERVERS');
+	const pools = (await stack.pooler.admin('SHOW POOLS')).filter(
+		(pool) => pool.database === stack.keysDatabase,
+	);
+	const summary = {
+		mode,
+		eventsPerTemplate: EVENTS,
+		inFlight: IN_FLIGHT * templates.length,
+		leaseSeconds: LEASE_SECONDS,
+		killedAfterMs: failover.killedAt - startedAt,
+		slowStepsSleepingAtKill: sleepingAtKill,
+		promoteMs: failover.promotedAt - failover.promoteStartedAt,
+		killToPromotedMs: failover.promotedAt - failover.killedAt,
+		repointMs: failover.repointedAt - failover.promotedAt,
+		runSeconds: Math.round(runSeconds),
+		resendRounds: resent.map((r) => r.rounds.length),
+		n8nRestarted: stack.n8n.pid !== n8nPid || Boolean(stack.n8n.process.exitStatus),
+		healthz: tally(healthSamples),
+		pgbouncerServersOnNewPrimary: servers.every((s) => s.port === failover.promoted.port),
+		pgbouncerWaitingClients: pools.reduce((sum, pool) => sum + Number(pool.cl_waiting), 0),
+		...Object.fromEntries(
+			Object.entries(figures).map(([id, f]) => [
+				id,
+				{
+					...f,
+					lost: f.lost.length,
+					lostIds: f.lost,
+					doubled: f.doubled.length,
+					doubledIds: f.doubled,
+					neverAnswered2xx: f.neverAnswered2xx.length,
+					leftInProgress: f.leftInProgress.length,
+					completionsLostByFailover: f.completionsLostByFailover.length,
+					reservationsLostByFailover: f.reservationsLostByFailover.length,
+					doubledFirstRowBeforePromotion: f.doubledFirstRowBeforePromotion.length,
+					late: {
+						...f.late,
+						ranAgain: f.late.ranAgain.length,
+						doubledAfter: f.late.doubledAfter.length,
+						withoutRowAfter: f.late.withoutRowAfter.length,
+						notCompletedAfter: f.late.notCompletedAfter.length,
+					},
+				},
+			]),
+		),
+	};
+	report(`key-store failover (${mode})`, summary);
+	return { summary, figures, healthSamples, late };
+}
+
+/** What holds in either mode: PostgreSQL's and the pooler's part, and the exactly-once template's. */
+function assertEveryMode({ summary, figures, healthSamples, late }) {
+	assert.ok(
+		summary.slowStepsSleepingAtKill.webhook > 0,
+		'webhook template: a slow business step was running when the primary died',
+	);
+	assert.equal(summary.n8nRestarted, false, 'n8n kept running');
+	assert.ok(
+		healthSamples.every((status) => status === 200),
+		`n8n's /healthz answered ${JSON.stringify(summary.healthz)}`,
+	);
+	assert.equal(summary.pgbouncerServersOnNewPrimary, true, 'PgBouncer follows the promoted node');
+	assert.equal(summary.pgbouncerWaitingClients, 0);
+	for (const [id, f] of Object.entries(figures)) {
+		assert.deepEqual(f.neverAnswered2xx, [], `${id}: every event answered 2xx in the end`);
+		assert.deepEqual(
+			f.late.notCompletedAfter,
+			[],
+			`${id}: every key completed after the late duplicates`,
+		);
+	}
+	for (const results of late)
+		assert.ok(
+			results.results.every(isOk),
+			'every late duplicate answered 2xx: the pools recovered',
+		);
+	// Effect and completion commit together: a failover keeps or loses both, never one of them.
+	const exactlyOnce = figures.exactlyOnce;
+	assert.deepEqual(exactlyOnce.doubled, [], 'exactly-once: no event doubled');
+	assert.deepEqual(
+		exactlyOnce.late.doubledAfter,
+		[],
+		'exactly-once: no event doubled by a late duplicate',
+	);
+	assert.deepEqual(exactlyOnce.late.withoutRowAfter, [], 'exactly-once: every event has its row');
+}
+
+test(
+	'synchronous replication: kill -9 the primary, promote the standby, re-point PgBouncer → nothing lost, nothing doubled, all 2xx, no key in progress, both templates',
+	{ timeout: 600_000 },
+	() =>
+		withLogs(stack, async () => {
+			const run = await runMode('synchronous');
+			assertEveryMode(run);
+			for (const [id, f] of Object.entries(run.figures)) {
+				assert.deepEqual(f.leftInProgress, [], `${id}: no key left in progress`);
+				assert.deepEqual(f.completionsLostByFailover, [], `${id}: no acknowledged completion lost`);
+				assert.deepEqual(f.reservationsLostByFailover, [], `${id}: no reservation lost`);
+				assert.deepEqual(
+					f.lost,
+					[],
+					`${id}: no event answered 2xx without its row and completed key`,
+				);
+				assert.deepEqual(f.doubled, [], `${id}: no event doubled`);
+				assert.deepEqual(f.late.ranAgain, [], `${id}: every late duplicate is a duplicate`);
+				assert.deepEqual(f.late.doubledAfter, [], `${id}: still one row per event`);
+			}
+		}),
+);
+
+test(
+	'asynchronous replication: the same failover; what the lost WAL explains is measured and reported, nothing else doubles',
+	{ timeout: 600_000 },
+	() =>
+		withLogs(stack, async () => {
+			const run = await runMode('asynchronous');
+			assertEveryMode(run);
+			// Only work done on the dead primary can be forgotten: whatever doubled had its first
+			// business row written before the promotion.
+			const webhook = run.figures.webhook;
+			assert.deepEqual(
+				webhook.doubledFirstRowBeforePromotion,
+				webhook.doubled,
+				'webhook template: every doubled event began on the dead primary',
+			);
+			// A key the failover left in progress is one whose completion it lost.
+			for (const f of Object.values(run.figures))
+				for (const id of f.leftInProgress)
+					assert.ok(
+						f.completionsLostByFailover.includes(id),
+						`${id} left in progress although the failover kept its completion`,
+					);
+			for (const id of webhook.late.ranAgain)
+				assert.ok(
+					webhook.completionsLostByFailover.includes(id) ||
+						webhook.reservationsLostByFailover.includes(id),
+					`${id} ran again on a late duplicate although the failover kept its key`,
+				);
+		}),
+);
