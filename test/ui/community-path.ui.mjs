@@ -1,8 +1,9 @@
 // The user's whole path in n8n's own editor, in a real headless Chromium (Debian's chromium through
 // playwright-core) against a real n8n 2.41.1 server: publish the package to a local registry, install
 // it from Settings → Community nodes, find its nodes in the node panel, import the bundled template,
-// create its credentials in the credential dialog (a good and a wrong password), publish, send the
-// seed sequence, read the runs in Executions, update to the next patch version and uninstall.
+// create its credentials in the credential dialog (a good and a wrong password), publish, take the
+// Production URL from the Webhook node as the README's Quick start says, send the seed sequence to
+// it, read the runs in Executions, update to the next patch version and uninstall.
 // Run with `npm run test:ui` (node --test; screenshots go to a temp folder printed at the end).
 //
 // One switch a user would not flip: n8n installs from a registry other than npmjs.org only with the
@@ -11,6 +12,7 @@
 // N8N_COMMUNITY_PACKAGES_REGISTRY points at the local registry (support/stack.mjs).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
@@ -29,6 +31,7 @@ import {
 	closeCredential,
 	closeNode,
 	closeNodePanel,
+	closeProductionChecklist,
 	executionsInUi,
 	fillCredential,
 	importWorkflowFile,
@@ -42,6 +45,8 @@ import {
 	saveCredential,
 	searchNodePanel,
 	setUpOwner,
+	webhookUrlInNode,
+	webhookUrlsSection,
 } from './support/n8nUi.mjs';
 import { publishRelease, publishReleaseAs, publishWithoutRelease } from './support/publish.mjs';
 import { startUiStack } from './support/stack.mjs';
@@ -54,6 +59,19 @@ const NEXT_VERSION = VERSION.replace(
 	(_, major, minor, patch) => `${major}.${minor}.${Number(patch) + 1}`,
 );
 const TEMPLATE = path.join(REPO_DIR, 'workflows', 'idempotent-webhook.json');
+/**
+ * The URL the README's Quick start tells a user to give Stripe, `https://<your n8n>/webhook/…`: the
+ * suite expects the editor to show this path, so the README and the UI cannot drift apart unseen.
+ */
+const README_WEBHOOK_PATH = (() => {
+	const readme = readFileSync(path.join(REPO_DIR, 'README.md'), 'utf8');
+	const named = /\*\*Production URL\*\*[^`]*`https:\/\/<your n8n>(\/webhook\/[^`\s]+)`/.exec(
+		readme,
+	);
+	if (!named)
+		throw new Error('README.md no longer names the Production URL as https://<your n8n>/webhook/…');
+	return named[1];
+})();
 const OWNER = { email: 'owner@example.com', password: 'Owner-pass-1A' };
 const NODES = {
 	reserve: 'Idempotency Reserve',
@@ -70,7 +88,7 @@ const shots = outputDir();
 let stack;
 let browser;
 let page;
-/** Set by the import step: the editor URL of the imported workflow and its webhook. */
+/** Set by the import step: the editor URL of the imported workflow; by the connect step: the URL n8n shows. */
 let workflowUrl;
 let webhookUrl;
 
@@ -110,15 +128,15 @@ after(
 	{ timeout: 120_000 },
 );
 
-/** The part of the window a README picture shows: the element's box, at most maxHeight tall. */
-async function clipOf(locator, { maxHeight = 900 } = {}) {
+/** The part of the window a README picture shows: the element's box (and `pad` around it), at most maxHeight tall. */
+async function clipOf(locator, { maxHeight = 900, pad = 0 } = {}) {
 	const box = await locator.boundingBox();
 	if (!box) throw new Error('nothing to clip: the element is not on screen');
 	return {
-		x: Math.max(0, box.x),
-		y: Math.max(0, box.y),
-		width: box.width,
-		height: Math.min(box.height, maxHeight),
+		x: Math.max(0, box.x - pad),
+		y: Math.max(0, box.y - pad),
+		width: box.width + 2 * pad,
+		height: Math.min(box.height + 2 * pad, maxHeight),
 	};
 }
 
@@ -275,17 +293,47 @@ test(
 			const issues = await page.getByTestId('canvas-node').getByTestId('node-issues').count();
 			assert.equal(issues, 0, 'no node on the canvas reports a problem');
 			await publishWorkflow(page);
-			webhookUrl = await waitForWebhook(stack.n8n, 'idempotent-webhook');
 			await browser.screenshot('workflow-published');
 		}),
 );
 
 test(
-	'receive: the seed sequence to the published webhook; Executions shows A and B through the business step, the repeat through the duplicate branch',
+	"connect the sender: the Webhook node's Production URL, as the README's Quick start step 4 says, is the one it names",
+	{ skip, timeout: 180_000 },
+	() =>
+		step('connect', async () => {
+			assert.ok(workflowUrl, 'the import step published the workflow');
+			await closeProductionChecklist(page);
+			await openNode(page, 'Webhook');
+			// The Test URL answers only while the editor listens for a test event: not the one to give Stripe.
+			const testUrl = await webhookUrlInNode(page, 'Test URL');
+			assert.equal(
+				testUrl,
+				`${stack.baseUrl}${README_WEBHOOK_PATH.replace(/^\/webhook\//, '/webhook-test/')}`,
+			);
+			const productionUrl = await webhookUrlInNode(page, 'Production URL');
+			assert.equal(productionUrl, `${stack.baseUrl}${README_WEBHOOK_PATH}`);
+			await browser.screenshot('webhook-production-url');
+			await browser.screenshot('readme-webhook-production-url', {
+				clip: await clipOf(webhookUrlsSection(page), { pad: 12 }),
+			});
+			await closeNode(page);
+			// n8n registers a published workflow's webhook shortly after Publish; wait until the URL the
+			// editor showed answers, then send to exactly that URL.
+			assert.equal(
+				await waitForWebhook(stack.n8n, README_WEBHOOK_PATH.replace(/^\/webhook\//, '')),
+				productionUrl,
+			);
+			webhookUrl = productionUrl;
+		}),
+);
+
+test(
+	'receive: the seed sequence to the Production URL the editor showed; Executions shows A and B through the business step, the repeat through the duplicate branch',
 	{ skip, timeout: 300_000 },
 	() =>
 		step('receive', async () => {
-			assert.ok(webhookUrl, 'the import step published the workflow');
+			assert.ok(webhookUrl, 'the connect step read the Production URL');
 			const now = Math.floor(Date.now() / 1000);
 			const answers = [];
 			for (const [body, signedAt] of [

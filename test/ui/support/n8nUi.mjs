@@ -129,6 +129,36 @@ export async function closeNode(page) {
 }
 
 /**
+ * In an open Webhook node: the **Webhook URLs** section at the top of its parameters and its
+ * **Test URL** | **Production URL** switch. Chooses `kind` and returns the URL n8n then shows, the
+ * one a user copies into the sender.
+ * @param {import('playwright-core').Page} page
+ * @param {'Test URL' | 'Production URL'} kind
+ */
+export async function webhookUrlInNode(page, kind) {
+	const ndv = page.getByTestId('ndv');
+	await ndv.getByText('Webhook URLs', { exact: true }).waitFor();
+	// The section can be folded; its headline's title then offers to display the URLs.
+	const folded = ndv.getByTitle('Click to display webhook URLs');
+	if (await folded.isVisible().catch(() => false)) await folded.click();
+	// A segment control: each side is a radio button named by its label.
+	await ndv.getByRole('radio', { name: kind, exact: true }).click();
+	await ndv
+		.getByRole('radio', { name: kind, exact: true, checked: true })
+		.waitFor({ timeout: 5_000 });
+	// n8n shows the chosen URL under the switch; the two differ in their first path segment.
+	const segment = kind === 'Production URL' ? 'webhook' : 'webhook-test';
+	const shown = ndv.getByText(new RegExp(`^https?://[^/\\s]+/${segment}/\\S+$`)).first();
+	await shown.waitFor();
+	return (await shown.textContent()).trim();
+}
+
+/** The open node's **Webhook URLs** section (headline, switch and URL), for a README picture. */
+export function webhookUrlsSection(page) {
+	return page.getByTestId('ndv').getByText('Webhook URLs', { exact: true }).locator('xpath=..');
+}
+
+/**
  * In an open node: "Connect to …" (no credential yet) or the pencil next to the chosen one; with
  * `unset`, the first credential the node still lacks (Reserve has two when it verifies signatures).
  */
@@ -217,6 +247,12 @@ export async function publishWorkflow(page) {
 	const gotIt = page.getByRole('button', { name: 'Got it' });
 	await gotIt.waitFor({ timeout: 10_000 }).catch(() => undefined);
 	if (await gotIt.isVisible().catch(() => false)) await gotIt.click();
+	// A first publish also opens the "Production Checklist" over the canvas's left side, where the
+	// template's Webhook node is: close it as a user would before opening that node.
+	await productionChecklist(page)
+		.waitFor({ timeout: 5_000 })
+		.catch(() => undefined);
+	await closeProductionChecklist(page);
 }
 
 /**
@@ -265,11 +301,15 @@ export async function executionsInUi(
 	return runs;
 }
 
-/** After a workflow's first production runs n8n opens a "Production Checklist" popover over the list. */
-async function closeProductionChecklist(page) {
-	const checklist = page
+function productionChecklist(page) {
+	return page
 		.locator('[data-reka-popper-content-wrapper]')
 		.filter({ hasText: 'Production Checklist' });
+}
+
+/** After a first publish, and after a workflow's first production runs, n8n opens a "Production Checklist" popover. */
+export async function closeProductionChecklist(page) {
+	const checklist = productionChecklist(page);
 	if (!(await checklist.isVisible().catch(() => false))) return;
 	await page.keyboard.press('Escape');
 	if (await checklist.isVisible().catch(() => false))
