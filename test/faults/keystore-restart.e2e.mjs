@@ -86,7 +86,13 @@ const GONE = [
 	'The connection to PostgreSQL at 127.0.0.1:<port> was lost',
 ];
 function errorText(execution) {
-	const text = (execution?.error ?? '').replaceAll(`:${stack.keyServer.port}`, ':<port>');
+	const text = (execution?.error ?? '')
+		.replaceAll(`:${stack.keyServer.port}`, ':<port>')
+		// How long the retries lasted and how many there were varies from run to run.
+		.replace(
+			/unreachable for \d+\.\d s \(\d+ attempts?\)/,
+			'unreachable for <seconds> s (<attempts>)',
+		);
 	return GONE.includes(text) ? GONE.map((t) => `\`${t}\``).join(' or ') : `\`${text}\``;
 }
 

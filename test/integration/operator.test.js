@@ -118,7 +118,7 @@ test('the same bound for a row another transaction has locked FOR UPDATE, and fo
 		expect(Date.now() - started).toBeLessThan(LOCK_WAIT_MS + 3_000);
 		expect(completed.status).toBe('error');
 		expect(completed.error.message).toMatch(
-			/^Key "evt:op_for_update" is held by another transaction: .* could not complete the keys$/,
+			/^Key "evt:op_for_update" is held by another transaction: .* could not complete the key "evt:op_for_update"$/,
 		);
 	} finally {
 		await psql.end();
