@@ -272,7 +272,10 @@ WHERE key IN (
  *   lease end on its newest version, so of any number of executions racing for one expired key
  *   exactly one takes it. A key recorded with another fingerprint is never taken over: it is a
  *   different request under the same key. Only these rows are locked: a duplicate (completed, or in
- *   flight) is read, never locked, so a burst of retries does not queue behind one row;
+ *   flight) is read, never locked, so a burst of retries does not queue behind one row. The status
+ *   is compared as `status || ''` so the planner cannot answer the UPDATE from the operators'
+ *   partial in-progress index: it would scan every expired in-progress key of the table instead of
+ *   probing the primary key once per key (a batch of 1,000 on 10M keys: 21× slower, bench:scale);
  * - every other key is returned with its state as this statement's snapshot saw it, and the
  *   seconds until its lease ends (the whole lease when it ended but another execution just took it),
  *   counted from clock_timestamp(): now() is when this transaction began, which can be before the
@@ -302,7 +305,7 @@ export function reserveLeaseSql(ref: TableRef, { fingerprint = false } = {}): st
   UPDATE ${ref.qualified} AS t
   SET owner_token = $2::text, lease_until = now() + make_interval(secs => $3::float8), attempts = t.attempts + 1
   FROM input
-  WHERE t.key = input.key AND t.status = 'in_progress' AND t.lease_until <= now()${sameRequest}
+  WHERE t.key = input.key AND t.status || '' = 'in_progress' AND t.lease_until <= now()${sameRequest}
   RETURNING t.key, t.attempts, t.lease_until
 ), reserved AS (
   SELECT * FROM inserted UNION ALL SELECT * FROM taken
