@@ -63,7 +63,8 @@ export function alertWorkflows() {
  * @param {Awaited<ReturnType<typeof import('../../scripts/harness/index.mjs').startStack>>} stack
  */
 export async function prepareAlerts(stack) {
-	const db = stack.keysDb;
+	// A pool here: only a replicated key store (the failover test's) gives a follower of the primary.
+	const db = /** @type {import('pg').Pool} */ (stack.keysDb);
 	const alerting = stack.extraWorkflows.find((workflow) => workflow.id === ALERTING_ID);
 	await db.query(
 		`CREATE TABLE held_business_step (event_key text PRIMARY KEY, then_fail boolean NOT NULL)`,

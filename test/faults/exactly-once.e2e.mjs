@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 
 import { sendEvent, sleep, startStack, waitFor } from '../../scripts/harness/index.mjs';
 import { importableCopy, withParameters } from '../../scripts/harness/templates.mjs';
-import { report, withLogs } from './support.mjs';
+import { installSlowSteps, report, withLogs } from './support.mjs';
 
 const LEASE_SECONDS = 20;
 /** Crash rounds; each kills n8n with EVENTS_PER_ROUND exactly-once events (and one plain one) in flight. */
@@ -47,18 +47,7 @@ before(
 		});
 		[exactlyOnce, shortLease] = stack.extraWorkflows;
 		const db = stack.keysDb;
-		await db.query(`CREATE TABLE slow_business_step (event_key text PRIMARY KEY, seconds float8)`);
-		// AFTER INSERT: the row is in the table, not committed, while the statement sleeps.
-		await db.query(`CREATE FUNCTION sleep_when_slow() RETURNS trigger LANGUAGE plpgsql AS $$
-			DECLARE pause float8;
-			BEGIN
-				SELECT s.seconds INTO pause FROM slow_business_step s WHERE s.event_key = NEW.event_key;
-				IF pause IS NOT NULL THEN PERFORM pg_sleep(pause); END IF;
-				RETURN NEW;
-			END $$`);
-		await db.query(
-			`CREATE TRIGGER sleep_when_slow AFTER INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
-		);
+		await installSlowSteps(db);
 	},
 	{ timeout: 60 * 60_000 },
 );

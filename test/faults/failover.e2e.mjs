@@ -22,7 +22,15 @@ import { after, before, test } from 'node:test';
 import { sleep, startStack } from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
 import { importableCopy, withParameters } from '../../scripts/harness/templates.mjs';
-import { healthz, isOk, report, REPO_DIR, resendLikeProvider, withLogs } from './support.mjs';
+import {
+	healthz,
+	installSlowSteps,
+	isOk,
+	report,
+	REPO_DIR,
+	resendLikeProvider,
+	withLogs,
+} from './support.mjs';
 
 const WEBHOOK_TEMPLATE = 'workflows/idempotent-webhook.json';
 const EXACTLY_ONCE_TEMPLATE = 'workflows/exactly-once-postgres.json';
@@ -101,21 +109,6 @@ before(
 );
 
 after(async () => await stack?.stop(), { timeout: 180_000 });
-
-/** The slow-step table and its AFTER INSERT trigger (the row exists, uncommitted, while it sleeps). */
-async function installSlowSteps(db) {
-	await db.query(`CREATE TABLE slow_business_step (event_key text PRIMARY KEY, seconds float8)`);
-	await db.query(`CREATE FUNCTION sleep_when_slow() RETURNS trigger LANGUAGE plpgsql AS $$
-		DECLARE pause float8;
-		BEGIN
-			SELECT s.seconds INTO pause FROM slow_business_step s WHERE s.event_key = NEW.event_key;
-			IF pause IS NOT NULL THEN PERFORM pg_sleep(pause); END IF;
-			RETURN NEW;
-		END $$`);
-	await db.query(
-		`CREATE TRIGGER sleep_when_slow AFTER INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
-	);
-}
 
 /** Business steps sleeping in the trigger right now, on a template's business database. */
 async function sleepingSteps(db) {

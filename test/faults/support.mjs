@@ -186,3 +186,21 @@ export async function resendLikeProvider(
 		seconds: (Date.now() - started) / 1000,
 	};
 }
+
+/**
+ * The slow-step table and its AFTER INSERT trigger on business_log: an event_key listed in
+ * slow_business_step sleeps that many seconds, its row in the table but uncommitted meanwhile.
+ */
+export async function installSlowSteps(db) {
+	await db.query(`CREATE TABLE slow_business_step (event_key text PRIMARY KEY, seconds float8)`);
+	await db.query(`CREATE FUNCTION sleep_when_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+		DECLARE pause float8;
+		BEGIN
+			SELECT s.seconds INTO pause FROM slow_business_step s WHERE s.event_key = NEW.event_key;
+			IF pause IS NOT NULL THEN PERFORM pg_sleep(pause); END IF;
+			RETURN NEW;
+		END $$`);
+	await db.query(
+		`CREATE TRIGGER sleep_when_slow AFTER INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
+	);
+}
