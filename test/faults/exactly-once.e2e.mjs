@@ -186,7 +186,7 @@ test(
 );
 
 test(
-	"the key store's PostgreSQL stopped (immediate) while the transaction is open: nothing committed, the resends processed once",
+	"the key store's PostgreSQL stopped (immediate) while the transaction is open: the dead transaction commits nothing, one row in the end",
 	{ timeout: 300_000 },
 	() =>
 		withLogs(stack, async () => {
@@ -201,12 +201,21 @@ test(
 			await server.stopServer({ mode: 'immediate' });
 			await server.startServer();
 			const answer = await first;
-			assert.ok(answer.status >= 500, `the interrupted delivery was answered ${answer.status}`);
-			assert.equal(await rowCount(id), 0);
-			await makeFast();
-			const answers = await resendUntilAccepted(id, exactlyOnce);
-			assert.equal(answers.at(-1), '200 processed');
-			assert.equal(await rowCount(id), 1);
+			let answers = [];
+			if (answer.status === 200) {
+				// The step retries a lost connection for 5 s (connectionRetry.ts): the server was back in
+				// time, and the rolled-back transaction ran again there, once.
+				assert.equal(answer.json?.status, 'processed', JSON.stringify(answer.json));
+				assert.equal(await rowCount(id), 1);
+				await makeFast();
+			} else {
+				assert.ok(answer.status >= 500, `the interrupted delivery was answered ${answer.status}`);
+				assert.equal(await rowCount(id), 0, 'a 500 left no row');
+				await makeFast();
+				answers = await resendUntilAccepted(id, exactlyOnce);
+				assert.equal(answers.at(-1), '200 processed');
+				assert.equal(await rowCount(id), 1);
+			}
 			const late = await stack.deliver(event(id), { to: exactlyOnce });
 			assert.equal(late.response.json?.status, 'duplicate');
 			assert.equal(await rowCount(id), 1);
