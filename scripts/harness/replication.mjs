@@ -23,7 +23,7 @@ import pg from 'pg';
 
 import { progress, waitFor } from './log.mjs';
 import { freePort } from './ports.mjs';
-import { harnessClientConfig, postgresAccount, quoteIdent } from './postgres.mjs';
+import { harnessClientConfig, initdbArguments, postgresAccount, quoteIdent } from './postgres.mjs';
 import { runTracked, spawnTracked, stopTracked, tailOf } from './processes.mjs';
 
 /** Debian's PostgreSQL 15 (`apt-get install -y postgresql-15`); N8N_E2E_PG_BIN points elsewhere. */
@@ -186,16 +186,7 @@ export async function startReplicatedKeyStore({
 		try {
 			await run(
 				binaries.initdb,
-				[
-					`--pgdata=${node.dataDir}`,
-					// Also for replication connections from 127.0.0.1 (initdb's pg_hba.conf has them).
-					'--auth=scram-sha-256',
-					`--username=${user}`,
-					`--pwfile=${passwordFile}`,
-					'--encoding=UTF8',
-					'--locale=C',
-					'--no-sync',
-				],
+				initdbArguments({ dataDir: node.dataDir, user, passwordFile }),
 				`initdb (${name})`,
 				path.join(baseDir, 'initdb.log'),
 			);
