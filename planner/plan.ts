@@ -29,7 +29,7 @@ import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
-import { reserveOutputs } from '../nodes/IdempotencyReserve/reserveOutputs';
+import { reserveOutputNames } from '../nodes/IdempotencyReserve/reserveOutputs';
 import {
 	addColumnsSql,
 	completeSql,
@@ -753,7 +753,8 @@ export function configureWorkflow(
 	const workflow = JSON.parse(JSON.stringify(template)) as Workflow;
 	const reserve = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyReserve`);
 	if (reserve === undefined) throw new Error('The template has no Idempotency Reserve node');
-	const parameters: Record<string, unknown> = { ...reserve.parameters };
+	const templateParameters = reserve.parameters;
+	const parameters: Record<string, unknown> = { ...templateParameters };
 	if (kind === 'webhook') {
 		delete parameters.eventId;
 		delete parameters.customKey;
@@ -797,12 +798,33 @@ export function configureWorkflow(
 			}
 			removeNode(workflow, complete.name);
 		}
-		// Nothing is ever in flight in simple mode, and Reserve has no such output there.
-		const leaseOutputs = reserveOutputs({ mode: 'lease', signature: parameters.signature }, 2);
-		const reserveConnections = outputsOf(workflow, reserve.name);
-		for (const connection of reserveConnections[leaseOutputs.inFlight] ?? [])
-			removeNode(workflow, connection.node);
-		reserveConnections.splice(leaseOutputs.inFlight, 1);
 	}
+	// Simple mode has no in-flight output, and no fingerprint no reused-key output.
+	followReserveOutputs(workflow, reserve, templateParameters);
 	return workflow;
+}
+
+/**
+ * Reserve's connections laid out again by output name once its settings changed which outputs it
+ * has (n8n connects outputs by position): an output it no longer has loses its branch (the
+ * templates' such branches are one Respond node each), and the error output stays last.
+ */
+function followReserveOutputs(
+	workflow: Workflow,
+	reserve: WorkflowNode,
+	templateParameters: Record<string, unknown>,
+): void {
+	const version = Number(reserve.typeVersion);
+	const before = reserveOutputNames(templateParameters, version);
+	const after = reserveOutputNames(reserve.parameters, version);
+	const connections = outputsOf(workflow, reserve.name);
+	const branchOf = new Map(before.map((name, at) => [name, connections[at] ?? []]));
+	for (const [name, branch] of branchOf) {
+		if (!after.includes(name))
+			for (const connection of branch) removeNode(workflow, connection.node);
+	}
+	const errorOutput = connections.slice(before.length);
+	workflow.connections[reserve.name] = {
+		main: [...after.map((name) => branchOf.get(name) ?? []), ...errorOutput],
+	};
 }

@@ -1,10 +1,10 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 /** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
 export type FingerprintSource = 'rawBody' | 'expression' | 'none';
 
-/** What a duplicate whose fingerprint differs from the stored one does. */
-export type MismatchHandling = 'flag' | 'error';
+/** What a duplicate whose fingerprint differs from the stored one does. `output`: version 2 on. */
+export type MismatchHandling = 'flag' | 'error' | 'output';
 
 const FINGERPRINT_OPTIONS = [
 	{
@@ -28,6 +28,34 @@ const FINGERPRINT_OPTIONS = [
 
 const FINGERPRINT_DESCRIPTION =
 	'Recorded with each new key. A duplicate whose fingerprint differs is a key reused for another request: it is flagged (idempotency.mismatch) and never routed as new';
+
+const FAIL_THE_ITEM = {
+	name: 'Fail the Item',
+	value: 'error',
+	description: "An item error, which follows the node's On Error setting",
+};
+
+const MISMATCH_OPTIONS_V1 = [
+	{
+		name: 'Flag the Duplicate',
+		value: 'flag',
+		description:
+			'To the false output with idempotency.mismatch = true and short prefixes of both fingerprints (answer 422)',
+	},
+	FAIL_THE_ITEM,
+];
+
+/** One parameter per version: version 2 can also give a mismatch its own output. */
+function onMismatchProperty(options: INodePropertyOptions[]): INodeProperties {
+	return {
+		displayName: 'On Mismatch',
+		name: 'onMismatch',
+		type: 'options',
+		noDataExpression: true,
+		default: 'flag',
+		options,
+	};
+}
 
 /**
  * One parameter, two defaults: lease mode records fingerprints unless told not to; simple mode keeps
@@ -64,24 +92,25 @@ export const fingerprintProperties: INodeProperties[] = [
 		displayOptions: { show: { fingerprint: ['expression'] } },
 	},
 	{
-		displayName: 'On Mismatch',
-		name: 'onMismatch',
-		type: 'options',
-		noDataExpression: true,
-		default: 'flag',
-		options: [
+		...onMismatchProperty(MISMATCH_OPTIONS_V1),
+		displayOptions: { hide: { fingerprint: ['none'] }, show: { '@version': [1] } },
+	},
+	{
+		...onMismatchProperty([
 			{
 				name: 'Flag the Duplicate',
 				value: 'flag',
 				description:
-					'To the false output with idempotency.mismatch = true and short prefixes of both fingerprints (answer 422)',
+					'To the duplicate output with idempotency.mismatch = true and short prefixes of both fingerprints',
 			},
 			{
-				name: 'Fail the Item',
-				value: 'error',
-				description: "An item error, which follows the node's On Error setting",
+				name: 'Send to Reused Key Output',
+				value: 'output',
+				description:
+					'To an output of its own, reused key, with the same fields: answer it 422 without an IF node',
 			},
-		],
-		displayOptions: { hide: { fingerprint: ['none'] } },
+			FAIL_THE_ITEM,
+		]),
+		displayOptions: { hide: { fingerprint: ['none'] }, show: { '@version': [2] } },
 	},
 ];

@@ -55,6 +55,11 @@ function mismatchOf(
 	return { mismatch: true, fingerprint: mine, storedFingerprint: theirs };
 }
 
+/** A repeat goes to `duplicate`; a mismatch to `reused key` where the node has that output. */
+function duplicateOutput(outputs: ReserveOutputs, mismatch: boolean): number {
+	return mismatch && outputs.reusedKey !== undefined ? outputs.reusedKey : outputs.duplicate;
+}
+
 /** Simple mode: the key is new when this statement inserted it. */
 function routeSimple(
 	outcome: ReserveOutcome,
@@ -73,7 +78,7 @@ function routeSimple(
 	if (mismatch instanceof KeyError) return mismatch;
 	const firstSeenMs = outcome.firstSeenMs.get(key);
 	return {
-		output: outputs.duplicate,
+		output: duplicateOutput(outputs, mismatch !== undefined),
 		idempotency: {
 			key,
 			isNew: false,
@@ -85,8 +90,9 @@ function routeSimple(
 
 /**
  * Lease mode: new or taken over goes on with its token; a completed key is a duplicate, a key
- * still in progress is in flight (its own output from version 2). A mismatch is always a duplicate,
- * so another payload under a key is answered the same way whether its first request has finished.
+ * still in progress is in flight (its own output from version 2). A mismatch is never in flight (a
+ * duplicate or reused key), so another payload under a key is answered the same way whether its
+ * first request has finished.
  */
 function routeLease(
 	outcome: LeaseOutcome,
@@ -127,7 +133,7 @@ function routeLease(
 		output:
 			held.status === 'in_progress' && mismatch === undefined
 				? outputs.inFlight
-				: outputs.duplicate,
+				: duplicateOutput(outputs, mismatch !== undefined),
 		idempotency: {
 			key,
 			isNew: false,
@@ -170,13 +176,18 @@ function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
 
 /**
  * Output 0 (`true`, `new`): reserved by this execution, run the business step. Output 1 (`false`,
- * `duplicate`): already reserved. Version 2 adds `in flight` (lease mode) and `invalid signature`
- * (when it verifies): see reserveOutputs.ts.
+ * `duplicate`): already reserved. Version 2 adds `in flight` (lease mode), `reused key` (On Mismatch)
+ * and `invalid signature` (when it verifies): see reserveOutputs.ts.
  */
 export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const mode = this.getNodeParameter('mode', 0, 'lease') as ReserveMode;
 	const signature = this.getNodeParameter('signature', 0, 'none') as string;
-	const outputs = reserveOutputs({ mode, signature }, this.getNode().typeVersion);
+	const fingerprint = this.getNodeParameter('fingerprint', 0, undefined) as unknown;
+	const onMismatch = this.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
+	const outputs = reserveOutputs(
+		{ mode, signature, fingerprint, onMismatch },
+		this.getNode().typeVersion,
+	);
 	let leaseSeconds = 0;
 	if (mode === 'lease') {
 		try {
@@ -191,7 +202,12 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 	// store is not even asked.
 	const verified = await verifyBeforeReserving(this, signature, outputs);
 	if (verified.onlyInvalid) return verified.outputs;
-	const reserved = await reserveVerified(this, { mode, leaseSeconds }, outputs, verified.valid);
+	const reserved = await reserveVerified(
+		this,
+		{ mode, leaseSeconds, onMismatch },
+		outputs,
+		verified.valid,
+	);
 	if (outputs.invalidSignature !== undefined)
 		reserved[outputs.invalidSignature].push(...verified.outputs[outputs.invalidSignature]);
 	return reserved;
@@ -199,12 +215,15 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 
 async function reserveVerified(
 	context: IExecuteFunctions,
-	{ mode, leaseSeconds }: { mode: ReserveMode; leaseSeconds: number },
+	{
+		mode,
+		leaseSeconds,
+		onMismatch,
+	}: { mode: ReserveMode; leaseSeconds: number; onMismatch: MismatchHandling },
 	outputs: ReserveOutputs,
 	only: ReadonlySet<number> | undefined,
 ): Promise<INodeExecutionData[][]> {
 	const { targetOf, fingerprint } = itemTargets(context, mode);
-	const onMismatch = context.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
 	const create = context.getNodeParameter('createTable', 0, true) as boolean;
 	const common = { outputCount: outputs.count, action: 'reserve the keys', keyOf: targetOf, only };
 

@@ -104,6 +104,16 @@ describe('the outputs n8n draws are the ones the node routes to', () => {
 		[2, { mode: 'simple' }, ['new', 'duplicate']],
 		[2, { signature: 'stripe' }, ['new', 'duplicate', 'in flight', 'invalid signature']],
 		[2, { mode: 'simple', signature: 'github' }, ['new', 'duplicate', 'invalid signature']],
+		[2, { onMismatch: 'output' }, ['new', 'duplicate', 'in flight', 'reused key']],
+		[2, { onMismatch: 'output', fingerprint: 'none' }, ['new', 'duplicate', 'in flight']],
+		// Simple mode records no fingerprint unless asked: nothing can mismatch.
+		[2, { mode: 'simple', onMismatch: 'output' }, ['new', 'duplicate']],
+		[
+			2,
+			{ mode: 'simple', fingerprint: 'rawBody', onMismatch: 'output', signature: 'stripe' },
+			['new', 'duplicate', 'reused key', 'invalid signature'],
+		],
+		[1, { onMismatch: 'output' }, ['true', 'false']],
 	])('version %s with %j: %j', (typeVersion, parameters, names) => {
 		expect(drawn(typeVersion, parameters)).toEqual(names);
 	});
@@ -146,6 +156,56 @@ describe('lease mode', () => {
 		expect(other.output(NODE, LEASE.inFlight)).toEqual([]);
 		const [duplicate] = other.output(NODE, LEASE.duplicate);
 		expect(duplicate.json.idempotency).toMatchObject({ status: 'in_progress', mismatch: true });
+	});
+});
+
+describe('On Mismatch → Send to Reused Key Output', () => {
+	const REUSED = { new: 0, duplicate: 1, inFlight: 2, reusedKey: 3 };
+
+	test('another payload under a key goes to reused key, in flight or completed; the same payload does not', async () => {
+		const parameters = { onMismatch: 'output' };
+		const first = webhookItem({ body: { id: 'v2_reused', amount: 1 } });
+		const other = webhookItem({ body: { id: 'v2_reused', amount: 2 } });
+		const reserved = await reserve([first], parameters);
+		expect(reserved.outputCount(NODE)).toBe(4);
+
+		const meanwhile = await reserve([first, other], parameters);
+		expect(keysOf(meanwhile, REUSED.inFlight)).toEqual([[0, 'evt:v2_reused']]);
+		expect(keysOf(meanwhile, REUSED.reusedKey)).toEqual([[1, 'evt:v2_reused']]);
+		expect(meanwhile.output(NODE, REUSED.reusedKey)[0].json.idempotency).toMatchObject({
+			isNew: false,
+			status: 'in_progress',
+			mismatch: true,
+		});
+
+		const completed = await runWorkflow(completeWorkflow, reserved.output(NODE, REUSED.new), {
+			credentials: db.credential(),
+		});
+		expect(completed.error).toBeUndefined();
+		const after = await reserve([other, first], parameters);
+		expect(keysOf(after, REUSED.reusedKey)).toEqual([[0, 'evt:v2_reused']]);
+		expect(keysOf(after, REUSED.duplicate)).toEqual([[1, 'evt:v2_reused']]);
+		expect(after.output(NODE, REUSED.reusedKey)[0].json.idempotency).toMatchObject({
+			status: 'completed',
+			mismatch: true,
+		});
+		expect(await rowCount('evt:v2_reused')).toBe(1);
+	});
+
+	test('simple mode with a fingerprint: the second payload of a key in one batch is a reused key', async () => {
+		const parameters = { mode: 'simple', fingerprint: 'rawBody', onMismatch: 'output' };
+		const run = await reserve(
+			[
+				webhookItem({ body: { id: 'v2_reused_simple', amount: 1 } }),
+				webhookItem({ body: { id: 'v2_reused_simple', amount: 2 } }),
+				webhookItem({ body: { id: 'v2_reused_simple', amount: 1 } }),
+			],
+			parameters,
+		);
+		expect(run.outputCount(NODE)).toBe(3);
+		expect(keysOf(run, 0)).toEqual([[0, 'evt:v2_reused_simple']]);
+		expect(keysOf(run, 1)).toEqual([[2, 'evt:v2_reused_simple']]);
+		expect(keysOf(run, 2)).toEqual([[1, 'evt:v2_reused_simple']]);
 	});
 });
 
