@@ -91,6 +91,16 @@ function summariseLatency({ samples, cpu, io }) {
 			backendCpuMsPerStatement: { big: cpuPer('big'), small: cpuPer('small') },
 		};
 	}
+	// How much of the growth is the nodes' statements' own: their 10M/10k ratio over the bare
+	// statement's, round by round (1 = they grow exactly as the table does).
+	for (const combo of COMBOS) {
+		if (combo.mode === 'bare') continue;
+		const bare = rows[comboName({ mode: 'bare', size: combo.size })];
+		const values = rows[comboName(combo)].p50RatioRounds.values.map(
+			(ratio, i) => ratio / bare.p50RatioRounds.values[i],
+		);
+		rows[comboName(combo)].p50RatioOverBare = { values, interval: medianInterval(values) };
+	}
 	return rows;
 }
 
@@ -170,7 +180,10 @@ function latencyLines(title, latency) {
 			`${key.padEnd(12)} p50 ${row.p50.big.toFixed(2)} / ${row.p50.small.toFixed(2)} = ${row.p50Ratio.toFixed(2)}× ` +
 				`(rounds ${formatInterval(row.p50RatioRounds.interval)})   p99 ${row.p99.big.toFixed(2)} / ${row.p99.small.toFixed(2)} = ` +
 				`${row.p99Ratio.ratio.toFixed(2)}× (${row.p99Ratio.low.toFixed(2)}–${row.p99Ratio.high.toFixed(2)})   ` +
-				`backend CPU ${row.backendCpuMsPerStatement.big?.toFixed(3)} / ${row.backendCpuMsPerStatement.small?.toFixed(3)} ms`,
+				`backend CPU ${row.backendCpuMsPerStatement.big?.toFixed(3)} / ${row.backendCpuMsPerStatement.small?.toFixed(3)} ms` +
+				(row.p50RatioOverBare
+					? `   p50 ratio ÷ bare's ${formatInterval(row.p50RatioOverBare.interval)}`
+					: ''),
 		);
 	}
 	const blocks = (b) =>

@@ -4,14 +4,25 @@
 // size; the small table is vacuumed whenever 500 dead rows piled up in it (its dead rows would
 // otherwise be a large share of it and slow it down, flattering the ratio); the big one is not
 // (its share of dead rows stays below 1 %), which if anything makes the big table look slower.
-import { cpuMsOf, backendPid, batchMix, reserveOnce, singleMix, storeOn } from './reservations.mjs';
+import {
+	cpuMsOf,
+	backendPid,
+	batchMix,
+	reserveBare,
+	reserveOnce,
+	singleMix,
+	storeOn,
+} from './reservations.mjs';
 import { percentile } from './stats.mjs';
 
+/** `bare`: the design note's statement alone, the baseline of what the table itself costs. */
 export const COMBOS = [
 	{ mode: 'lease', size: 1 },
 	{ mode: 'simple', size: 1 },
+	{ mode: 'bare', size: 1 },
 	{ mode: 'lease', size: 1000 },
 	{ mode: 'simple', size: 1000 },
+	{ mode: 'bare', size: 1000 },
 ];
 export const comboName = ({ mode, size }) => `${mode}/${size}`;
 
@@ -40,7 +51,10 @@ export async function measureReservations(
 				? singleMix(newShare, range)
 				: batchMix(combo.size, Math.round(combo.size * newShare), range);
 		const cpuBefore = cpuMsOf(pid);
-		const ms = await reserveOnce(stores[name], combo.mode, mix);
+		const ms =
+			combo.mode === 'bare'
+				? await reserveBare(pool, tables[name].ref, mix)
+				: await reserveOnce(stores[name], combo.mode, mix);
 		const cpuAfter = cpuMsOf(pid);
 		if (record) {
 			const key = comboName(combo);

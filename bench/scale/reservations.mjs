@@ -68,6 +68,26 @@ export async function reserveOnce(store, mode, { fresh, existing }) {
 	return ms;
 }
 
+/**
+ * The design note's statement, bare: `INSERT ... ON CONFLICT (key) DO NOTHING RETURNING key` with
+ * nothing of the nodes' around it, on the same table. What any key store pays for a key on a table
+ * this size: the baseline the nodes' statements are held against. Returns its time in ms.
+ */
+export async function reserveBare(pool, ref, { fresh, existing }) {
+	const started = process.hrtime.bigint();
+	const { rows } = await pool.query(
+		`INSERT INTO ${ref.qualified} (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING RETURNING key`,
+		[[...fresh, ...existing]],
+	);
+	const ms = Number(process.hrtime.bigint() - started) / 1e6;
+	const inserted = new Set(rows.map((row) => row.key));
+	for (const key of fresh)
+		if (!inserted.has(key)) throw new Error(`bare: new key ${key} not inserted`);
+	for (const key of existing)
+		if (inserted.has(key)) throw new Error(`bare: existing key ${key} was inserted`);
+	return ms;
+}
+
 /** CPU time (ms) a process has run so far, in ns resolution (/proc/<pid>/schedstat); undefined where not readable. */
 export function cpuMsOf(pid) {
 	try {
