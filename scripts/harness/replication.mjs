@@ -22,6 +22,7 @@ import path from 'node:path';
 import pg from 'pg';
 
 import { progress, waitFor } from './log.mjs';
+import { openReplicationLink } from './replicationLink.mjs';
 import { freePort } from './ports.mjs';
 import { harnessClientConfig, initdbArguments, postgresAccount, quoteIdent } from './postgres.mjs';
 import { runTracked, spawnTracked, stopTracked, tailOf } from './processes.mjs';
@@ -115,6 +116,8 @@ export async function startReplicatedKeyStore({
 	const nodes = [];
 	let primary;
 	let standby;
+	/** Whether the primary waits for its standby on every commit (synchronous_standby_names). */
+	let waitsForStandby = false;
 	const clientConfig = (node, database = 'postgres') =>
 		harnessClientConfig({ host: '127.0.0.1', port: node.port, user, password }, database);
 
@@ -223,6 +226,8 @@ export async function startReplicatedKeyStore({
 			`pg_basebackup (${name} ${node.name})`,
 			path.join(baseDir, `${node.name}-basebackup.log`),
 		);
+		// The standby streams through a relay the test can hold back (holdStandbyBehind).
+		node.link = await openReplicationLink(primary.port);
 		const signal = path.join(node.dataDir, 'standby.signal');
 		writeFileSync(signal, '', { mode: 0o600 });
 		ownedByPostgres(signal);
@@ -231,10 +236,22 @@ export async function startReplicatedKeyStore({
 		// commit on it would wait for a standby that does not exist.
 		appendFileSync(
 			path.join(node.dataDir, 'postgresql.auto.conf'),
-			`\nprimary_conninfo = 'host=127.0.0.1 port=${primary.port} user=${user} password=${password} application_name=${node.name}'\nsynchronous_standby_names = ''\n`,
+			`\nprimary_conninfo = 'host=127.0.0.1 port=${node.link.port} user=${user} password=${password} application_name=${node.name}'\nsynchronous_standby_names = ''\n`,
 		);
 		await startNode(node);
 		standby = node;
+		await replicate({ synchronous: sync });
+		return node;
+	}
+
+	/**
+	 * Makes the primary wait for its standby on every commit (`synchronous`), or not, and returns
+	 * once pg_stat_replication shows the standby streaming in that mode.
+	 */
+	async function replicate({ synchronous: sync }) {
+		if (!standby) throw new Error(`${name} has no standby`);
+		const node = standby;
+		waitsForStandby = sync;
 		await query(primary, `ALTER SYSTEM SET synchronous_standby_names = '${sync ? node.name : ''}'`);
 		await query(primary, 'SELECT pg_reload_conf()');
 		const state = await waitFor(
@@ -255,7 +272,6 @@ export async function startReplicatedKeyStore({
 		progress(
 			`PostgreSQL: ${name} standby ${node.name} on 127.0.0.1:${node.port} streaming from ${primary.name} (${state.sync_state})`,
 		);
-		return node;
 	}
 
 	/** kill -9 of the primary's postmaster only, as a crashed host would leave it; returns when it died. */
@@ -268,6 +284,23 @@ export async function startReplicatedKeyStore({
 		victim.role = 'killed';
 		progress(`PostgreSQL: ${name} primary ${victim.name} killed (kill -9 ${pid})`);
 		return victim;
+	}
+
+	/**
+	 * Holds the primary's WAL back from the standby (its replication link), as a standby in another
+	 * zone or under load falls behind: an asynchronously replicated primary goes on acknowledging
+	 * commits the standby does not have. `release()` lets it catch up; `cutWithPrimary()` (after
+	 * killPrimary) drops what it never got and returns how many bytes that was.
+	 */
+	function holdStandbyBehind() {
+		const link = standby?.link;
+		if (!link) throw new Error(`${name} has no standby to hold behind`);
+		// A synchronous primary would stop acknowledging commits instead.
+		if (waitsForStandby)
+			throw new Error(`${name} replicates synchronously: nothing to hold behind`);
+		link.hold();
+		progress(`PostgreSQL: ${name} standby ${standby.name} held behind ${primary.name}`);
+		return { release: () => link.release(), cutWithPrimary: () => link.cut() };
 	}
 
 	/** pg_ctl promote on the standby, waiting until it accepts writes; it is the primary from then on. */
@@ -286,9 +319,13 @@ export async function startReplicatedKeyStore({
 				(await query(node, 'SELECT pg_is_in_recovery() AS r')).rows[0].r === false || undefined,
 			{ timeoutMs: 30_000, intervalMs: 50 },
 		);
+		// Its link led to the primary it replaced.
+		await node.link?.close();
+		node.link = undefined;
 		node.role = 'primary';
 		primary = node;
 		standby = undefined;
+		waitsForStandby = false;
 		progress(`PostgreSQL: ${name} ${node.name} promoted, the primary on 127.0.0.1:${node.port}`);
 		return node;
 	}
@@ -297,6 +334,7 @@ export async function startReplicatedKeyStore({
 	async function stop() {
 		for (const node of [...nodes].reverse())
 			if (node.process) await stopTracked(node.process, { graceMs: 15_000 });
+		for (const node of nodes) await node.link?.close();
 	}
 
 	/**
@@ -358,6 +396,8 @@ export async function startReplicatedKeyStore({
 		},
 		primaryPool,
 		addStandby,
+		replicate,
+		holdStandbyBehind,
 		killPrimary,
 		promote,
 		stop,

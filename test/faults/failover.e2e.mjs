@@ -5,14 +5,16 @@
 // exactly-once template's business_log, which lives with its keys by design).
 //
 // Per mode (synchronous: synchronous_standby_names names the standby, synchronous_commit = on;
-// then asynchronous, on a standby built anew from the promoted node), both templates take Stripe-
-// signed deliveries, each resent like a provider on any non-2xx. Mid-run the primary's postmaster
-// is killed with kill -9, the standby promoted ~2 s later (pg_ctl promote) and PgBouncer re-pointed
-// (ini rewritten, RELOAD). Counted per template: events lost (answered 2xx without their business
-// row or completed key), doubled (more than one business row), never answered 2xx, keys left in
-// progress, what the failover itself lost (acknowledged completions, reservations), how long the
-// nodes answered 500 after the promotion; then every event is delivered once more, as a provider's
-// late duplicate, which runs again whatever the failover forgot. No n8n restart, nothing by hand.
+// then asynchronous, on a standby built anew from the promoted node; then asynchronous again with
+// the standby held a second or two behind before the kill, as a standby in another zone lags), both
+// templates take Stripe-signed deliveries, each resent like a provider on any non-2xx. Mid-run the
+// primary's postmaster is killed with kill -9, the standby promoted ~2 s later (pg_ctl promote)
+// and PgBouncer re-pointed (ini rewritten, RELOAD). Counted per template: events lost (answered 2xx
+// without their business row or completed key), doubled (more than one business row), never
+// answered 2xx, keys left in progress, what the failover itself lost (acknowledged completions,
+// reservations), how long the nodes answered 500 after the promotion; then every event is
+// delivered once more (and resent on non-2xx), as a provider's late duplicate, which runs again
+// whatever the failover forgot. No n8n restart, nothing by hand.
 // Figures: docs/faults.md "Key-store failover". Run with `npm run test:faults`.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -47,6 +49,13 @@ const PROMOTE_AFTER_MS = 2_000;
  * dead primary, whatever the machine's speed (the exactly-once ones are cut off if they sleep then).
  */
 const SLOW_AT = [Math.round(EVENTS * 0.3), Math.round(EVENTS * 0.3) + 1];
+/**
+ * The third run's standby stops getting WAL (its replication link holds it back) once the webhook
+ * template's event 15 % into the run has its business row, and stays behind until the kill (about
+ * 15 % of the run): on this one host a standby is otherwise microseconds behind, and an
+ * asynchronous failover had nothing to lose.
+ */
+const BEHIND_FROM = Math.round(EVENTS * 0.15);
 const SLOW_SECONDS = 1.5;
 // Longer than any execution takes from Reserve to its completion; short enough that a key a failed
 // completion left in progress is taken over (and shows as doubled) within the resend deadline.
@@ -144,9 +153,11 @@ function sampleHealth() {
  * kill -9 the primary, promote the standby PROMOTE_AFTER_MS later, read what the promoted node kept
  * (before anything else can write to it), then re-point PgBouncer.
  */
-async function failOver(set) {
+async function failOver(set, heldBehind) {
 	const killedAt = Date.now();
 	const killed = await set.killPrimary();
+	// What the standby was held back from dies with the primary.
+	const standbyMissedBytes = heldBehind?.cutWithPrimary() ?? 0;
 	await sleep(Math.max(0, killedAt + PROMOTE_AFTER_MS - Date.now()));
 	const promoteStartedAt = Date.now();
 	const promoted = await set.promote();
@@ -160,7 +171,16 @@ async function failOver(set) {
 	const kept = new Map(rows.map((row) => [row.key, row.status]));
 	await stack.pooler.pointAt(promoted);
 	const repointedAt = Date.now();
-	return { killed, promoted, killedAt, promoteStartedAt, promotedAt, repointedAt, kept };
+	return {
+		killed,
+		promoted,
+		killedAt,
+		promoteStartedAt,
+		promotedAt,
+		repointedAt,
+		kept,
+		standbyMissedBytes,
+	};
 }
 
 /** The business rows and key of every event of a template, now. */
@@ -266,6 +286,9 @@ async function figuresOf(template, ids, { results, failover, state, lateResults,
 					r.json?.status ? `${r.status} ${r.json.status}` : String(r.status),
 				),
 			),
+			neverAnswered2xx: [...new Set(lateResults.map((r) => r.delivery.tag.id))].filter(
+				(id) => !lateResults.some((r) => r.delivery.tag.id === id && isOk(r)),
+			),
 			ranAgain: lateResults
 				.filter((r) => r.json?.status === 'processed')
 				.map((r) => r.delivery.tag.id),
@@ -276,14 +299,23 @@ async function figuresOf(template, ids, { results, failover, state, lateResults,
 	};
 }
 
-async function runMode(mode) {
+/**
+ * One failover run: `synchronous` or `asynchronous` replication; with `behind`, the asynchronous
+ * standby is held behind (its replication link holds the primary's WAL back) before the kill.
+ */
+async function runMode(mode, { behind = false } = {}) {
 	const synchronous = mode === 'synchronous';
 	const set = stack.replicatedKeyStore;
-	if (!set.standby) await set.addStandby({ synchronous });
+	// A mode run alone (--test-name-pattern) finds the stack's first standby, which is synchronous.
+	if (set.standby) await set.replicate({ synchronous });
+	else await set.addStandby({ synchronous });
 	const n8nPid = stack.n8n.pid;
 	const health = sampleHealth();
 	const idsOf = (template) =>
-		Array.from({ length: EVENTS }, (_, i) => `evt_fo_${mode.slice(0, 5)}_${template.id}_${i}`);
+		Array.from(
+			{ length: EVENTS },
+			(_, i) => `evt_fo_${behind ? 'behind' : mode.slice(0, 5)}_${template.id}_${i}`,
+		);
 	const ids = Object.fromEntries(templates.map((t) => [t.id, idsOf(t)]));
 	const slowIds = Object.fromEntries(
 		templates.map((t) => [t.id, SLOW_AT.map((i) => ids[t.id][i])]),
@@ -296,17 +328,33 @@ async function runMode(mode) {
 	/** How many slow steps slept when the primary was killed, per template. */
 	const sleepingAtKill = {};
 	let firstPassDone = false;
+	/** The standby held behind (with `behind`), and since when. */
+	let held;
+	let heldAt;
+	const holdStandbyBehind = () => {
+		held = set.holdStandbyBehind();
+		heldAt = Date.now();
+	};
 	// The kill comes once a slow webhook-template business step sleeps (it then reaches Complete Key
 	// before the promotion); bounded by the first pass.
 	const watchForSlowSteps = async () => {
 		while (!firstPassDone) {
+			if (behind && !held) {
+				const { rows } = await templates[0].businessDb.query(
+					`SELECT 1 FROM business_log WHERE event_key = $1`,
+					[keyOf(ids.webhook[BEHIND_FROM])],
+				);
+				if (rows.length) holdStandbyBehind();
+			}
 			const counts = await Promise.all(templates.map((t) => sleepingSteps(t.businessDb)));
 			if (counts[0] > 0) {
 				templates.forEach((t, i) => (sleepingAtKill[t.id] = counts[i]));
-				return await failOver(set);
+				if (behind && !held) holdStandbyBehind();
+				return await failOver(set, held);
 			}
 			await sleep(50);
 		}
+		held?.release();
 		return undefined;
 	};
 
@@ -358,6 +406,18 @@ async function runMode(mode) {
 			),
 		),
 	);
+	// Resent like the first deliveries: a key the failover left in progress answers 409 until its
+	// lease ends, and the provider's next try takes it over.
+	const lateResent = await Promise.all(
+		templates.map((template, i) =>
+			resendLikeProvider(
+				{ webhookUrl: template.url },
+				late[i].results.filter((r) => !isOk(r)),
+				RESEND,
+			),
+		),
+	);
+	const lateResults = late.map((load, i) => [...load.results, ...lateResent[i].results]);
 	const healthSamples = await health.stop();
 	const figures = {};
 	for (const [i, template] of templates.entries())
@@ -366,7 +426,7 @@ async function runMode(mode) {
 			failover,
 			state: settled[i],
 			slowIds: slowIds[template.id],
-			lateResults: late[i].results,
+			lateResults: lateResults[i],
 		});
 	const servers = await stack.pooler.admin('SHOW SERVERS');
 	const pools = (await stack.pooler.admin('SHOW POOLS')).filter(
@@ -378,6 +438,8 @@ async function runMode(mode) {
 		inFlight: IN_FLIGHT * templates.length,
 		leaseSeconds: LEASE_SECONDS,
 		killedAfterMs: failover.killedAt - startedAt,
+		standbyBehindMs: heldAt === undefined ? 0 : failover.killedAt - heldAt,
+		standbyMissedWalBytes: failover.standbyMissedBytes,
 		slowStepsSleepingAtKill: sleepingAtKill,
 		promoteMs: failover.promotedAt - failover.promoteStartedAt,
 		killToPromotedMs: failover.promotedAt - failover.killedAt,
@@ -414,11 +476,11 @@ async function runMode(mode) {
 		),
 	};
 	report(`key-store failover (${mode})`, summary);
-	return { summary, figures, healthSamples, late };
+	return { summary, figures, healthSamples };
 }
 
 /** What holds in either mode: PostgreSQL's and the pooler's part, and the exactly-once template's. */
-function assertEveryMode({ summary, figures, healthSamples, late }) {
+function assertEveryMode({ summary, figures, healthSamples }) {
 	assert.ok(
 		summary.slowStepsSleepingAtKill.webhook > 0,
 		'webhook template: a slow business step was running when the primary died',
@@ -438,10 +500,11 @@ function assertEveryMode({ summary, figures, healthSamples, late }) {
 			`${id}: every key completed after the late duplicates`,
 		);
 	}
-	for (const results of late)
-		assert.ok(
-			results.results.every(isOk),
-			'every late duplicate answered 2xx: the pools recovered',
+	for (const [id, f] of Object.entries(figures))
+		assert.deepEqual(
+			f.late.neverAnswered2xx,
+			[],
+			`${id}: every late duplicate answered 2xx in the end: the pools recovered`,
 		);
 	// Effect and completion commit together: a failover keeps or loses both, never one of them.
 	const exactlyOnce = figures.exactlyOnce;
@@ -504,6 +567,44 @@ test(
 					webhook.completionsLostByFailover.includes(id) ||
 						webhook.reservationsLostByFailover.includes(id),
 					`${id} ran again on a late duplicate although the failover kept its key`,
+				);
+		}),
+);
+
+test(
+	'asynchronous replication, the standby held behind before the kill: the completions it never got are lost and their late duplicates run again (webhook template); the exactly-once template loses effect and key together and runs each once',
+	{ timeout: 600_000 },
+	() =>
+		withLogs(stack, async () => {
+			const run = await runMode('asynchronous', { behind: true });
+			assertEveryMode(run);
+			assert.ok(run.summary.standbyBehindMs > 0, 'the standby was behind at the kill');
+			const { webhook, exactlyOnce } = run.figures;
+			assert.ok(
+				webhook.completionsLostByFailover.length > 0,
+				'the failover lost acknowledged completions: what PostgreSQL does not promise with asynchronous replication',
+			);
+			// Their business rows live on a server that did not fail over: each late duplicate runs
+			// the step again, a second row.
+			for (const id of webhook.completionsLostByFailover) {
+				assert.ok(webhook.late.ranAgain.includes(id), `${id}: its late duplicate ran again`);
+				assert.ok(webhook.late.doubledAfter.includes(id), `${id}: two business rows`);
+			}
+			for (const id of webhook.late.ranAgain)
+				assert.ok(
+					webhook.completionsLostByFailover.includes(id) ||
+						webhook.reservationsLostByFailover.includes(id),
+					`${id} ran again on a late duplicate although the failover kept its key`,
+				);
+			// The exactly-once template's rows went with their keys (assertEveryMode: never two rows).
+			assert.ok(
+				exactlyOnce.completionsLostByFailover.length > 0,
+				'exactly-once: the failover lost acknowledged completions too',
+			);
+			for (const id of exactlyOnce.completionsLostByFailover)
+				assert.ok(
+					exactlyOnce.late.ranAgain.includes(id),
+					`${id}: ran once more, on the promoted node`,
 				);
 		}),
 );
