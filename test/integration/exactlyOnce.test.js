@@ -261,7 +261,7 @@ describe('ownership under the row lock', () => {
 		await db.query(`DELETE FROM processed_events WHERE key = 'evt:eo_released'`);
 		const run = await runStepOnly([{ json: { idempotency: reserved, body: {} } }]);
 		expect(run.error.message).toBe(
-			'The key "evt:eo_released" is no longer reserved: it was released or purged before this step ran, so this step\'s statements were rolled back',
+			'The key "evt:eo_released" is no longer reserved: it was released or purged (or lost by a key-store failover) before this step ran, so this step\'s statements were rolled back',
 		);
 		expect(await businessRows('evt:eo_released')).toHaveLength(0);
 	});

@@ -82,7 +82,8 @@ export interface LostKey {
 /** Who holds the key instead, as the start of a sentence; `before` ends "released or purged …". */
 function lostKeySentence(key: string, found: LostKey, before: string): string {
 	if (!found.rowExists)
-		return `The key "${key}" is no longer reserved: it was released or purged ${before}`;
+		// An asynchronously replicated key store that failed over forgets recent reservations too.
+		return `The key "${key}" is no longer reserved: it was released or purged (or lost by a key-store failover) ${before}`;
 	const attempt = found.attempt === undefined ? '' : ` (attempt ${found.attempt})`;
 	const there = found.completed === true ? ', which has completed it' : '';
 	return `The key "${key}" was taken over by another execution${attempt}${there} after this execution's lease ended`;
