@@ -111,7 +111,7 @@ export async function startReplicatedKeyStore({
 			);
 	};
 
-	/** @typedef {{ name: string, host: string, port: number, dataDir: string, logFile: string, process?: import('./processes.mjs').TrackedProcess, role: 'primary' | 'standby' | 'killed' }} ReplicaNode */
+	/** @typedef {{ name: string, host: string, port: number, dataDir: string, logFile: string, process?: import('./processes.mjs').TrackedProcess, role: 'primary' | 'standby' | 'killed', link?: import('./replicationLink.mjs').ReplicationLink }} ReplicaNode */
 	/** @type {ReplicaNode[]} */
 	const nodes = [];
 	let primary;

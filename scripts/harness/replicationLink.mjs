@@ -7,8 +7,14 @@
 // primary's commits, and a stopped WAL receiver still got everything from its socket once resumed.
 import net from 'node:net';
 
-/** A relay from a free port of 127.0.0.1 to `targetPort`; the standby's primary_conninfo names it. */
+/** @typedef {Awaited<ReturnType<typeof openReplicationLink>>} ReplicationLink */
+
+/**
+ * A relay from a free port of 127.0.0.1 to `targetPort`; the standby's primary_conninfo names it.
+ * @param {number} targetPort
+ */
 export async function openReplicationLink(targetPort) {
+	/** @type {Set<{ standbySide: net.Socket, primarySide: net.Socket, heldBack: Buffer[] }>} */
 	const pairs = new Set();
 	let held = false;
 
@@ -33,11 +39,11 @@ export async function openReplicationLink(targetPort) {
 	});
 	await new Promise((resolve, reject) => {
 		server.once('error', reject);
-		server.listen(0, '127.0.0.1', resolve);
+		server.listen(0, '127.0.0.1', () => resolve(undefined));
 	});
 
 	return {
-		port: server.address().port,
+		port: /** @type {net.AddressInfo} */ (server.address()).port,
 		/** From now on the primary's bytes wait in the relay: the standby falls behind. */
 		hold() {
 			held = true;

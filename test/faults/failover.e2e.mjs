@@ -330,7 +330,7 @@ async function runMode(mode, { behind = false } = {}) {
 	let firstPassDone = false;
 	/** The standby held behind (with `behind`), and since when. */
 	let held;
-	let heldAt;
+	let heldAt = 0;
 	const holdStandbyBehind = () => {
 		held = set.holdStandbyBehind();
 		heldAt = Date.now();
@@ -438,7 +438,7 @@ async function runMode(mode, { behind = false } = {}) {
 		inFlight: IN_FLIGHT * templates.length,
 		leaseSeconds: LEASE_SECONDS,
 		killedAfterMs: failover.killedAt - startedAt,
-		standbyBehindMs: heldAt === undefined ? 0 : failover.killedAt - heldAt,
+		standbyBehindMs: held ? failover.killedAt - heldAt : 0,
 		standbyMissedWalBytes: failover.standbyMissedBytes,
 		slowStepsSleepingAtKill: sleepingAtKill,
 		promoteMs: failover.promotedAt - failover.promoteStartedAt,
