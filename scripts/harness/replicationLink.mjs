@@ -3,8 +3,9 @@
 // failover has nothing to lose; across zones it trails by the replication lag. Holding the relay
 // keeps the primary's WAL from the standby (the primary, asynchronous, goes on acknowledging
 // commits); cutting it drops what was held, as a primary's host that dies takes its unsent WAL along.
-// Stopping a server process with SIGSTOP instead was tried: a stopped WAL sender stalled the
-// primary's commits, and a stopped WAL receiver still got everything from its socket once resumed.
+// Stopping the standby's WAL receiver with SIGSTOP instead was tried: once resumed, it still read
+// everything the sender had written into its socket, and the failover lost nothing. The relay holds
+// the bytes outside every server process.
 import net from 'node:net';
 
 /** @typedef {Awaited<ReturnType<typeof openReplicationLink>>} ReplicationLink */
