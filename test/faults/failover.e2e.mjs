@@ -299,6 +299,19 @@ async function figuresOf(template, ids, { results, failover, state, lateResults,
 	};
 }
 
+/** Every delivery of each template's load (same order as `templates`) not answered 2xx, resent like a provider. */
+function resendUnanswered(loads) {
+	return Promise.all(
+		templates.map((template, i) =>
+			resendLikeProvider(
+				{ webhookUrl: template.url },
+				loads[i].results.filter((r) => !isOk(r)),
+				RESEND,
+			),
+		),
+	);
+}
+
 /**
  * One failover run: `synchronous` or `asynchronous` replication; with `behind`, the asynchronous
  * standby is held behind (its replication link holds the primary's WAL back) before the kill.
@@ -378,15 +391,7 @@ async function runMode(mode, { behind = false } = {}) {
 	const failover = await failing;
 	assert.ok(failover, 'the failover ran during the first deliveries');
 	for (const load of first) assert.deepEqual(load.notSent, [], 'every first delivery was sent');
-	const resent = await Promise.all(
-		templates.map((template, i) =>
-			resendLikeProvider(
-				{ webhookUrl: template.url },
-				first[i].results.filter((r) => !isOk(r)),
-				RESEND,
-			),
-		),
-	);
+	const resent = await resendUnanswered(first);
 	const runSeconds = (Date.now() - startedAt) / 1000;
 	// Rows and keys once the provider stopped resending: what lost, doubled and in progress count.
 	const settled = await Promise.all(templates.map((t) => stateOf(t, ids[t.id])));
@@ -408,15 +413,7 @@ async function runMode(mode, { behind = false } = {}) {
 	);
 	// Resent like the first deliveries: a key the failover left in progress answers 409 until its
 	// lease ends, and the provider's next try takes it over.
-	const lateResent = await Promise.all(
-		templates.map((template, i) =>
-			resendLikeProvider(
-				{ webhookUrl: template.url },
-				late[i].results.filter((r) => !isOk(r)),
-				RESEND,
-			),
-		),
-	);
+	const lateResent = await resendUnanswered(late);
 	const lateResults = late.map((load, i) => [...load.results, ...lateResent[i].results]);
 	const healthSamples = await health.stop();
 	const figures = {};
