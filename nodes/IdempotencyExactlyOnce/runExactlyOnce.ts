@@ -8,15 +8,19 @@ import {
 import { collectItemKeys, errorItem } from '../shared/n8n/itemErrors';
 import { inputError } from '../shared/n8n/nodeErrors';
 import { lostInTransactionError, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
-import { storedResponseReader } from '../shared/n8n/responseProperties';
+import { respondToWebhook } from '../shared/n8n/respondToWebhook';
+import { answerReader } from '../shared/n8n/responseProperties';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import { claimId, type ClaimedKey, type KeyHold } from '../shared/store/completingTransaction';
 import type { StoredResponse } from '../shared/store/storedResponse';
+import type { WebhookAnswer } from '../shared/webhook/webhookAnswer';
 import { statementReader, type ItemStatement } from './readStatement';
 
 interface ItemWork {
 	claim: ClaimedKey;
 	statement: ItemStatement;
+	/** With Respond to Webhook: what the caller is sent once this item's statement committed. */
+	sent?: WebhookAnswer;
 }
 
 interface ItemRows {
@@ -29,7 +33,7 @@ function committedItems(
 	key: string,
 	ran: ItemRows,
 	itemIndex: number,
-	response: StoredResponse | undefined,
+	response: StoredResponse | WebhookAnswer | undefined,
 ): INodeExecutionData[] {
 	const idempotency = { key, completed: true, ...(response ? { response } : {}) };
 	if (ran.rows.length === 0)
@@ -55,17 +59,21 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 
 	const readClaim = ownedKeyWithTokenReader(this);
 	const readStatement = statementReader(this);
-	const readResponse = storedResponseReader(this);
+	const answers = answerReader(this);
 	const { keys: work, failed } = await collectItemKeys<ItemWork>(
 		this,
 		items.length,
-		(itemIndex) => ({
-			claim: {
-				...readClaim(items[itemIndex], itemIndex),
-				...(readResponse ? { response: readResponse(itemIndex) } : {}),
-			},
-			statement: readStatement(itemIndex),
-		}),
+		(itemIndex) => {
+			const { stored, sent } = answers?.read(itemIndex) ?? {};
+			return {
+				claim: {
+					...readClaim(items[itemIndex], itemIndex),
+					...(stored ? { response: stored } : {}),
+				},
+				statement: readStatement(itemIndex),
+				...(sent ? { sent } : {}),
+			};
+		},
 	);
 	const planned = work.flatMap((entry, itemIndex) => (entry ? [{ ...entry, itemIndex }] : []));
 
@@ -85,7 +93,7 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 				create: false,
 				addColumns: true,
 				lease: false,
-				response: readResponse !== undefined,
+				response: answers?.store === true,
 			},
 			itemErrors: failed,
 		},
@@ -126,6 +134,8 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 	}
 
 	const output: INodeExecutionData[] = [];
+	// The first item whose effect is committed answers the webhook, as a Respond node would.
+	let firstAnswer: WebhookAnswer | undefined;
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const itemError = failed.get(itemIndex);
 		const entry = work[itemIndex];
@@ -136,6 +146,7 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 			output.push(errorItem(lost, itemIndex));
 			continue;
 		}
+		firstAnswer ??= entry.sent;
 		if (holdOf(entry).state === 'completedByOwner') {
 			// Completed by this execution before (the node retried): the effect committed then, once.
 			output.push({
@@ -149,7 +160,10 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 			throw new NodeOperationError(node, `The step committed no result for item ${itemIndex}`, {
 				itemIndex,
 			});
-		output.push(...committedItems(entry.claim.key, ran, itemIndex, entry.claim.response));
+		output.push(
+			...committedItems(entry.claim.key, ran, itemIndex, entry.claim.response ?? entry.sent),
+		);
 	}
+	if (firstAnswer !== undefined) await respondToWebhook(this, firstAnswer);
 	return [output];
 }

@@ -318,6 +318,133 @@ describe('stored responses', () => {
 	});
 });
 
+describe('Respond to Webhook', () => {
+	const RESPOND = {
+		respondToWebhook: true,
+		responseStatusCode: 201,
+		responseBody: '={{ { status: "created", note: "Grüße 🚀" } }}',
+	};
+	const sentText = (response) => Buffer.from(response.body).toString('utf8');
+
+	test('Complete Key answers once the key is completed: the status, JSON as JSON, the bytes it stores', async () => {
+		const [reserved] = (await reserve([body('answer_stored')])).idempotency;
+		const done = await complete(reserved, { ...RESPOND, storeResponse: true });
+		expect(done.error).toBeUndefined();
+		expect(done.webhookResponses).toHaveLength(1);
+		const [sent] = done.webhookResponses;
+		expect(sent.statusCode).toBe(201);
+		expect(sent.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+		expect(Buffer.isBuffer(sent.body)).toBe(true);
+		const { rows } = await db.query(
+			`SELECT status, response FROM processed_events WHERE key = 'evt:answer_stored'`,
+		);
+		expect(rows[0].status).toBe('completed');
+		// The caller and every later duplicate get the same bytes.
+		expect(sentText(sent)).toBe('{"status":"created","note":"Grüße 🚀"}');
+		expect(rows[0].response.body).toBe(sentText(sent));
+		// What was stored keeps the headers the user chose (none): a replay sets its own.
+		expect(rows[0].response.headers).toEqual({});
+	});
+
+	test('without Store Response it answers and stores nothing; text is text/plain unless a header says otherwise', async () => {
+		const [reserved] = (await reserve([body('answer_only')])).idempotency;
+		const done = await complete(reserved, {
+			respondToWebhook: true,
+			responseStatusCode: 200,
+			responseBody: 'ok',
+		});
+		expect(done.error).toBeUndefined();
+		expect(done.output('Complete Key')[0].json.idempotency).toEqual({
+			key: 'evt:answer_only',
+			completed: true,
+			response: {
+				statusCode: 200,
+				headers: { 'content-type': 'text/plain; charset=utf-8' },
+				body: 'ok',
+			},
+		});
+		expect(sentText(done.webhookResponses[0])).toBe('ok');
+		const { rows } = await db.query(
+			`SELECT status, response FROM processed_events WHERE key = 'evt:answer_only'`,
+		);
+		expect(rows[0]).toEqual({ status: 'completed', response: null });
+
+		const [other] = (await reserve([body('answer_typed')])).idempotency;
+		const typed = await complete(other, {
+			respondToWebhook: true,
+			responseBody: '{"status":"processed"}',
+			responseHeaders: { entries: [{ name: 'X-Trace', value: 'abc' }] },
+		});
+		expect(typed.webhookResponses[0].headers).toEqual({
+			'x-trace': 'abc',
+			'content-type': 'application/json; charset=utf-8',
+		});
+	});
+
+	test('over the size limit with a marker: the marker is stored, the caller still gets the whole body', async () => {
+		const [reserved] = (await reserve([body('answer_large')])).idempotency;
+		const done = await complete(reserved, {
+			...RESPOND,
+			storeResponse: true,
+			responseBody: 'y'.repeat(3000),
+			maxResponseBytes: 1000,
+			whenTooLarge: 'marker',
+		});
+		expect(done.error).toBeUndefined();
+		expect(sentText(done.webhookResponses[0])).toBe('y'.repeat(3000));
+		const { rows } = await db.query(
+			`SELECT response FROM processed_events WHERE key = 'evt:answer_large'`,
+		);
+		expect(rows[0].response).toMatchObject({ body: null, tooLarge: { bytes: 3000, limit: 1000 } });
+	});
+
+	test('a Complete Key that lost the key answers nothing: the caller is never told "done" for it', async () => {
+		const [stale] = (await reserve([body('answer_lost')])).idempotency;
+		await db.query(
+			`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = 'evt:answer_lost'`,
+		);
+		await reserve([body('answer_lost')]);
+		const late = await complete(stale, RESPOND);
+		expect(late.error.message).toMatch(/taken over by another execution/);
+		expect(late.webhookResponses).toEqual([]);
+	});
+
+	test('a bad status code fails the item before anything is completed or sent', async () => {
+		const [reserved] = (await reserve([body('answer_bad_status')])).idempotency;
+		const done = await complete(reserved, { ...RESPOND, responseStatusCode: 42 });
+		expect(done.error.message).toMatch(/not an HTTP status/);
+		expect(done.webhookResponses).toEqual([]);
+		const { rows } = await db.query(
+			`SELECT status FROM processed_events WHERE key = 'evt:answer_bad_status'`,
+		);
+		expect(rows[0].status).toBe('in_progress');
+	});
+
+	test('the exactly-once step answers after its transaction committed, and not when it rolled back', async () => {
+		const run = await runWorkflow(exactlyOnceWorkflow, [body('answer_exactly_once')], {
+			credentials: db.credential(),
+			nodeOverrides: { 'Business Step (exactly once)': { parameters: RESPOND } },
+		});
+		expect(run.error).toBeUndefined();
+		expect(run.webhookResponses.map(sentText)).toEqual(['{"status":"created","note":"Grüße 🚀"}']);
+		const { rows } = await db.query(
+			`SELECT count(*)::int AS n FROM business_log WHERE event_key = 'evt:answer_exactly_once'`,
+		);
+		expect(rows[0].n).toBe(1);
+
+		const failing = await runWorkflow(exactlyOnceWorkflow, [body('answer_rolled_back')], {
+			credentials: db.credential(),
+			nodeOverrides: {
+				'Business Step (exactly once)': {
+					parameters: { ...RESPOND, query: 'INSERT INTO no_such_table VALUES (1)' },
+				},
+			},
+		});
+		expect(failing.output('Business Step (exactly once)', 1)).toHaveLength(1);
+		expect(failing.webhookResponses).toEqual([]);
+	});
+});
+
 describe('the Idempotency-Key header', () => {
 	const apiItem = (headers, payload = { order: 1 }) => webhookItem({ body: payload, headers });
 	const byHeader = { keySource: 'idempotencyKeyHeader' };

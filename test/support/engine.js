@@ -166,6 +166,11 @@ async function runWorkflow(
 		/** @type {unknown} */ ({ ...workflowJson, id: 'test-workflow', nodes })
 	);
 	const hooks = new ExecutionLifecycleHooks('webhook', executionId, workflowData);
+	// What a node sent to the webhook's caller (this.sendResponse), in order: n8n answers with the first.
+	const webhookResponses = [];
+	hooks.addHandler('sendResponse', (response) => {
+		webhookResponses.push(response);
+	});
 	const runExecutionData = createRunExecutionData({
 		executionData: {
 			nodeExecutionStack: [
@@ -183,7 +188,7 @@ async function runWorkflow(
 		runExecutionData,
 	);
 	const run = await execute.processRunExecutionData(workflow);
-	return describeRun(run);
+	return { ...describeRun(run), webhookResponses };
 }
 
 /** Reads a run the way a person reads the execution view: outputs per node, and the error if any. */

@@ -6,12 +6,61 @@ import {
 	type ResponseSettings,
 	type StoredResponse,
 } from '../store/storedResponse';
+import { webhookAnswerOf, type WebhookAnswer } from '../webhook/webhookAnswer';
 
 const whenStoring = { show: { storeResponse: [true] } };
+// The same fields when only responding: n8n shows a property when all its conditions hold, so "storing
+// or responding" is two copies of each field under one name, never shown together.
+const whenOnlyResponding = { show: { storeResponse: [false], respondToWebhook: [true] } };
+
+function answerFields(displayOptions: INodeProperties['displayOptions']): INodeProperties[] {
+	return [
+		{
+			displayName: 'Response Status Code',
+			name: 'responseStatusCode',
+			type: 'number',
+			default: 200,
+			typeOptions: { minValue: 100, maxValue: 599 },
+			displayOptions,
+		},
+		{
+			displayName: 'Response Headers',
+			name: 'responseHeaders',
+			type: 'fixedCollection',
+			typeOptions: { multipleValues: true },
+			placeholder: 'Add header',
+			default: {},
+			description:
+				'The headers of the answer (names in lower case), e.g. Content-Type. Without one, a JSON body is answered as application/JSON, other text as text/plain.',
+			displayOptions,
+			options: [
+				{
+					name: 'entries',
+					displayName: 'Header',
+					values: [
+						{ displayName: 'Name', name: 'name', type: 'string', default: '' },
+						{ displayName: 'Value', name: 'value', type: 'string', default: '' },
+					],
+				},
+			],
+		},
+		{
+			displayName: 'Response Body',
+			name: 'responseBody',
+			type: 'string',
+			default: '',
+			typeOptions: { rows: 3 },
+			description:
+				'Text is answered and stored as it is, anything else as its JSON. A fixed body costs n8n no expression per execution.',
+			displayOptions,
+		},
+	];
+}
 
 /**
- * Store Response, for Complete Key and the exactly-once step: the answer this execution is about
- * to give, stored with the completion so every later duplicate can replay it (idempotency.response).
+ * Store Response and Respond to Webhook, for Complete Key and the exactly-once step: the answer this
+ * execution gives, stored with the completion so every later duplicate can replay it
+ * (idempotency.response), and sent to the webhook's caller once the completion is committed.
  */
 export const responseProperties: INodeProperties[] = [
 	{
@@ -20,46 +69,18 @@ export const responseProperties: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to store the answer this execution gives with the completed key, so every later duplicate carries it as idempotency.response and a Respond node can replay it (same status, same body)',
+			'Whether to store the answer this execution gives with the completed key, so every later duplicate carries it as idempotency.response and can be answered the same (same status, same body)',
 	},
 	{
-		displayName: 'Response Status Code',
-		name: 'responseStatusCode',
-		type: 'number',
-		default: 200,
-		typeOptions: { minValue: 100, maxValue: 599 },
-		displayOptions: whenStoring,
-	},
-	{
-		displayName: 'Response Headers',
-		name: 'responseHeaders',
-		type: 'fixedCollection',
-		typeOptions: { multipleValues: true },
-		placeholder: 'Add header',
-		default: {},
-		description: 'The headers to replay (names are stored in lower case), e.g. Content-Type',
-		displayOptions: whenStoring,
-		options: [
-			{
-				name: 'entries',
-				displayName: 'Header',
-				values: [
-					{ displayName: 'Name', name: 'name', type: 'string', default: '' },
-					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
-				],
-			},
-		],
-	},
-	{
-		displayName: 'Response Body',
-		name: 'responseBody',
-		type: 'string',
-		default: '',
-		typeOptions: { rows: 3 },
+		displayName: 'Respond to Webhook',
+		name: 'respondToWebhook',
+		type: 'boolean',
+		default: false,
 		description:
-			'The body exactly as the Respond node sends it: text is stored as it is, anything else as its JSON. Answer with idempotency.response.body so the first answer and every replay are the same bytes.',
-		displayOptions: whenStoring,
+			'Whether to answer the webhook call with this response once the key is completed, in place of a Respond to Webhook node. The Webhook node must respond "Using \'Respond to Webhook\' Node" (and keep one for its other branches). Nothing is sent when the completion fails.',
 	},
+	...answerFields(whenStoring),
+	...answerFields(whenOnlyResponding),
 	{
 		displayName: 'Max Response Size (Bytes)',
 		name: 'maxResponseBytes',
@@ -85,32 +106,48 @@ export const responseProperties: INodeProperties[] = [
 				name: 'Store a Marker',
 				value: 'marker',
 				description:
-					'Store the status and headers with body null and tooLarge: { bytes, limit }, never a cut body',
+					'Store the status and headers with body null and tooLarge: { bytes, limit }, never a cut body (the caller still gets the whole body)',
 			},
 		],
 		displayOptions: whenStoring,
 	},
 ];
 
-/** Reads Store Response once; per item, the response to store, or undefined when not storing. */
-export function storedResponseReader(
-	context: IExecuteFunctions,
-): ((itemIndex: number) => StoredResponse) | undefined {
-	if (!(context.getNodeParameter('storeResponse', 0, false) as boolean)) return undefined;
+/** One item's answer: what is stored with its key, and what its webhook caller is sent. */
+export interface ItemAnswer {
+	/** Only with Store Response (body null when over the limit and a marker is stored). */
+	stored?: StoredResponse;
+	/** Only with Respond to Webhook. */
+	sent?: WebhookAnswer;
+}
+
+export interface AnswerReader {
+	store: boolean;
+	respond: boolean;
+	read: (itemIndex: number) => ItemAnswer;
+}
+
+/** Reads Store Response and Respond to Webhook once; undefined when the node does neither. */
+export function answerReader(context: IExecuteFunctions): AnswerReader | undefined {
+	const store = context.getNodeParameter('storeResponse', 0, false) as boolean;
+	const respond = context.getNodeParameter('respondToWebhook', 0, false) as boolean;
+	if (!store && !respond) return undefined;
 	const settings: ResponseSettings = {
 		maxBytes: Number(context.getNodeParameter('maxResponseBytes', 0, DEFAULT_MAX_RESPONSE_BYTES)),
 		whenTooLarge: context.getNodeParameter('whenTooLarge', 0, 'error') as 'error' | 'marker',
 	};
-	return (itemIndex) => {
+	const read = (itemIndex: number): ItemAnswer => {
 		const entries = context.getNodeParameter('responseHeaders.entries', itemIndex, []) as Array<{
 			name: string;
 			value: unknown;
 		}>;
-		return storedResponseOf(
-			context.getNodeParameter('responseStatusCode', itemIndex, 200),
-			Object.fromEntries(entries.map(({ name, value }) => [name, value])),
-			context.getNodeParameter('responseBody', itemIndex, ''),
-			settings,
-		);
+		const statusCode = context.getNodeParameter('responseStatusCode', itemIndex, 200);
+		const headers = Object.fromEntries(entries.map(({ name, value }) => [name, value]));
+		const body = context.getNodeParameter('responseBody', itemIndex, '');
+		return {
+			...(store ? { stored: storedResponseOf(statusCode, headers, body, settings) } : {}),
+			...(respond ? { sent: webhookAnswerOf(statusCode, headers, body) } : {}),
+		};
 	};
+	return { store, respond, read };
 }

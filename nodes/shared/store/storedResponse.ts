@@ -23,7 +23,8 @@ export interface ResponseSettings {
 
 const utf8 = new TextEncoder();
 
-function headerMap(headers: unknown): Record<string, string> {
+/** Header names in lower case, values as text; the same for the stored and the sent answer. */
+export function headerMap(headers: unknown): Record<string, string> {
 	const map: Record<string, string> = {};
 	if (headers === undefined || headers === null || headers === '') return map;
 	if (typeof headers !== 'object' || Array.isArray(headers))
@@ -39,6 +40,21 @@ function headerMap(headers: unknown): Record<string, string> {
 	return map;
 }
 
+export function httpStatusOf(statusCode: unknown): number {
+	const code = Number(statusCode);
+	if (!Number.isInteger(code) || code < 100 || code > 599)
+		throw new KeyError(
+			`The response status code ${JSON.stringify(statusCode)} is not an HTTP status (100 to 599)`,
+			'Set Response Status Code to the status the webhook is answered with, e.g. 201.',
+		);
+	return code;
+}
+
+/** The body as it is answered and stored: text as it is, anything else as its JSON. */
+export function bodyText(body: unknown): string {
+	return typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
+}
+
 /**
  * The response to store for one item: the body as the Respond node will send it (text as it is,
  * anything else as its JSON), checked against the size limit; never truncated.
@@ -49,13 +65,8 @@ export function storedResponseOf(
 	body: unknown,
 	settings: ResponseSettings,
 ): StoredResponse {
-	const code = Number(statusCode);
-	if (!Number.isInteger(code) || code < 100 || code > 599)
-		throw new KeyError(
-			`The response status code ${JSON.stringify(statusCode)} is not an HTTP status (100 to 599)`,
-			'Set Response Status Code to the status the Respond node answers, e.g. 201.',
-		);
-	const text = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
+	const code = httpStatusOf(statusCode);
+	const text = bodyText(body);
 	if (text.includes('\u0000'))
 		throw new KeyError(
 			'The response body contains a NUL character, which PostgreSQL cannot store',

@@ -1,0 +1,20 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import type { WebhookAnswer } from '../webhook/webhookAnswer';
+
+/**
+ * Answers the webhook call that started this execution, as n8n's Respond to Webhook node does (one
+ * answer per execution; n8n keeps the first). Callers send only after the completion committed, so a
+ * caller is never told "done" for a key still in progress. The body goes as bytes: the caller gets
+ * exactly the text Store Response stores.
+ */
+export async function respondToWebhook(
+	context: IExecuteFunctions,
+	answer: WebhookAnswer,
+): Promise<void> {
+	await context.sendResponse({
+		statusCode: answer.statusCode,
+		headers: answer.headers,
+		body: Buffer.from(answer.body, 'utf8'),
+	});
+}
