@@ -106,7 +106,7 @@ const runTag = Date.now().toString(36);
 async function main() {
 	const run = { config, variants: VARIANTS, ledger: createLedger(Object.keys(VARIANTS)) };
 	const { ledger } = run;
-	/** variant → average size of the execution data n8n saved per execution (bytes), filled by checkRecords */
+	/** variant → average bytes n8n saved per execution ({ data, workflowSnapshot }), filled by checkRecords */
 	const executionDataBytes = {};
 	const started = Date.now();
 	const profileDir = config.profile
@@ -217,7 +217,7 @@ async function main() {
 			`\nexecution data n8n saved per execution (average bytes): ${Object.entries(
 				executionDataBytes,
 			)
-				.map(([v, bytes]) => `${v} ${bytes}`)
+				.map(([v, bytes]) => `${v} ${bytes.data} (+ workflow snapshot ${bytes.workflowSnapshot})`)
 				.join(', ')}`,
 		);
 	}

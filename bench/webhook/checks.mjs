@@ -179,7 +179,7 @@ export async function checkBodyWithoutId(run, urls, runTag) {
 
 /**
  * After all loads: business rows, key rows and executions against what was sent and answered.
- * Fills executionDataBytes: variant → average size of the execution data n8n saved per execution (bytes).
+ * Fills executionDataBytes: variant → average bytes n8n saved per execution: { data, workflowSnapshot }.
  */
 export async function checkRecords(stack, run, executionDataBytes) {
 	const { config, variants, ledger } = run;
@@ -233,14 +233,17 @@ export async function checkRecords(stack, run, executionDataBytes) {
 		if (!claimed.has(key))
 			ledger.fail(`business_log has ${n} rows for ${key}, which no request carried`);
 
-	// What n8n saved per execution (execution_data.data, flatted JSON): each node's output is in it.
+	// What n8n saved per execution: execution_data.data (flatted JSON, each node's output) and
+	// beside it a snapshot of the whole workflow (every node with its parameters, defaults filled
+	// in), which n8n writes with every execution, whichever nodes ran.
 	const { rows: sizes } = await stack.n8nDb.query(
-		`SELECT e."workflowId" AS workflow, avg(octet_length(d.data))::int AS bytes, count(*)::int AS n
+		`SELECT e."workflowId" AS workflow, avg(octet_length(d.data))::int AS bytes,
+		        avg(octet_length(d."workflowData"::text))::int AS "workflowBytes", count(*)::int AS n
 		 FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id GROUP BY 1`,
 	);
 	for (const v of config.variants) {
 		const row = sizes.find((r) => r.workflow === variants[v].workflowId);
-		if (row) executionDataBytes[v] = row.bytes;
+		if (row) executionDataBytes[v] = { data: row.bytes, workflowSnapshot: row.workflowBytes };
 	}
 
 	const counts = await executionCounts(stack);
