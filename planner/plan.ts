@@ -29,6 +29,7 @@ import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
+import { webhookAnswerOf } from '../nodes/shared/webhook/webhookAnswer';
 import { reserveOutputNames } from '../nodes/IdempotencyReserve/reserveOutputs';
 import {
 	addColumnsSql,
@@ -742,8 +743,8 @@ export type TemplateKind = 'webhook' | 'api';
 
 /**
  * A template with these settings on its nodes. The webhook template in simple mode leaves out
- * Complete Key and the in-flight branch (nothing is ever in flight there): the business step answers
- * 200 directly and every duplicate gets 200 "duplicate".
+ * Complete Key and the in-flight branch (nothing is ever in flight there): a Respond to Webhook node
+ * with Complete Key's answer follows the business step, and every duplicate gets 200 "duplicate".
  */
 export function configureWorkflow(
 	template: unknown,
@@ -789,7 +790,11 @@ export function configureWorkflow(
 	if (kind === 'webhook' && settings.mode === 'simple') {
 		const complete = workflow.nodes.find((node) => node.type === `${PACKAGE}.idempotencyComplete`);
 		if (complete !== undefined) {
-			const after = outputsOf(workflow, complete.name)[0] ?? [];
+			const answering = respondNodeAnsweringAs(complete);
+			if (answering !== undefined) workflow.nodes.push(answering);
+			const after = answering
+				? [{ node: answering.name, type: 'main', index: 0 }]
+				: (outputsOf(workflow, complete.name)[0] ?? []);
 			for (const outputs of Object.values(workflow.connections)) {
 				for (const output of outputs.main) {
 					const at = output.findIndex((c) => c.node === complete.name);
@@ -802,6 +807,42 @@ export function configureWorkflow(
 	// Simple mode has no in-flight output, and no fingerprint no reused-key output.
 	followReserveOutputs(workflow, reserve, templateParameters);
 	return workflow;
+}
+
+/**
+ * Where Complete Key answers the webhook itself (Respond to Webhook), the Respond to Webhook node that
+ * takes its place when simple mode leaves it out: the same status, body and headers.
+ */
+function respondNodeAnsweringAs(complete: WorkflowNode): WorkflowNode | undefined {
+	const parameters = complete.parameters;
+	if (parameters.respondToWebhook !== true) return undefined;
+	const entries =
+		(parameters.responseHeaders as { entries?: unknown[] } | undefined)?.entries ?? [];
+	const headers = Object.fromEntries(
+		(entries as Array<{ name: string; value: unknown }>).map(({ name, value }) => [name, value]),
+	);
+	const answer = webhookAnswerOf(
+		parameters.responseStatusCode ?? 200,
+		headers,
+		parameters.responseBody ?? '',
+	);
+	return {
+		parameters: {
+			respondWith: 'text',
+			responseBody: parameters.responseBody ?? '',
+			options: {
+				responseCode: answer.statusCode,
+				responseHeaders: {
+					entries: Object.entries(answer.headers).map(([name, value]) => ({ name, value })),
+				},
+			},
+		},
+		id: `${String(complete.id)}-respond`,
+		name: `Respond ${answer.statusCode}`,
+		type: 'n8n-nodes-base.respondToWebhook',
+		typeVersion: 1.5,
+		position: complete.position,
+	};
 }
 
 /**

@@ -113,7 +113,7 @@ test(
 				contentType: 'application/json',
 			});
 			assert.equal(response.status, 200, `${name}: ${response.text.slice(0, 300)}`);
-			assert.deepEqual(response.json, { status: 'processed', key: shown[index] }, name);
+			assert.deepEqual(response.json, { status: 'processed' }, name);
 			const execution = await stack.executions.waitForRequest(WORKFLOW_ID, response.requestId);
 			assert.equal(
 				execution.items('Idempotency Reserve', 0)[0].idempotency.key,

@@ -140,7 +140,9 @@ async function runCase(
 	}
 	if (expectedKey !== undefined) {
 		const key = expectedKey;
-		assert.equal(response.json?.key, key, `${id}: answered key`);
+		// A duplicate names its key; a new event's 200 is Complete Key's fixed body.
+		if (response.json?.status !== 'processed')
+			assert.equal(response.json?.key, key, `${id}: answered key`);
 		assert.equal(
 			(await stack.keysDb.query(`SELECT 1 FROM ${table} WHERE key = $1`, [key])).rowCount,
 			1,
@@ -299,7 +301,7 @@ test(
 				{ body: JSON.stringify({ id: emoji, type: 'u' }), contentType: json },
 				processed(`evt:${emoji}`),
 			);
-			assert.equal(emojiCase.response.json.key, `evt:${emoji}`);
+			assert.equal(emojiCase.response.json.status, 'processed');
 			await runCase(
 				'I18',
 				'id of 2,000 characters',

@@ -116,7 +116,9 @@ function assertContractAnswer(r) {
 	} else {
 		return false;
 	}
-	assert.equal(r.json?.key, r.delivery.tag.key, `the answer names the delivery's key: ${r.text}`);
+	// A new event's 200 is Complete Key's fixed body; the other answers name the delivery's key.
+	if (r.json?.status !== 'processed')
+		assert.equal(r.json?.key, r.delivery.tag.key, `the answer names the delivery's key: ${r.text}`);
 	return true;
 }
 
@@ -189,7 +191,10 @@ test(
 			// one had completed) or 409 `in_progress` (it arrived while the first one ran).
 			const answersByKey = new Map();
 			for (const r of results)
-				answersByKey.set(r.json.key, [...(answersByKey.get(r.json.key) ?? []), r.json.status]);
+				answersByKey.set(r.delivery.tag.key, [
+					...(answersByKey.get(r.delivery.tag.key) ?? []),
+					r.json.status,
+				]);
 			for (const [key, answers] of answersByKey)
 				assert.equal(
 					answers.filter((a) => a === 'processed').length,

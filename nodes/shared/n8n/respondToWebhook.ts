@@ -3,10 +3,10 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import type { WebhookAnswer } from '../webhook/webhookAnswer';
 
 /**
- * Answers the webhook call that started this execution, as n8n's Respond to Webhook node does (one
- * answer per execution; n8n keeps the first). Callers send only after the completion committed, so a
- * caller is never told "done" for a key still in progress. The body goes as bytes: the caller gets
- * exactly the text Store Response stores.
+ * Answers the webhook call that started this execution, as n8n's Respond to Webhook node does with
+ * a text body (one answer per execution; n8n keeps the first). Callers send only after the completion
+ * committed, so a caller is never told "done" for a key still in progress. The body is the text Store
+ * Response stores, sent the way a Respond node replaying it sends it: the same bytes and headers.
  */
 export async function respondToWebhook(
 	context: IExecuteFunctions,
@@ -15,6 +15,6 @@ export async function respondToWebhook(
 	await context.sendResponse({
 		statusCode: answer.statusCode,
 		headers: answer.headers,
-		body: Buffer.from(answer.body, 'utf8'),
+		body: answer.body,
 	});
 }
