@@ -1,5 +1,5 @@
 // The importable templates as n8n checks them on import: unique node ids and names, connections to
-// nodes that exist, no credential ids, and (webhook templates) every path ending in a Respond node.
+// nodes that exist, no credential ids, and (webhook templates) every path ending in an answer.
 const { describe, test, expect } = require('@jest/globals');
 const { readdirSync, readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -48,7 +48,7 @@ test.each([
 	'exactly-once-postgres.json',
 	'idempotent-http-call.json',
 	'idempotent-api.json',
-])('every path of %s ends in a Respond node (else n8n answers 200 with an empty body)', (file) => {
+])('every path of %s ends in an answer (else n8n answers 200 with an empty body)', (file) => {
 	const workflow = templates.find(([name]) => name === file)[1];
 	const leaves = workflow.nodes.filter(
 		(node) =>
@@ -56,11 +56,18 @@ test.each([
 			!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
 	);
 	expect(leaves.length).toBeGreaterThanOrEqual(5);
-	for (const leaf of leaves)
-		expect([leaf.name, leaf.type]).toEqual([leaf.name, 'n8n-nodes-base.respondToWebhook']);
+	// A Respond node, or a node of this package that answers itself once its key is completed.
+	const answers = (node) =>
+		node.type === 'n8n-nodes-base.respondToWebhook' ||
+		(node.type.startsWith('n8n-nodes-idempotency.') && node.parameters.respondToWebhook === true);
+	for (const leaf of leaves) expect([leaf.name, answers(leaf)]).toEqual([leaf.name, true]);
+	// n8n refuses a "Using Respond to Webhook Node" Webhook without one such node after it.
+	expect(workflow.nodes.some((node) => node.type === 'n8n-nodes-base.respondToWebhook')).toBe(true);
 });
 
 test('the exactly-once template is the webhook template with its business step and Complete Key made one node', () => {
+	// Its answer names the inserted row's id, which only exists after the step, so a Respond node
+	// sends it; in the webhook template Complete Key answers itself.
 	const nodesOf = (file) => templates.find(([name]) => name === file)[1].nodes;
 	const names = (file) =>
 		nodesOf(file)
@@ -68,7 +75,10 @@ test('the exactly-once template is the webhook template with its business step a
 			.map((node) => node.name)
 			.sort();
 	expect(names('exactly-once-postgres.json')).toEqual(
-		names('idempotent-webhook.json').filter((name) => name !== 'Complete Key'),
+		[
+			...names('idempotent-webhook.json').filter((name) => name !== 'Complete Key'),
+			'Respond 200',
+		].sort(),
 	);
 	const step = nodesOf('exactly-once-postgres.json').find(
 		(node) => node.name === 'Business Step (insert business_log)',

@@ -31,7 +31,7 @@ function answerFields(displayOptions: INodeProperties['displayOptions']): INodeP
 			placeholder: 'Add header',
 			default: {},
 			description:
-				'The headers of the answer (names in lower case), e.g. Content-Type. Without one, a JSON body is answered as application/JSON, other text as text/plain.',
+				'The headers of the answer (names in lower case), e.g. Content-Type. Without one, a JSON body is sent as JSON and other text as plain text.',
 			displayOptions,
 			options: [
 				{
