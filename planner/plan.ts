@@ -28,6 +28,7 @@ import { namespaceText } from '../nodes/shared/keys/namespace';
 import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
+import { headerMap, httpStatusOf } from '../nodes/shared/store/storedResponse';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
 import { webhookAnswerOf } from '../nodes/shared/webhook/webhookAnswer';
 import { reserveOutputNames } from '../nodes/IdempotencyReserve/reserveOutputs';
@@ -821,24 +822,26 @@ function respondNodeAnsweringAs(complete: WorkflowNode): WorkflowNode | undefine
 	const headers = Object.fromEntries(
 		(entries as Array<{ name: string; value: unknown }>).map(({ name, value }) => [name, value]),
 	);
-	const answer = webhookAnswerOf(
-		parameters.responseStatusCode ?? 200,
-		headers,
-		parameters.responseBody ?? '',
-	);
+	const body = parameters.responseBody ?? '';
+	const statusCode = httpStatusOf(parameters.responseStatusCode ?? 200);
+	// An expression's value is known only when it runs: then only the user's headers go along.
+	const isExpression = typeof body === 'string' && body.startsWith('=');
+	const sentHeaders = isExpression
+		? headerMap(headers)
+		: webhookAnswerOf(statusCode, headers, body).headers;
 	return {
 		parameters: {
 			respondWith: 'text',
-			responseBody: parameters.responseBody ?? '',
+			responseBody: body,
 			options: {
-				responseCode: answer.statusCode,
+				responseCode: statusCode,
 				responseHeaders: {
-					entries: Object.entries(answer.headers).map(([name, value]) => ({ name, value })),
+					entries: Object.entries(sentHeaders).map(([name, value]) => ({ name, value })),
 				},
 			},
 		},
 		id: `${String(complete.id)}-respond`,
-		name: `Respond ${answer.statusCode}`,
+		name: `Respond ${statusCode}`,
 		type: 'n8n-nodes-base.respondToWebhook',
 		typeVersion: 1.5,
 		position: complete.position,

@@ -392,7 +392,7 @@ describeInBrowser('key planner page in Chromium', () => {
 					? [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 409 in flight', 'Respond 401']
 					: [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 401'],
 			);
-			// Every connection points at a node that exists; every path still ends in a Respond node.
+			// Every connection points at a node that exists; every path still ends in an answer.
 			const names = new Set(workflow.nodes.map((node) => node.name));
 			for (const [from, { main }] of Object.entries(workflow.connections)) {
 				expect(names.has(from)).toBe(true);
@@ -403,11 +403,25 @@ describeInBrowser('key planner page in Chromium', () => {
 					node.type !== 'n8n-nodes-base.stickyNote' &&
 					!(workflow.connections[node.name]?.main ?? []).some((output) => output.length > 0),
 			);
-			for (const leaf of leaves) expect(leaf.type).toBe('n8n-nodes-base.respondToWebhook');
+			// A Respond node, or Complete Key answering itself (lease mode, as in the template).
+			const answers = (node) =>
+				node.type === 'n8n-nodes-base.respondToWebhook' ||
+				(node.type === 'n8n-nodes-idempotency.idempotencyComplete' &&
+					node.parameters.respondToWebhook === true);
+			for (const leaf of leaves) expect([leaf.name, answers(leaf)]).toEqual([leaf.name, true]);
 			const types = workflow.nodes.map((node) => node.type);
 			if (mode === 'simple') {
 				expect(types).not.toContain('n8n-nodes-idempotency.idempotencyComplete');
 				expect(names.has('Respond 409 in flight')).toBe(false);
+				// Simple mode has no lease to complete: a Respond node gives Complete Key's answer.
+				const complete = template.nodes.find((node) => node.name === 'Complete Key');
+				const respond = workflow.nodes.find((node) => node.name === 'Respond 200');
+				expect(respond.type).toBe('n8n-nodes-base.respondToWebhook');
+				expect(respond.parameters.responseBody).toBe(complete.parameters.responseBody);
+				expect(respond.parameters.options.responseCode).toBe(200);
+				expect(workflow.connections[BUSINESS_STEP].main[0]).toEqual([
+					{ node: 'Respond 200', type: 'main', index: 0 },
+				]);
 			} else {
 				expect(workflow.nodes.length).toBe(template.nodes.length);
 			}
