@@ -21,7 +21,7 @@ export class IdempotencyComplete implements INodeType {
 		version: 1,
 		subtitle: '={{ "complete in " + $parameter["table"] }}',
 		description:
-			'Mark a leased idempotency key completed after the business step, so retries are answered as duplicates. Fails when the lease was lost.',
+			'Mark a leased idempotency key completed after the business step, so retries are answered as duplicates, and answer the webhook once it is. Fails when the lease was lost.',
 		defaults: { name: 'Complete Key' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
