@@ -122,8 +122,8 @@ export interface ItemAnswer {
 }
 
 export interface AnswerReader {
+	/** Store Response: the statement stores each item's answer (Respond to Webhook shows in `sent`). */
 	store: boolean;
-	respond: boolean;
 	read: (itemIndex: number) => ItemAnswer;
 }
 
@@ -149,5 +149,5 @@ export function answerReader(context: IExecuteFunctions): AnswerReader | undefin
 			...(respond ? { sent: webhookAnswerOf(statusCode, headers, body) } : {}),
 		};
 	};
-	return { store, respond, read };
+	return { store, read };
 }
