@@ -1,30 +1,23 @@
 import type { HeaderValue } from './headers';
 import {
-	MALFORMED,
-	readAll,
-	readSingle,
-	readSlack,
-	readStandardWebhooks,
-	readStripe,
-	seconds,
-} from './signatureReaders';
+	GENERIC_HMAC,
+	PROVIDERS,
+	signatureChoices,
+	type ProviderDefinition,
+	type ProviderValue,
+} from './providers';
+import { MALFORMED, readAll, readSingle, seconds } from './signatureReaders';
 
 /**
- * How each webhook sender signs its deliveries: one entry per provider, so adding a provider is
- * adding one entry. Every scheme here signs "<prefix><raw body>" with an HMAC, where the prefix is
- * built from headers (Stripe's `t`, Standard Webhooks' id and timestamp, Slack's timestamp) or is
- * empty (GitHub, Shopify). This module only reads headers; verifySignature.ts does the crypto.
+ * How each webhook sender signs its deliveries, made from the provider table (providers.ts), where
+ * adding a provider is adding one entry. Every scheme here signs "<prefix><raw body>" with an HMAC,
+ * where the prefix is built from headers (Stripe's `t`, Standard Webhooks' id and timestamp, Slack's
+ * timestamp) or is empty (GitHub, Shopify). This module only reads headers; verifySignature.ts does
+ * the crypto.
  */
 
 /** Values are stored in workflows: never rename them. */
-export type Provider =
-	| 'stripe'
-	| 'github'
-	| 'shopify'
-	| 'standardWebhooks'
-	| 'svix'
-	| 'slack'
-	| 'hmac';
+export type Provider = ProviderValue | typeof GENERIC_HMAC.value;
 export type HmacAlgorithm = 'sha256' | 'sha512' | 'sha1';
 export type SignatureEncoding = 'hex' | 'base64';
 /** How the credential's secret becomes the HMAC key: the text as it is, or `whsec_<base64>` decoded. */
@@ -62,62 +55,17 @@ export interface SignatureScheme {
 	read: (header: HeaderLookup) => ReadResult;
 }
 
-export const SIGNATURE_SCHEMES: Readonly<Record<Exclude<Provider, 'hmac'>, SignatureScheme>> = {
-	stripe: {
-		label: 'Stripe',
-		headers: ['Stripe-Signature'],
-		algorithm: 'sha256',
-		encoding: 'hex',
-		secretFormat: 'text',
-		hasTimestamp: true,
-		read: readStripe,
-	},
-	github: {
-		label: 'GitHub',
-		headers: ['X-Hub-Signature-256'],
-		algorithm: 'sha256',
-		encoding: 'hex',
-		secretFormat: 'text',
-		hasTimestamp: false,
-		read: (header) => readSingle('x-hub-signature-256', 'sha256=', header),
-	},
-	shopify: {
-		label: 'Shopify',
-		headers: ['X-Shopify-Hmac-Sha256'],
-		algorithm: 'sha256',
-		encoding: 'base64',
-		secretFormat: 'text',
-		hasTimestamp: false,
-		read: (header) => readSingle('x-shopify-hmac-sha256', '', header),
-	},
-	standardWebhooks: {
-		label: 'Standard Webhooks',
-		headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
-		algorithm: 'sha256',
-		encoding: 'base64',
-		secretFormat: 'whsecBase64',
-		hasTimestamp: true,
-		read: readStandardWebhooks('webhook'),
-	},
-	svix: {
-		label: 'Svix',
-		headers: ['svix-id', 'svix-timestamp', 'svix-signature'],
-		algorithm: 'sha256',
-		encoding: 'base64',
-		secretFormat: 'whsecBase64',
-		hasTimestamp: true,
-		read: readStandardWebhooks('svix'),
-	},
-	slack: {
-		label: 'Slack',
-		headers: ['X-Slack-Signature', 'X-Slack-Request-Timestamp'],
-		algorithm: 'sha256',
-		encoding: 'hex',
-		secretFormat: 'text',
-		hasTimestamp: true,
-		read: readSlack,
-	},
-};
+/** One scheme per provider of the table, by its value. */
+export function schemesFrom<P extends ProviderDefinition>(
+	providers: readonly P[],
+): Record<P['value'], SignatureScheme> {
+	return Object.fromEntries(
+		providers.map(({ value, label, signature }) => [value, { label, ...signature }]),
+	) as Record<P['value'], SignatureScheme>;
+}
+
+export const SIGNATURE_SCHEMES: Readonly<Record<Exclude<Provider, 'hmac'>, SignatureScheme>> =
+	schemesFrom(PROVIDERS);
 
 /** The generic scheme's settings (node parameters). */
 export interface HmacSettings {
@@ -135,7 +83,7 @@ export function hmacScheme(settings: HmacSettings): SignatureScheme {
 	const timestampHeader = settings.timestampHeader.trim();
 	const signatureHeader = settings.header.trim();
 	return {
-		label: 'Generic HMAC',
+		label: GENERIC_HMAC.label,
 		headers: timestampHeader ? [signatureHeader, timestampHeader] : [signatureHeader],
 		algorithm: settings.algorithm,
 		encoding: settings.encoding,
@@ -153,9 +101,12 @@ export function hmacScheme(settings: HmacSettings): SignatureScheme {
 	};
 }
 
-export const PROVIDER_OPTIONS: ReadonlyArray<{ value: Provider; label: string }> = [
-	...(Object.entries(SIGNATURE_SCHEMES) as Array<[Provider, SignatureScheme]>).map(
-		([value, scheme]) => ({ value, label: scheme.label }),
-	),
-	{ value: 'hmac', label: 'Generic HMAC' },
-];
+/** Every choice of scheme, value and label, in the nodes' order (the table's, Generic HMAC last). */
+export function providerListFrom<P extends ProviderDefinition>(
+	providers: readonly P[],
+): Array<{ value: P['value'] | typeof GENERIC_HMAC.value; label: string }> {
+	return signatureChoices(providers).map(({ value, label }) => ({ value, label }));
+}
+
+export const PROVIDER_OPTIONS: ReadonlyArray<{ value: Provider; label: string }> =
+	providerListFrom(PROVIDERS);
