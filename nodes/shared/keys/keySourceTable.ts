@@ -2,20 +2,22 @@
  * Every Key Source of Idempotency Reserve, defined once: the option's value and label, its
  * subtitle, and where the event id is read. The node's options, its subtitle and the key lookup
  * are all made from this table, so they cannot drift apart.
+ * The presets are made from the provider table (nodes/shared/webhook/providers.ts): one per provider.
  * Values are stored in saved workflows: never rename one.
  */
 
-export type KeySource =
-	| 'eventIdOrBodyHash'
-	| 'stripe'
-	| 'github'
-	| 'shopify'
-	| 'standardWebhooks'
-	| 'svix'
-	| 'slack'
-	| 'bodyHash'
-	| 'custom'
-	| 'idempotencyKeyHeader';
+import {
+	PROVIDERS,
+	type EventIdLocation,
+	type ProviderDefinition,
+	type ProviderValue,
+} from '../webhook/providers';
+
+/** The sources that are not a provider's preset. */
+type GeneralSource = 'eventIdOrBodyHash' | 'bodyHash' | 'custom' | 'idempotencyKeyHeader';
+
+/** A general source or a provider's preset (the provider's value). */
+export type KeySource = GeneralSource | ProviderValue;
 
 /** Where a source finds the event id. Presets fall back to the body hash when it is missing or empty. */
 export type IdLocation =
@@ -25,15 +27,13 @@ export type IdLocation =
 	| { kind: 'customKey' }
 	/** No id: always the body hash. */
 	| { kind: 'none' }
-	/** A field of the JSON body (`$json.body`), by path. */
-	| { kind: 'body'; path: readonly string[] }
-	/** The first of these headers that has a value, in this order (names as providers write them). */
-	| { kind: 'headers'; names: readonly string[] }
+	/** A provider's preset: a field of the JSON body, or headers (see providers.ts). */
+	| EventIdLocation
 	/** A client's Idempotency-Key request header (idempotencyKeyHeader.ts); no fallback: missing is an error. */
 	| { kind: 'idempotencyKeyHeader' };
 
-export interface KeySourceDefinition {
-	value: KeySource;
+export interface KeySourceDefinition<Value extends string = KeySource> {
+	value: Value;
 	/** The option's label in the Key Source list. */
 	name: string;
 	/** What the node's subtitle shows for this source. */
@@ -45,38 +45,38 @@ export interface KeySourceDefinition {
 
 const FALLBACK = 'else SHA-256 of the raw body';
 
-function presetDescription(location: IdLocation): string {
+function presetDescription(location: EventIdLocation): string {
 	if (location.kind === 'body') return `Key "evt:" + body.${location.path.join('.')}, ${FALLBACK}`;
-	if (location.kind === 'headers') {
-		const [first, ...others] = location.names;
-		const alternatives = others.map((name) => `, else the ${name} header`).join('');
-		return `Key "evt:" + the ${first} header${alternatives}, ${FALLBACK}`;
-	}
-	throw new Error(`Not a preset location: ${location.kind}`);
+	const [first, ...others] = location.names;
+	const alternatives = others.map((name) => `, else the ${name} header`).join('');
+	return `Key "evt:" + the ${first} header${alternatives}, ${FALLBACK}`;
 }
 
-function preset(value: KeySource, name: string, location: IdLocation): KeySourceDefinition {
-	return { value, name, subtitle: name, location, description: presetDescription(location) };
+/** A provider's preset: its label as name and subtitle, its event id location. */
+function preset<P extends ProviderDefinition>({
+	value,
+	label,
+	eventId,
+}: P): KeySourceDefinition<P['value']> {
+	return {
+		value,
+		name: label,
+		subtitle: label,
+		location: eventId,
+		description: presetDescription(eventId),
+	};
 }
 
-export const KEY_SOURCES: readonly KeySourceDefinition[] = [
-	{
-		value: 'eventIdOrBodyHash',
-		name: 'Event ID, Else Body Hash',
-		subtitle: 'Event ID or body hash',
-		location: { kind: 'eventIdParameter' },
-		description: 'Key "evt:" + the Event ID; when it is empty, "sha256:" + SHA-256 of the raw body',
-	},
-	preset('stripe', 'Stripe', { kind: 'body', path: ['id'] }),
-	preset('github', 'GitHub', { kind: 'headers', names: ['X-GitHub-Delivery'] }),
-	// X-Shopify-Event-Id is one event across subscriptions (Shopify's advice for dropping duplicates); X-Shopify-Webhook-Id is per delivery.
-	preset('shopify', 'Shopify', {
-		kind: 'headers',
-		names: ['X-Shopify-Event-Id', 'X-Shopify-Webhook-Id'],
-	}),
-	preset('standardWebhooks', 'Standard Webhooks', { kind: 'headers', names: ['webhook-id'] }),
-	preset('svix', 'Svix', { kind: 'headers', names: ['svix-id'] }),
-	preset('slack', 'Slack', { kind: 'body', path: ['event_id'] }),
+const EVENT_ID_OR_BODY_HASH: KeySourceDefinition<'eventIdOrBodyHash'> = {
+	value: 'eventIdOrBodyHash',
+	name: 'Event ID, Else Body Hash',
+	subtitle: 'Event ID or body hash',
+	location: { kind: 'eventIdParameter' },
+	description: 'Key "evt:" + the Event ID; when it is empty, "sha256:" + SHA-256 of the raw body',
+};
+
+/** Listed after the presets, in this order. */
+const AFTER_PRESETS: ReadonlyArray<KeySourceDefinition<GeneralSource>> = [
 	{
 		value: 'bodyHash',
 		name: 'Body Hash Only',
@@ -100,6 +100,15 @@ export const KEY_SOURCES: readonly KeySourceDefinition[] = [
 		description: 'Key is the Custom Key expression, used as it is (no prefix)',
 	},
 ];
+
+/** Every source: Event ID or body hash first, then one preset per provider of the table, then the others. */
+export function keySourcesFrom<P extends ProviderDefinition>(
+	providers: readonly P[],
+): Array<KeySourceDefinition<GeneralSource | P['value']>> {
+	return [EVENT_ID_OR_BODY_HASH, ...providers.map(preset), ...AFTER_PRESETS];
+}
+
+export const KEY_SOURCES: readonly KeySourceDefinition[] = keySourcesFrom(PROVIDERS);
 
 const BY_VALUE = new Map(KEY_SOURCES.map((definition) => [definition.value, definition]));
 
