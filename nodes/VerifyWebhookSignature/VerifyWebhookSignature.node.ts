@@ -10,6 +10,7 @@ import {
 	providerProperty,
 	rawBodyProperty,
 	schemeSettingProperties,
+	verifySubtitle,
 } from '../shared/n8n/signatureProperties';
 import { webhookSigningSecretTest } from '../shared/n8n/signingSecretTest';
 import { verifyItems } from './verifyItems';
@@ -24,8 +25,7 @@ export class VerifyWebhookSignature implements INodeType {
 		},
 		group: ['transform'],
 		version: 1,
-		subtitle:
-			'={{ {"stripe": "Stripe", "github": "GitHub", "shopify": "Shopify", "standardWebhooks": "Standard Webhooks", "svix": "Svix", "slack": "Slack", "hmac": "Generic HMAC"}[$parameter["provider"]] }}',
+		subtitle: verifySubtitle,
 		description:
 			"Check a webhook's signature over the exact request bytes: signed deliveries go to valid, everything else to invalid",
 		defaults: { name: 'Verify Webhook Signature' },

@@ -1,28 +1,50 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { PROVIDER_OPTIONS, SIGNATURE_SCHEMES, type Provider } from '../webhook/signatureSchemes';
+import {
+	GENERIC_HMAC,
+	PROVIDERS,
+	signatureChoices,
+	type ProviderDefinition,
+} from '../webhook/providers';
 
-const TIMESTAMPED: Provider[] = [...PROVIDER_OPTIONS.map((option) => option.value)].filter(
-	(provider) =>
-		provider === 'hmac' || SIGNATURE_SCHEMES[provider as Exclude<Provider, 'hmac'>].hasTimestamp,
-);
+/**
+ * The schemes whose signed content may carry a timestamp, for the tolerance's display list: the
+ * table's timestamped providers, then Generic HMAC (when its Timestamp Header is set).
+ */
+export function timestampedFrom<P extends ProviderDefinition>(
+	providers: readonly P[],
+): Array<P['value'] | typeof GENERIC_HMAC.value> {
+	return [
+		...providers.filter(({ signature }) => signature.hasTimestamp).map(({ value }) => value),
+		GENERIC_HMAC.value,
+	];
+}
 
-const providerDescriptions: Record<Provider, string> = {
-	stripe: 'Stripe-Signature: t=…,v1=… (HMAC-SHA256 hex of "t.body"; several v1 accepted)',
-	github: 'X-Hub-Signature-256: sha256=… (HMAC-SHA256 hex of the body)',
-	shopify: 'X-Shopify-Hmac-Sha256 (HMAC-SHA256 base64 of the body)',
-	standardWebhooks: 'webhook-id, webhook-timestamp, webhook-signature: v1,… (secret whsec_…)',
-	svix: 'svix-id, svix-timestamp, svix-signature: v1,… (secret whsec_…)',
-	slack: 'X-Slack-Signature: v0=… over "v0:timestamp:body"',
-	hmac: 'Any sender: choose the header, algorithm and encoding',
-};
+/**
+ * The panel's options (Verify's Provider, Reserve's Verify Signature): one per provider of the table,
+ * in its order (Stripe first, Generic HMAC last), not alphabetically, with its description.
+ */
+export function providerOptionsFrom(
+	providers: readonly ProviderDefinition[],
+): INodePropertyOptions[] {
+	return signatureChoices(providers).map(({ value, label, description }) => ({
+		name: label,
+		value,
+		description,
+	}));
+}
 
-/** One option per entry of the scheme table, in its order (Stripe first, Generic HMAC last), not alphabetically. */
-export const providerOptions: INodePropertyOptions[] = PROVIDER_OPTIONS.map(({ value, label }) => ({
-	name: label,
-	value,
-	description: providerDescriptions[value],
-}));
+export const providerOptions: INodePropertyOptions[] = providerOptionsFrom(PROVIDERS);
+
+/** Verify Webhook Signature's subtitle: the chosen provider's label. */
+export function verifySubtitleFrom(providers: readonly ProviderDefinition[]): string {
+	const labels = signatureChoices(providers)
+		.map(({ value, label }) => `${JSON.stringify(value)}: ${JSON.stringify(label)}`)
+		.join(', ');
+	return `={{ {${labels}}[$parameter["provider"]] }}`;
+}
+
+export const verifySubtitle = verifySubtitleFrom(PROVIDERS);
 
 /** Verify Webhook Signature's choice of the sender's signing scheme. */
 export const providerProperty: INodeProperties = {
@@ -39,9 +61,12 @@ export const providerProperty: INodeProperties = {
  * The settings that depend on the chosen scheme: Generic HMAC's header, algorithm and encoding,
  * and the tolerance of timestamped schemes. `control` is the parameter that holds the scheme
  * (Verify's `provider`, Reserve's `signature`); the parameter names are the same in both nodes,
- * so one setup reads them.
+ * so one setup reads them. `providers` is the provider table (a parameter for the tests).
  */
-export function schemeSettingProperties(control: string): INodeProperties[] {
+export function schemeSettingProperties(
+	control: string,
+	providers: readonly ProviderDefinition[] = PROVIDERS,
+): INodeProperties[] {
 	const showForHmac = { displayOptions: { show: { [control]: ['hmac'] } } };
 	return [
 		{
@@ -109,7 +134,7 @@ export function schemeSettingProperties(control: string): INodeProperties[] {
 			typeOptions: { minValue: 1 },
 			description:
 				"How far the signed timestamp may be from n8n's clock, in the past or the future. Older deliveries are refused as replays.",
-			displayOptions: { show: { [control]: TIMESTAMPED } },
+			displayOptions: { show: { [control]: timestampedFrom(providers) } },
 		},
 	];
 }
