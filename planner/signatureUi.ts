@@ -54,7 +54,7 @@ export function startSignatureCheck(): void {
 		expected: element<HTMLDivElement>('sigExpected'),
 	};
 
-	// The node's order (the scheme table's, Stripe first and Generic HMAC last) and values.
+	// The node's order (the provider table's, Stripe first and Generic HMAC last) and values.
 	for (const { value, label } of PROVIDER_OPTIONS)
 		fields.provider.add(new Option(label, value, false, value === 'stripe'));
 	fields.hmacHeader.value = DEFAULT_HMAC.header;
