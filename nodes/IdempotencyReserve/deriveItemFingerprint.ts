@@ -6,7 +6,7 @@ import { expressionFingerprintText } from '../shared/keys/fingerprint';
 import type { WebhookItemJson } from '../shared/keys/keySources';
 import { itemParameterReader } from '../shared/n8n/itemParameter';
 import { readRawBody } from '../shared/webhook/rawBody';
-import type { FingerprintSource } from './fingerprintProperties';
+import type { FingerprintSource } from './reserveSettings';
 
 /** One item's fingerprint, undefined where there is nothing to fingerprint (no body at all). */
 export type ItemFingerprinter = (

@@ -8,15 +8,23 @@ import { runKeyedBatch, type ItemRoute } from '../shared/n8n/keyedBatch';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from '../shared/store/KeyStore';
 import { itemFingerprinter } from './deriveItemFingerprint';
 import { itemKeyDeriver } from './deriveItemKey';
-import type { FingerprintSource, MismatchHandling } from './fingerprintProperties';
-import { MAX_LEASE_SECONDS, type ReserveMode } from './modeProperties';
 import { reserveOutputs, type ReserveOutputs } from './reserveOutputs';
+import {
+	DEFAULT_LEASE_SECONDS,
+	DEFAULT_MODE,
+	DEFAULT_ON_MISMATCH,
+	defaultFingerprint,
+	MAX_LEASE_SECONDS,
+	type FingerprintSource,
+	type MismatchHandling,
+	type ReserveMode,
+} from './reserveSettings';
 import { verifyBeforeReserving } from './verifyBeforeReserving';
 
 const isoTime = (ms: number) => new Date(ms).toISOString();
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
-	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, 300));
+	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));
 	if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_LEASE_SECONDS) {
 		throw new NodeOperationError(
 			context.getNode(),
@@ -154,11 +162,11 @@ function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
 	const source = context.getNodeParameter('keySource', 0) as KeySource;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
 	const keyOf = itemKeyDeriver(context, { source, rawBodyProperty });
-	// The parameter's default differs by mode (fingerprintProperties.ts).
+	// The parameter's default differs by mode.
 	const fingerprintSource = context.getNodeParameter(
 		'fingerprint',
 		0,
-		mode === 'simple' ? 'none' : 'rawBody',
+		defaultFingerprint(mode),
 	) as FingerprintSource;
 	const fingerprintOf = itemFingerprinter(context, fingerprintSource, rawBodyProperty);
 	const targetOf = (
@@ -180,10 +188,14 @@ function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
  * and `invalid signature` (when it verifies): see reserveOutputs.ts.
  */
 export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const mode = this.getNodeParameter('mode', 0, 'lease') as ReserveMode;
+	const mode = this.getNodeParameter('mode', 0, DEFAULT_MODE) as ReserveMode;
 	const signature = this.getNodeParameter('signature', 0, 'none') as string;
 	const fingerprint = this.getNodeParameter('fingerprint', 0, undefined) as unknown;
-	const onMismatch = this.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
+	const onMismatch = this.getNodeParameter(
+		'onMismatch',
+		0,
+		DEFAULT_ON_MISMATCH,
+	) as MismatchHandling;
 	const outputs = reserveOutputs(
 		{ mode, signature, fingerprint, onMismatch },
 		this.getNode().typeVersion,
