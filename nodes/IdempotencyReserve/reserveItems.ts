@@ -4,6 +4,7 @@ import { KeyError } from '../shared/keys/KeyError';
 import type { KeySource } from '../shared/keys/keySources';
 import { executionToken, recordReservedKeys } from '../shared/n8n/executionReservations';
 import { failWhole } from '../shared/n8n/failWhole';
+import { isoTime } from '../shared/n8n/isoTime';
 import { runKeyedBatch, type ItemRoute } from '../shared/n8n/keyedBatch';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from '../shared/store/KeyStore';
 import { itemFingerprinter } from './deriveItemFingerprint';
@@ -20,8 +21,6 @@ import {
 	type ReserveMode,
 } from './reserveSettings';
 import { verifyBeforeReserving } from './verifyBeforeReserving';
-
-const isoTime = (ms: number) => new Date(ms).toISOString();
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
 	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));
