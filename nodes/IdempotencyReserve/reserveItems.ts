@@ -2,6 +2,7 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import { KeyError } from '../shared/keys/KeyError';
 import type { KeySource } from '../shared/keys/keySources';
+import { verifyItemSignatures } from '../shared/n8n/checkSignatures';
 import { executionToken, recordReservedKeys } from '../shared/n8n/executionReservations';
 import { failWhole } from '../shared/n8n/failWhole';
 import { isoTime } from '../shared/n8n/isoTime';
@@ -20,7 +21,6 @@ import {
 	type MismatchHandling,
 	type ReserveMode,
 } from './reserveSettings';
-import { verifyBeforeReserving } from './verifyBeforeReserving';
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
 	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));
@@ -209,18 +209,20 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 		}
 	}
 
+	const settings = { mode, leaseSeconds, onMismatch };
+	const invalidOutput = outputs.invalidSignature;
+	if (invalidOutput === undefined) return await reserveVerified(this, settings, outputs, undefined);
+
 	// Verified first: an item whose signature fails reserves nothing, and with none left the key
 	// store is not even asked.
-	const verified = await verifyBeforeReserving(this, signature, outputs);
-	if (verified.onlyInvalid) return verified.outputs;
-	const reserved = await reserveVerified(
-		this,
-		{ mode, leaseSeconds, onMismatch },
-		outputs,
-		verified.valid,
-	);
-	if (outputs.invalidSignature !== undefined)
-		reserved[outputs.invalidSignature].push(...verified.outputs[outputs.invalidSignature]);
+	const verified = await verifyItemSignatures(this, {
+		outputCount: outputs.count,
+		schemeParameter: 'signature',
+		invalidOutput,
+	});
+	if (verified.valid.size === 0) return verified.outputs;
+	const reserved = await reserveVerified(this, settings, outputs, verified.valid);
+	reserved[invalidOutput].push(...verified.outputs[invalidOutput]);
 	return reserved;
 }
 
