@@ -10,6 +10,7 @@ import type { Provider } from '../webhook/signatureSchemes';
 import { verifySignature } from '../webhook/verifySignature';
 import { failWhole } from './failWhole';
 import { errorItem } from './itemErrors';
+import { passedOn } from './itemFlow';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 
 /** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
@@ -79,20 +80,6 @@ async function checkSignatures(
 	return checks;
 }
 
-/** The input item with its verdict added and everything else (binary included) passed on. */
-function withSignature(
-	item: INodeExecutionData,
-	itemIndex: number,
-	signature: IDataObject,
-): INodeExecutionData {
-	const routed: INodeExecutionData = {
-		json: { ...item.json, signature },
-		pairedItem: { item: itemIndex },
-	};
-	if (item.binary !== undefined) routed.binary = item.binary;
-	return routed;
-}
-
 export interface SignatureOutputs {
 	outputCount: number;
 	/** The parameter that holds the scheme: Verify's `provider`, Reserve's `signature`. */
@@ -144,7 +131,7 @@ export async function verifyItemSignatures(
 		if (check.valid) valid.add(itemIndex);
 		const output = check.valid ? validOutput : invalidOutput;
 		if (output !== undefined)
-			outputs[output].push(withSignature(items[itemIndex], itemIndex, check.signature));
+			outputs[output].push(passedOn(items[itemIndex], itemIndex, { signature: check.signature }));
 	});
 	return { outputs, valid };
 }
