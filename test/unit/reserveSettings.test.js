@@ -52,7 +52,10 @@ describe("the node's properties come from the settings", () => {
 	test('Mode, Lease and Fingerprint Fields defaults', () => {
 		const byName = (name) => properties.find((p) => p.name === name);
 		expect(byName('mode').default).toBe(DEFAULT_MODE);
-		expect(byName('mode').options.map((o) => o.value)).toEqual([...RESERVE_MODES]);
+		const modeOptions = /** @type {import('n8n-workflow').INodePropertyOptions[]} */ (
+			byName('mode').options
+		);
+		expect(modeOptions.map((o) => o.value)).toEqual([...RESERVE_MODES]);
 		expect(byName('leaseSeconds').default).toBe(DEFAULT_LEASE_SECONDS);
 		expect(byName('leaseSeconds').typeOptions.maxValue).toBe(MAX_LEASE_SECONDS);
 		expect(byName('fingerprintExpression').default).toBe(DEFAULT_FINGERPRINT_EXPRESSION);
