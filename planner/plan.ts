@@ -5,10 +5,12 @@
  * only the parts of n8n around the node (the Webhook node's body parsing, Node.js's header handling,
  * reading a parameter) are followed here, as n8n 2.41 does them.
  */
+import { fingerprintProperties } from '../nodes/IdempotencyReserve/fingerprintProperties';
 import {
-	fingerprintProperties,
+	DEFAULT_FINGERPRINT_EXPRESSION,
+	defaultFingerprint,
 	type FingerprintSource,
-} from '../nodes/IdempotencyReserve/fingerprintProperties';
+} from '../nodes/IdempotencyReserve/reserveSettings';
 import { composeKey } from '../nodes/shared/keys/composeKey';
 import { expressionFingerprintText } from '../nodes/shared/keys/fingerprint';
 import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
@@ -99,16 +101,11 @@ export const FINGERPRINT_SOURCES: ReadonlyArray<{
 
 /** The Fingerprint a new node has in this mode: raw body in lease mode, none in simple mode. */
 export function fingerprintDefault(mode: Mode): FingerprintSource {
-	const parameter = fingerprintParameters.find((p) =>
-		(p.displayOptions?.show?.mode as string[] | undefined)?.includes(mode),
-	);
-	return (parameter?.default as FingerprintSource | undefined) ?? 'none';
+	return defaultFingerprint(mode);
 }
 
 /** The Fingerprint Fields default, without the leading "=" (as the page's fields hold expressions). */
-export const FINGERPRINT_EXPRESSION_DEFAULT = String(
-	fingerprintProperties.find((p) => p.name === 'fingerprintExpression')?.default ?? '',
-).replace(/^=/, '');
+export const FINGERPRINT_EXPRESSION_DEFAULT = DEFAULT_FINGERPRINT_EXPRESSION.replace(/^=/, '');
 
 /** The node's Mode options (values and labels as in nodes/IdempotencyReserve/modeProperties.ts). */
 export const MODES: ReadonlyArray<{ value: Mode; name: string }> = [

@@ -5,11 +5,11 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
-import { collectItemKeys, errorItem } from '../shared/n8n/itemErrors';
+import { readItemTargets, routeItems } from '../shared/n8n/itemFlow';
 import { inputError } from '../shared/n8n/nodeErrors';
 import { lostInTransactionError, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
 import { respondToWebhook } from '../shared/n8n/respondToWebhook';
-import { answerReader } from '../shared/n8n/responseProperties';
+import { answerReader, type AnswerReader } from '../shared/n8n/responseProperties';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import { claimId, type ClaimedKey, type KeyHold } from '../shared/store/completingTransaction';
 import type { StoredResponse } from '../shared/store/storedResponse';
@@ -44,39 +44,36 @@ function committedItems(
 	}));
 }
 
+/** Each item's key with its token and answer, and its statement; a bad item throws (KeyError). */
+function itemWorkReader(
+	context: IExecuteFunctions,
+	answers: AnswerReader | undefined,
+): (item: INodeExecutionData, itemIndex: number) => ItemWork {
+	const readClaim = ownedKeyWithTokenReader(context);
+	const readStatement = statementReader(context);
+	return (item, itemIndex) => {
+		const { stored, sent } = answers?.read(itemIndex) ?? {};
+		return {
+			claim: { ...readClaim(item, itemIndex), ...(stored ? { response: stored } : {}) },
+			statement: readStatement(itemIndex),
+			...(sent ? { sent } : {}),
+		};
+	};
+}
+
 /**
  * Runs every item's statement and completes the items' keys in one transaction on the key store's
  * database (see KeyStore.completeInTransaction). An item whose key this execution no longer holds
  * fails and runs nothing; without "continue on error" the whole transaction is then rolled back.
  */
 export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const items = this.getInputData();
 	const node = this.getNode();
 	const continueOnFail = this.continueOnFail();
 
 	const opened = await openStoreStep(this, 1);
 	if (opened instanceof FailedStep) return opened.outputs;
-
-	const readClaim = ownedKeyWithTokenReader(this);
-	const readStatement = statementReader(this);
 	const answers = answerReader(this);
-	const { keys: work, failed } = await collectItemKeys<ItemWork>(
-		this,
-		items.length,
-		(itemIndex) => {
-			const { stored, sent } = answers?.read(itemIndex) ?? {};
-			return {
-				claim: {
-					...readClaim(items[itemIndex], itemIndex),
-					...(stored ? { response: stored } : {}),
-				},
-				statement: readStatement(itemIndex),
-				...(sent ? { sent } : {}),
-			};
-		},
-	);
-	const planned = work.flatMap((entry, itemIndex) => (entry ? [{ ...entry, itemIndex }] : []));
-
+	const targets = await readItemTargets(this, itemWorkReader(this, answers));
 	const outcome = await statementStep(
 		this,
 		opened,
@@ -95,17 +92,17 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 				lease: false,
 				response: answers?.store === true,
 			},
-			itemErrors: failed,
+			itemErrors: targets.failed,
 		},
 		async (store) =>
 			await store.completeInTransaction({
-				claims: planned.map((entry) => entry.claim),
+				claims: targets.present.map((work) => work.claim),
 				stopIfAnyLost: !continueOnFail,
 				statements: async (run, holds) => {
 					const ranByItem = new Map<number, ItemRows>();
-					for (const { claim, statement, itemIndex } of planned) {
-						if (holds.get(claimId(claim))?.state !== 'owned') continue;
-						const results = await run(itemIndex, statement.text, statement.values);
+					for (const [itemIndex, work] of targets.byItem.entries()) {
+						if (work === undefined || holds.get(claimId(work.claim))?.state !== 'owned') continue;
+						const results = await run(itemIndex, work.statement.text, work.statement.values);
 						ranByItem.set(itemIndex, {
 							rows: results.flatMap((result) => (result.rows ?? []) as IDataObject[]),
 							rowCount: results.reduce((sum, result) => sum + (result.rowCount ?? 0), 0),
@@ -117,53 +114,40 @@ export async function runExactlyOnce(this: IExecuteFunctions): Promise<INodeExec
 	);
 	if (outcome instanceof FailedStep) return outcome.outputs;
 
-	const holdOf = (entry: ItemWork): KeyHold =>
-		outcome.holds.get(claimId(entry.claim)) ?? { state: 'lost', rowExists: false };
-	const lostError = (entry: ItemWork, itemIndex: number) => {
-		const hold = holdOf(entry);
-		return hold.state === 'lost'
-			? inputError(node, lostInTransactionError(entry.claim.key, hold), itemIndex)
-			: undefined;
+	const holdOf = (work: ItemWork): KeyHold =>
+		outcome.holds.get(claimId(work.claim)) ?? { state: 'lost', rowExists: false };
+	const lostError = (work: ItemWork) => {
+		const hold = holdOf(work);
+		return hold.state === 'lost' ? lostInTransactionError(work.claim.key, hold) : undefined;
 	};
 	// Rolled back because a key was lost: that is the node's error, whatever items came before it.
 	if (!continueOnFail) {
-		for (const { itemIndex, ...entry } of planned) {
-			const error = lostError(entry, itemIndex);
-			if (error !== undefined) throw error;
+		for (const [itemIndex, work] of targets.byItem.entries()) {
+			const lost = work === undefined ? undefined : lostError(work);
+			if (lost !== undefined) throw inputError(node, lost, itemIndex);
 		}
 	}
 
-	const output: INodeExecutionData[] = [];
 	// The first item whose effect is committed answers the webhook, as a Respond node would.
 	let firstAnswer: WebhookAnswer | undefined;
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		const itemError = failed.get(itemIndex);
-		const entry = work[itemIndex];
-		if (itemError !== undefined) output.push(errorItem(itemError, itemIndex));
-		if (entry === undefined) continue;
-		const lost = lostError(entry, itemIndex);
-		if (lost !== undefined) {
-			output.push(errorItem(lost, itemIndex));
-			continue;
-		}
-		firstAnswer ??= entry.sent;
-		if (holdOf(entry).state === 'completedByOwner') {
+	const outputs = routeItems(this, targets, 1, (work, itemIndex) => {
+		const lost = lostError(work);
+		if (lost !== undefined) return lost;
+		firstAnswer ??= work.sent;
+		const { key } = work.claim;
+		if (holdOf(work).state === 'completedByOwner') {
 			// Completed by this execution before (the node retried): the effect committed then, once.
-			output.push({
-				json: { idempotency: { key: entry.claim.key, completed: true, alreadyCompleted: true } },
-				pairedItem: { item: itemIndex },
-			});
-			continue;
+			const idempotency = { key, completed: true, alreadyCompleted: true };
+			return { output: 0, items: [{ json: { idempotency }, pairedItem: { item: itemIndex } }] };
 		}
 		const ran = outcome.result?.get(itemIndex);
 		if (ran === undefined)
 			throw new NodeOperationError(node, `The step committed no result for item ${itemIndex}`, {
 				itemIndex,
 			});
-		output.push(
-			...committedItems(entry.claim.key, ran, itemIndex, entry.claim.response ?? entry.sent),
-		);
-	}
+		const response = work.claim.response ?? work.sent;
+		return { output: 0, items: committedItems(key, ran, itemIndex, response) };
+	});
 	if (firstAnswer !== undefined) await respondToWebhook(this, firstAnswer);
-	return [output];
+	return outputs;
 }

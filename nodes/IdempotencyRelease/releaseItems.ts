@@ -1,41 +1,57 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { readItemTargets, routeItems, type ItemRoute } from '../shared/n8n/itemFlow';
 import { knownLeaseEnd, ownedKeyReader, releaseUnreachableText } from '../shared/n8n/ownedKeys';
-import { runKeyedBatch } from '../shared/n8n/keyedBatch';
-import { ownedKeyId, type OwnedKey } from '../shared/store/KeyStore';
+import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
+import { ownedKeyId, type OwnedKeyResult } from '../shared/store/KeyStore';
 import { namedKeys } from '../shared/transport/describeStatementError';
+
+/** What an item says about its key: released, or why not. */
+function releasedRoute(key: string, result: OwnedKeyResult | undefined): ItemRoute {
+	if (result?.done === true) return { output: 0, idempotency: { key, released: true } };
+	// A key this execution completed stays: its effect committed, and freeing it would run it again.
+	const reason =
+		result?.completedByOwner === true
+			? 'completed'
+			: result?.rowExists === true
+				? 'not_owner'
+				: 'not_found';
+	return { output: 0, idempotency: { key, released: false, reason } };
+}
 
 /**
  * Deletes each item's key in one statement, so a retry of that event runs the business step again.
  * A key that comes with its reservation's token is deleted only while that token holds it.
  */
 export async function releaseItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const keysOf = (targets: OwnedKey[]) => targets.map((target) => target.key);
-	return await runKeyedBatch(this, {
-		outputCount: 1,
-		action: (targets: OwnedKey[]) => `release ${namedKeys(keysOf(targets))}`,
-		// Deleting twice under the owner's token deletes once. A key without a token is deleted
-		// whoever holds it: after a first attempt whose answer was lost, a second could delete a new
-		// reservation made in between, so only a connection refused before sending is retried there.
-		repeatable: (targets: OwnedKey[]) =>
-			targets.every((target) => target.token !== undefined) ? true : 'beforeSending',
-		whenUnreachable: (targets: OwnedKey[]) =>
-			releaseUnreachableText(knownLeaseEnd(this.getInputData(), keysOf(targets))),
-		prepare: { create: this.getNodeParameter('createTable', 0, true) as boolean, lease: false },
-		keyOf: ownedKeyReader(this, 'release'),
-		apply: async (store, targets) => await store.release(targets),
-		route: (results, target) => {
-			const result = results.get(ownedKeyId(target));
-			if (result?.done === true)
-				return { output: 0, idempotency: { key: target.key, released: true } };
-			// A key this execution completed stays: its effect committed, and freeing it would run it again.
-			const reason =
-				result?.completedByOwner === true
-					? 'completed'
-					: result?.rowExists === true
-						? 'not_owner'
-						: 'not_found';
-			return { output: 0, idempotency: { key: target.key, released: false, reason } };
+	const create = this.getNodeParameter('createTable', 0, true) as boolean;
+	const readTarget = ownedKeyReader(this, 'release');
+
+	const opened = await openStoreStep(this, 1);
+	if (opened instanceof FailedStep) return opened.outputs;
+	const targets = await readItemTargets(this, readTarget);
+	const keys = targets.present.map((target) => target.key);
+	const results = await statementStep(
+		this,
+		opened,
+		{
+			outputCount: 1,
+			action: `release ${namedKeys(keys)}`,
+			prepare: { create, lease: false },
+			itemErrors: targets.failed,
+			// Deleting twice under the owner's token deletes once. A key without a token is deleted
+			// whoever holds it: after a first attempt whose answer was lost, a second could delete a new
+			// reservation made in between, so only a connection refused before sending is retried there.
+			repeatable: targets.present.every((target) => target.token !== undefined)
+				? true
+				: 'beforeSending',
+			whenUnreachable: releaseUnreachableText(knownLeaseEnd(this.getInputData(), keys)),
 		},
-	});
+		async (store) => await store.release(targets.present),
+	);
+	if (results instanceof FailedStep) return results.outputs;
+
+	return routeItems(this, targets, 1, (target) =>
+		releasedRoute(target.key, results.get(ownedKeyId(target))),
+	);
 }

@@ -1,12 +1,9 @@
-import { createHash } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bodyBytesWithoutRawBody } from '../shared/keys/composeKey';
 import { expressionFingerprintText } from '../shared/keys/fingerprint';
-import type { WebhookItemJson } from '../shared/keys/keySources';
 import { itemParameterReader } from '../shared/n8n/itemParameter';
-import { readRawBody } from '../shared/webhook/rawBody';
-import type { FingerprintSource } from './fingerprintProperties';
+import { readRequestBytes, sha256Hex } from '../shared/webhook/rawBody';
+import type { FingerprintSource } from './reserveSettings';
 
 /** One item's fingerprint, undefined where there is nothing to fingerprint (no body at all). */
 export type ItemFingerprinter = (
@@ -14,7 +11,8 @@ export type ItemFingerprinter = (
 	itemIndex: number,
 ) => string | undefined | Promise<string | undefined>;
 
-const sha256Hex = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
+const hashOf = (bytes: Uint8Array | undefined) =>
+	bytes === undefined ? undefined : sha256Hex(bytes);
 
 /** Reads the node's fingerprint settings once and returns the per-item function (undefined: none). */
 export function itemFingerprinter(
@@ -30,17 +28,9 @@ export function itemFingerprinter(
 			return text === undefined ? undefined : sha256Hex(text);
 		};
 	}
-	const withoutRawBody = (item: INodeExecutionData) => {
-		const bytes = bodyBytesWithoutRawBody((item.json as WebhookItemJson).body);
-		return bytes === undefined ? undefined : sha256Hex(bytes);
-	};
 	return (item, itemIndex) => {
-		const binary = item.binary?.[rawBodyProperty];
-		if (binary === undefined) return withoutRawBody(item);
-		// Kept in memory (n8n's default binary mode): the bytes are right here, as n8n's helper would read them.
-		if (binary.id === undefined) return sha256Hex(Buffer.from(binary.data, 'base64'));
-		return readRawBody(context, item, itemIndex, rawBodyProperty).then((raw) =>
-			raw === undefined ? withoutRawBody(item) : sha256Hex(raw),
-		);
+		// Synchronous for a raw body kept in memory (n8n's default binary mode): see readRawBody.
+		const bytes = readRequestBytes(context, item, itemIndex, rawBodyProperty);
+		return bytes instanceof Promise ? bytes.then(hashOf) : hashOf(bytes);
 	};
 }

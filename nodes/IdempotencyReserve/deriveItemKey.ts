@@ -1,7 +1,6 @@
-import { createHash } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bodyBytesWithoutRawBody, composeKey } from '../shared/keys/composeKey';
+import { composeKey } from '../shared/keys/composeKey';
 import { KeyError } from '../shared/keys/KeyError';
 import {
 	resolveKeyIdentity,
@@ -12,34 +11,22 @@ import {
 } from '../shared/keys/keySources';
 import { namespaceText } from '../shared/keys/namespace';
 import { bodyPathOfParameter, itemParameterReader } from '../shared/n8n/itemParameter';
-import { RAW_BODY_HINT, readRawBody } from '../shared/webhook/rawBody';
+import { RAW_BODY_HINT, readRawBody, readRequestBytes, sha256Hex } from '../shared/webhook/rawBody';
 
 export interface KeySettings {
 	source: KeySource;
 	rawBodyProperty: string;
 }
 
-function sha256Hex(bytes: Uint8Array): string {
-	return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** The exact bytes the sender posted, else the body as text or JSON (what the hand-built pattern hashed). */
-async function bodyBytes(
-	context: IExecuteFunctions,
-	item: INodeExecutionData,
-	itemIndex: number,
-	rawBodyProperty: string,
-): Promise<Uint8Array> {
-	const raw = await readRawBody(context, item, itemIndex, rawBodyProperty);
-	if (raw !== undefined) return raw;
-	const bytes = bodyBytesWithoutRawBody((item.json as WebhookItemJson).body);
+/** The body hash of an item: of the exact bytes the sender posted, else of the body as text or JSON. */
+function bodyHashOf(bytes: Uint8Array | undefined, rawBodyProperty: string): string {
 	if (bytes === undefined) {
 		throw new KeyError(
 			`The item has no event id, no binary property "${rawBodyProperty}" and no body to hash`,
 			RAW_BODY_HINT,
 		);
 	}
-	return bytes;
+	return sha256Hex(bytes);
 }
 
 /** Synchronous unless the raw body must be read (binary data may live outside memory). */
@@ -77,13 +64,15 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 			composeKey(identity, namespace, bodySha256Hex);
 		if (resolution.kind === 'number') {
 			// A JSON number's exact text is in the raw body (see shared/keys/idText.ts).
-			return readRawBody(context, item, itemIndex, rawBodyProperty).then((raw) =>
-				keyOf(settleNumericId(resolution, raw)),
-			);
+			const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
+			return raw instanceof Promise
+				? raw.then((bytes) => keyOf(settleNumericId(resolution, bytes)))
+				: keyOf(settleNumericId(resolution, raw));
 		}
 		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
-		return bodyBytes(context, item, itemIndex, rawBodyProperty).then((bytes) =>
-			keyOf(resolution, sha256Hex(bytes)),
-		);
+		const bytes = readRequestBytes(context, item, itemIndex, rawBodyProperty);
+		return bytes instanceof Promise
+			? bytes.then((read) => keyOf(resolution, bodyHashOf(read, rawBodyProperty)))
+			: keyOf(resolution, bodyHashOf(bytes, rawBodyProperty));
 	};
 }

@@ -1,10 +1,14 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-/** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
-export type FingerprintSource = 'rawBody' | 'expression' | 'none';
+import {
+	DEFAULT_FINGERPRINT_EXPRESSION,
+	DEFAULT_ON_MISMATCH,
+	defaultFingerprint,
+	RESERVE_MODES,
+	type ReserveMode,
+} from './reserveSettings';
 
-/** What a duplicate whose fingerprint differs from the stored one does. `output`: version 2 on. */
-export type MismatchHandling = 'flag' | 'error' | 'output';
+export type { FingerprintSource, MismatchHandling } from './reserveSettings';
 
 const FINGERPRINT_OPTIONS = [
 	{
@@ -52,41 +56,40 @@ function onMismatchProperty(options: INodePropertyOptions[]): INodeProperties {
 		name: 'onMismatch',
 		type: 'options',
 		noDataExpression: true,
-		default: 'flag',
+		default: DEFAULT_ON_MISMATCH,
 		options,
 	};
 }
 
+/** What the description adds in a mode: simple mode runs on a table that may lack the column. */
+const FINGERPRINT_MODE_NOTE: Record<ReserveMode, string> = {
+	lease: '',
+	simple:
+		' Needs a fingerprint column, which the hand-built two-column table lacks (added where this user may)',
+};
+
 /**
- * One parameter, two defaults: lease mode records fingerprints unless told not to; simple mode keeps
- * working on the hand-built two-column table unless a fingerprint is asked for (it adds a column).
+ * One parameter, two defaults (reserveSettings.ts, defaultFingerprint): n8n gives a parameter one
+ * default, so there is one copy per mode, each shown in its mode only.
  */
+const fingerprintByMode: INodeProperties[] = RESERVE_MODES.map((mode) => ({
+	displayName: 'Fingerprint',
+	name: 'fingerprint',
+	type: 'options',
+	noDataExpression: true,
+	default: defaultFingerprint(mode),
+	options: FINGERPRINT_OPTIONS,
+	description: `${FINGERPRINT_DESCRIPTION}${FINGERPRINT_MODE_NOTE[mode]}`,
+	displayOptions: { show: { mode: [mode] } },
+}));
+
 export const fingerprintProperties: INodeProperties[] = [
-	{
-		displayName: 'Fingerprint',
-		name: 'fingerprint',
-		type: 'options',
-		noDataExpression: true,
-		default: 'rawBody',
-		options: FINGERPRINT_OPTIONS,
-		description: FINGERPRINT_DESCRIPTION,
-		displayOptions: { show: { mode: ['lease'] } },
-	},
-	{
-		displayName: 'Fingerprint',
-		name: 'fingerprint',
-		type: 'options',
-		noDataExpression: true,
-		default: 'none',
-		options: FINGERPRINT_OPTIONS,
-		description: `${FINGERPRINT_DESCRIPTION} Needs a fingerprint column, which the hand-built two-column table lacks (added where this user may)`,
-		displayOptions: { show: { mode: ['simple'] } },
-	},
+	...fingerprintByMode,
 	{
 		displayName: 'Fingerprint Fields',
 		name: 'fingerprintExpression',
 		type: 'string',
-		default: '={{ $json.body }}',
+		default: DEFAULT_FINGERPRINT_EXPRESSION,
 		description:
 			'What defines the request; its JSON (object keys sorted) is hashed. Text is hashed as it is.',
 		displayOptions: { show: { fingerprint: ['expression'] } },

@@ -1,12 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-/** Reservation modes. Values are stored in workflows: never rename them. */
-export type ReserveMode = 'lease' | 'simple';
-
-/** A lease longer than a week would leave a dead execution's event waiting past most senders' retries. */
-export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
-
-const DEFAULT_LEASE_SECONDS = 300;
+import { DEFAULT_LEASE_SECONDS, DEFAULT_MODE, MAX_LEASE_SECONDS } from './reserveSettings';
 
 export const modeProperties: INodeProperties[] = [
 	{
@@ -14,7 +8,7 @@ export const modeProperties: INodeProperties[] = [
 		name: 'mode',
 		type: 'options',
 		noDataExpression: true,
-		default: 'lease',
+		default: DEFAULT_MODE,
 		options: [
 			{
 				name: 'Reserve With a Lease (Recommended)',

@@ -2,21 +2,29 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import { KeyError } from '../shared/keys/KeyError';
 import type { KeySource } from '../shared/keys/keySources';
+import { verifyItemSignatures } from '../shared/n8n/checkSignatures';
 import { executionToken, recordReservedKeys } from '../shared/n8n/executionReservations';
 import { failWhole } from '../shared/n8n/failWhole';
-import { runKeyedBatch, type ItemRoute } from '../shared/n8n/keyedBatch';
+import { isoTime } from '../shared/n8n/isoTime';
+import { answeredFor, readItemTargets, routeItems, type ItemRoute } from '../shared/n8n/itemFlow';
+import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from '../shared/store/KeyStore';
 import { itemFingerprinter } from './deriveItemFingerprint';
 import { itemKeyDeriver } from './deriveItemKey';
-import type { FingerprintSource, MismatchHandling } from './fingerprintProperties';
-import { MAX_LEASE_SECONDS, type ReserveMode } from './modeProperties';
 import { reserveOutputs, type ReserveOutputs } from './reserveOutputs';
-import { verifyBeforeReserving } from './verifyBeforeReserving';
-
-const isoTime = (ms: number) => new Date(ms).toISOString();
+import {
+	DEFAULT_LEASE_SECONDS,
+	DEFAULT_MODE,
+	DEFAULT_ON_MISMATCH,
+	defaultFingerprint,
+	MAX_LEASE_SECONDS,
+	type FingerprintSource,
+	type MismatchHandling,
+	type ReserveMode,
+} from './reserveSettings';
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
-	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, 300));
+	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));
 	if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_LEASE_SECONDS) {
 		throw new NodeOperationError(
 			context.getNode(),
@@ -150,15 +158,15 @@ function routeLease(
 }
 
 /** Each item's key and, where Reserve records them, its request fingerprint. */
-function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
+function reserveTargetReader(context: IExecuteFunctions, mode: ReserveMode) {
 	const source = context.getNodeParameter('keySource', 0) as KeySource;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
 	const keyOf = itemKeyDeriver(context, { source, rawBodyProperty });
-	// The parameter's default differs by mode (fingerprintProperties.ts).
+	// The parameter's default differs by mode.
 	const fingerprintSource = context.getNodeParameter(
 		'fingerprint',
 		0,
-		mode === 'simple' ? 'none' : 'rawBody',
+		defaultFingerprint(mode),
 	) as FingerprintSource;
 	const fingerprintOf = itemFingerprinter(context, fingerprintSource, rawBodyProperty);
 	const targetOf = (
@@ -180,10 +188,14 @@ function itemTargets(context: IExecuteFunctions, mode: ReserveMode) {
  * and `invalid signature` (when it verifies): see reserveOutputs.ts.
  */
 export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const mode = this.getNodeParameter('mode', 0, 'lease') as ReserveMode;
+	const mode = this.getNodeParameter('mode', 0, DEFAULT_MODE) as ReserveMode;
 	const signature = this.getNodeParameter('signature', 0, 'none') as string;
 	const fingerprint = this.getNodeParameter('fingerprint', 0, undefined) as unknown;
-	const onMismatch = this.getNodeParameter('onMismatch', 0, 'flag') as MismatchHandling;
+	const onMismatch = this.getNodeParameter(
+		'onMismatch',
+		0,
+		DEFAULT_ON_MISMATCH,
+	) as MismatchHandling;
 	const outputs = reserveOutputs(
 		{ mode, signature, fingerprint, onMismatch },
 		this.getNode().typeVersion,
@@ -198,21 +210,28 @@ export async function reserveItems(this: IExecuteFunctions): Promise<INodeExecut
 		}
 	}
 
+	const settings = { mode, leaseSeconds, onMismatch };
+	const invalidOutput = outputs.invalidSignature;
+	if (invalidOutput === undefined) return await reserveVerified(this, settings, outputs, undefined);
+
 	// Verified first: an item whose signature fails reserves nothing, and with none left the key
 	// store is not even asked.
-	const verified = await verifyBeforeReserving(this, signature, outputs);
-	if (verified.onlyInvalid) return verified.outputs;
-	const reserved = await reserveVerified(
-		this,
-		{ mode, leaseSeconds, onMismatch },
-		outputs,
-		verified.valid,
-	);
-	if (outputs.invalidSignature !== undefined)
-		reserved[outputs.invalidSignature].push(...verified.outputs[outputs.invalidSignature]);
+	const verified = await verifyItemSignatures(this, {
+		outputCount: outputs.count,
+		schemeParameter: 'signature',
+		invalidOutput,
+	});
+	if (verified.valid.size === 0) return verified.outputs;
+	const reserved = await reserveVerified(this, settings, outputs, verified.valid);
+	reserved[invalidOutput].push(...verified.outputs[invalidOutput]);
 	return reserved;
 }
 
+/**
+ * Reserves the keys of the items (only those in `only` when signatures were verified) in one
+ * statement and routes each item by what it found: open the store, read the targets, reserve them,
+ * route the items in order (the first item of a key is new, later ones are its duplicates).
+ */
 async function reserveVerified(
 	context: IExecuteFunctions,
 	{
@@ -223,41 +242,52 @@ async function reserveVerified(
 	outputs: ReserveOutputs,
 	only: ReadonlySet<number> | undefined,
 ): Promise<INodeExecutionData[][]> {
-	const { targetOf, fingerprint } = itemTargets(context, mode);
+	const { targetOf, fingerprint } = reserveTargetReader(context, mode);
 	const create = context.getNodeParameter('createTable', 0, true) as boolean;
-	const common = { outputCount: outputs.count, action: 'reserve the keys', keyOf: targetOf, only };
+	const firstSeen =
+		mode === 'simple' && (context.getNodeParameter('options.firstSeen', 0, true) as boolean);
+	// One token per execution: only this execution can complete or release what it reserved.
+	const token = mode === 'lease' ? executionToken(context) : undefined;
+
+	const opened = await openStoreStep(context, outputs.count);
+	if (opened instanceof FailedStep) return answeredFor(opened.outputs, only);
+	const targets = await readItemTargets(context, targetOf, only);
+	const step = {
+		outputCount: outputs.count,
+		action: 'reserve the keys',
+		prepare: { create, lease: mode === 'lease', fingerprint },
+		itemErrors: targets.failed,
+	};
+	let routeOf: (target: ReserveTarget) => ItemRoute | KeyError;
+	if (token === undefined) {
+		// Simple mode: a key is new where this statement inserted it.
+		const outcome = await statementStep(
+			context,
+			opened,
+			step,
+			async (store) => await store.reserve(targets.present, { firstSeen, fingerprint }),
+		);
+		if (outcome instanceof FailedStep) return answeredFor(outcome.outputs, only);
+		routeOf = (target) => routeSimple(outcome, target, onMismatch, outputs);
+	} else {
+		// Lease mode: new or taken over where this statement gave the key this execution's token.
+		const outcome = await statementStep(
+			context,
+			opened,
+			step,
+			async (store) =>
+				await store.reserveWithLease(targets.present, { token, leaseSeconds, fingerprint }),
+		);
+		if (outcome instanceof FailedStep) return answeredFor(outcome.outputs, only);
+		routeOf = (target) => routeLease(outcome, target, token, leaseSeconds, onMismatch, outputs);
+	}
 
 	// Complete Key and Release Key left empty act on what this execution reserved.
 	const reservedHere: string[] = [];
-	const noteReserved = (route: ItemRoute | KeyError, key: string): ItemRoute | KeyError => {
-		if (!(route instanceof KeyError) && route.output === outputs.new) reservedHere.push(key);
+	const routed = routeItems(context, targets, outputs.count, (target) => {
+		const route = routeOf(target);
+		if (!(route instanceof KeyError) && route.output === outputs.new) reservedHere.push(target.key);
 		return route;
-	};
-
-	if (mode === 'simple') {
-		const firstSeen = context.getNodeParameter('options.firstSeen', 0, true) as boolean;
-		const routed = await runKeyedBatch(context, {
-			...common,
-			prepare: { create, lease: false, fingerprint },
-			apply: async (store, targets) => await store.reserve(targets, { firstSeen, fingerprint }),
-			route: (outcome, target) =>
-				noteReserved(routeSimple(outcome, target, onMismatch, outputs), target.key),
-		});
-		recordReservedKeys(context, reservedHere);
-		return routed;
-	}
-	// One token per execution: only this execution can complete or release what it reserved.
-	const token = executionToken(context);
-	const routed = await runKeyedBatch(context, {
-		...common,
-		prepare: { create, lease: true, fingerprint },
-		apply: async (store, targets) =>
-			await store.reserveWithLease(targets, { token, leaseSeconds, fingerprint }),
-		route: (outcome, target) =>
-			noteReserved(
-				routeLease(outcome, target, token, leaseSeconds, onMismatch, outputs),
-				target.key,
-			),
 	});
 	recordReservedKeys(context, reservedHere);
 	return routed;

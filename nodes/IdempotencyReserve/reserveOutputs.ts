@@ -6,7 +6,9 @@
  *
  * n8n runs this function's source text as the node's `outputs` expression, in the editor and the
  * engine, and the node routes by the same list, so what is drawn and what is routed cannot differ.
- * It must stay self-contained: no imports, no outer names.
+ * It must stay self-contained: no imports, no outer names. So it keeps its own copy of the
+ * fingerprint's default by mode (reserveSettings.ts, defaultFingerprint); test/unit/reserveSettings.test.js
+ * holds the two equal.
  */
 export function reserveOutputNames(
 	parameters: ReserveOutputParameters,

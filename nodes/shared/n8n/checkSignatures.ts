@@ -6,8 +6,12 @@ import {
 } from 'n8n-workflow';
 
 import { RAW_BODY_HINT, readRawBody } from '../webhook/rawBody';
+import type { Provider } from '../webhook/signatureSchemes';
 import { verifySignature } from '../webhook/verifySignature';
-import type { SignatureSetup } from './signatureSetup';
+import { failWhole } from './failWhole';
+import { errorItem } from './itemErrors';
+import { passedOn } from './itemFlow';
+import { signatureSetup, type SignatureSetup } from './signatureSetup';
 
 /** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
 async function rawBodyOf(
@@ -34,7 +38,7 @@ async function rawBodyOf(
 }
 
 /** One item's verdict: `signature` is what the item carries on, valid or not. */
-export interface SignatureCheck {
+interface SignatureCheck {
 	valid: boolean;
 	signature: IDataObject;
 }
@@ -44,7 +48,7 @@ export interface SignatureCheck {
  * is an error, never valid: it throws, or when the node continues on error is returned as the item's
  * error for the caller to route where unverified items go.
  */
-export async function checkSignatures(
+async function checkSignatures(
 	context: IExecuteFunctions,
 	setup: SignatureSetup,
 ): Promise<Array<SignatureCheck | NodeOperationError>> {
@@ -76,16 +80,58 @@ export async function checkSignatures(
 	return checks;
 }
 
-/** The input item with its verdict added and everything else (binary included) passed on. */
-export function withSignature(
-	item: INodeExecutionData,
-	itemIndex: number,
-	signature: IDataObject,
-): INodeExecutionData {
-	const routed: INodeExecutionData = {
-		json: { ...item.json, signature },
-		pairedItem: { item: itemIndex },
-	};
-	if (item.binary !== undefined) routed.binary = item.binary;
-	return routed;
+export interface SignatureOutputs {
+	outputCount: number;
+	/** The parameter that holds the scheme: Verify's `provider`, Reserve's `signature`. */
+	schemeParameter: string;
+	/** Where signed items go, with their verdict; undefined: nowhere (Reserve reserves them instead). */
+	validOutput?: number;
+	/** Where everything else goes: a failed signature with its reason, an unreadable item as an error. */
+	invalidOutput: number;
+}
+
+export interface VerifiedItems {
+	/** The outputs filled so far; with a setup failure, every item as an error on `invalidOutput`. */
+	outputs: INodeExecutionData[][];
+	/** The input items whose signature holds (none after a setup failure). */
+	valid: Set<number>;
+}
+
+/**
+ * The signature flow Verify Webhook Signature and Reserve (version 2) share: the setup (scheme,
+ * secrets, tolerance), then every item checked over its exact raw bytes. Nothing unverified ever
+ * reaches the valid side: a setup failure fails every item onto `invalidOutput` (in "continue" mode
+ * too), and so does an item whose raw body cannot be read.
+ */
+export async function verifyItemSignatures(
+	context: IExecuteFunctions,
+	{ outputCount, schemeParameter, validOutput, invalidOutput }: SignatureOutputs,
+): Promise<VerifiedItems> {
+	let setup: SignatureSetup;
+	try {
+		setup = await signatureSetup(context, context.getNodeParameter(schemeParameter, 0) as Provider);
+	} catch (error) {
+		// Settings and secret problems arrive as NodeOperationError naming the field, never a secret's value.
+		const nodeError =
+			error instanceof NodeOperationError
+				? error
+				: new NodeOperationError(context.getNode(), error as Error);
+		const failed = failWhole(context, nodeError, outputCount, new Map(), invalidOutput);
+		return { outputs: failed, valid: new Set() };
+	}
+
+	const items = context.getInputData();
+	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
+	const valid = new Set<number>();
+	(await checkSignatures(context, setup)).forEach((check, itemIndex) => {
+		if (check instanceof NodeOperationError) {
+			outputs[invalidOutput].push(errorItem(check, itemIndex));
+			return;
+		}
+		if (check.valid) valid.add(itemIndex);
+		const output = check.valid ? validOutput : invalidOutput;
+		if (output !== undefined)
+			outputs[output].push(passedOn(items[itemIndex], itemIndex, { signature: check.signature }));
+	});
+	return { outputs, valid };
 }

@@ -1,0 +1,36 @@
+/**
+ * Reserve's settings and their defaults, in one place: the node's properties, its run and the key
+ * planner (planner/plan.ts) read them here. Pure, without n8n's types, so the planner can bundle it.
+ * reserveOutputs.ts keeps its own copy of the fingerprint rule (n8n runs that function's source
+ * text alone); test/unit/reserveSettings.test.js holds the two equal.
+ */
+
+/** Reservation modes, in the order the node lists them. Values are stored in workflows: never rename them. */
+export const RESERVE_MODES = ['lease', 'simple'] as const;
+export type ReserveMode = (typeof RESERVE_MODES)[number];
+
+export const DEFAULT_MODE: ReserveMode = 'lease';
+
+export const DEFAULT_LEASE_SECONDS = 300;
+
+/** A lease longer than a week would leave a dead execution's event waiting past most senders' retries. */
+export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
+
+/** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
+export type FingerprintSource = 'rawBody' | 'expression' | 'none';
+
+/**
+ * The Fingerprint a node has unless told otherwise: lease mode records fingerprints; simple mode
+ * keeps working on the hand-built two-column table (a fingerprint adds a column).
+ */
+export function defaultFingerprint(mode: unknown): FingerprintSource {
+	return mode === 'simple' ? 'none' : 'rawBody';
+}
+
+/** Fingerprint Fields' default, as the node holds it (an expression, with its leading "="). */
+export const DEFAULT_FINGERPRINT_EXPRESSION = '={{ $json.body }}';
+
+/** What a duplicate whose fingerprint differs from the stored one does. `output`: version 2 on. */
+export type MismatchHandling = 'flag' | 'error' | 'output';
+
+export const DEFAULT_ON_MISMATCH: MismatchHandling = 'flag';
