@@ -21,7 +21,7 @@ import {
 	type PlannerSettings,
 	type TemplateKind,
 } from './plan';
-import type { FingerprintSource } from '../nodes/IdempotencyReserve/fingerprintProperties';
+import type { FingerprintSource } from '../nodes/IdempotencyReserve/reserveSettings';
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
 import { startDuplicateExplainer } from './duplicateUi';
 import { startSignatureCheck } from './signatureUi';

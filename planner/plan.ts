@@ -5,11 +5,15 @@
  * only the parts of n8n around the node (the Webhook node's body parsing, Node.js's header handling,
  * reading a parameter) are followed here, as n8n 2.41 does them.
  */
-import { fingerprintProperties } from '../nodes/IdempotencyReserve/fingerprintProperties';
 import {
 	DEFAULT_FINGERPRINT_EXPRESSION,
+	DEFAULT_LEASE_SECONDS,
+	DEFAULT_MODE,
 	defaultFingerprint,
+	FINGERPRINT_OPTIONS,
+	MODE_OPTIONS,
 	type FingerprintSource,
+	type ReserveMode,
 } from '../nodes/IdempotencyReserve/reserveSettings';
 import { composeKey } from '../nodes/shared/keys/composeKey';
 import { expressionFingerprintText } from '../nodes/shared/keys/fingerprint';
@@ -28,7 +32,7 @@ import {
 } from '../nodes/shared/keys/keySources';
 import { namespaceText } from '../nodes/shared/keys/namespace';
 import { decodeRawBody } from '../nodes/shared/keys/rawJson';
-import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/n8n/itemParameter';
+import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/keys/jsonPath';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
 import { headerMap, httpStatusOf } from '../nodes/shared/store/storedResponse';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
@@ -50,7 +54,7 @@ import {
 
 export { KEY_SOURCES };
 
-export type Mode = 'lease' | 'simple';
+export type Mode = ReserveMode;
 
 /** The node settings the page asks for. Expressions are as the node holds them, with or without the leading "=". */
 export interface PlannerSettings {
@@ -76,28 +80,14 @@ export const DEFAULT_SETTINGS: PlannerSettings = {
 	schema: 'public',
 	table: 'processed_events',
 	retentionDays: 30,
-	mode: 'lease',
-	leaseSeconds: 300,
-	fingerprint: 'rawBody',
-	fingerprintExpression: '{{ $json.body }}',
+	mode: DEFAULT_MODE,
+	leaseSeconds: DEFAULT_LEASE_SECONDS,
+	fingerprint: defaultFingerprint(DEFAULT_MODE),
+	fingerprintExpression: DEFAULT_FINGERPRINT_EXPRESSION.replace(/^=/, ''),
 };
 
-/** The node's Fingerprint parameters (nodes/IdempotencyReserve/fingerprintProperties.ts): one per mode. */
-const fingerprintParameters = fingerprintProperties.filter((p) => p.name === 'fingerprint');
-
 /** The Fingerprint options, values and labels as the node has them. */
-export const FINGERPRINT_SOURCES: ReadonlyArray<{
-	value: FingerprintSource;
-	name: string;
-	description: string;
-}> = (fingerprintParameters[0]?.options ?? []).map((option) => {
-	const { value, name, description } = option as {
-		value: FingerprintSource;
-		name: string;
-		description?: string;
-	};
-	return { value, name, description: description ?? '' };
-});
+export const FINGERPRINT_SOURCES = FINGERPRINT_OPTIONS;
 
 /** The Fingerprint a new node has in this mode: raw body in lease mode, none in simple mode. */
 export function fingerprintDefault(mode: Mode): FingerprintSource {
@@ -107,11 +97,8 @@ export function fingerprintDefault(mode: Mode): FingerprintSource {
 /** The Fingerprint Fields default, without the leading "=" (as the page's fields hold expressions). */
 export const FINGERPRINT_EXPRESSION_DEFAULT = DEFAULT_FINGERPRINT_EXPRESSION.replace(/^=/, '');
 
-/** The node's Mode options (values and labels as in nodes/IdempotencyReserve/modeProperties.ts). */
-export const MODES: ReadonlyArray<{ value: Mode; name: string }> = [
-	{ value: 'lease', name: 'Reserve With a Lease (Recommended)' },
-	{ value: 'simple', name: 'Simple (At Most Once)' },
-];
+/** The node's Mode options, values and labels as the node has them. */
+export const MODES: ReadonlyArray<{ value: Mode; name: string }> = MODE_OPTIONS;
 
 /** Does this source read the Event ID or Custom Key parameter, and what is it called in the node? */
 export function parameterOfSource(

@@ -4,31 +4,12 @@ import {
 	DEFAULT_FINGERPRINT_EXPRESSION,
 	DEFAULT_ON_MISMATCH,
 	defaultFingerprint,
+	FINGERPRINT_OPTIONS,
 	RESERVE_MODES,
 	type ReserveMode,
 } from './reserveSettings';
 
 export type { FingerprintSource, MismatchHandling } from './reserveSettings';
-
-const FINGERPRINT_OPTIONS = [
-	{
-		name: 'Raw Body (SHA-256)',
-		value: 'rawBody',
-		description:
-			'The SHA-256 of the exact request bytes, the same bytes the body-hash key uses. A retry of the same request has the same one.',
-	},
-	{
-		name: 'Expression',
-		value: 'expression',
-		description:
-			'The SHA-256 of the fields that define the request (Fingerprint Fields), so a retry that differs elsewhere (a timestamp) still matches',
-	},
-	{
-		name: 'None',
-		value: 'none',
-		description: 'Record no fingerprint: a key reused with another payload is not noticed',
-	},
-];
 
 const FINGERPRINT_DESCRIPTION =
 	'Recorded with each new key. A duplicate whose fingerprint differs is a key reused for another request: it is flagged (idempotency.mismatch) and never routed as new';
@@ -78,7 +59,7 @@ const fingerprintByMode: INodeProperties[] = RESERVE_MODES.map((mode) => ({
 	type: 'options',
 	noDataExpression: true,
 	default: defaultFingerprint(mode),
-	options: FINGERPRINT_OPTIONS,
+	options: [...FINGERPRINT_OPTIONS],
 	description: `${FINGERPRINT_DESCRIPTION}${FINGERPRINT_MODE_NOTE[mode]}`,
 	displayOptions: { show: { mode: [mode] } },
 }));

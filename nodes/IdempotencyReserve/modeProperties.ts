@@ -1,6 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_LEASE_SECONDS, DEFAULT_MODE, MAX_LEASE_SECONDS } from './reserveSettings';
+import {
+	DEFAULT_LEASE_SECONDS,
+	DEFAULT_MODE,
+	MAX_LEASE_SECONDS,
+	MODE_OPTIONS,
+} from './reserveSettings';
 
 export const modeProperties: INodeProperties[] = [
 	{
@@ -9,20 +14,7 @@ export const modeProperties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		default: DEFAULT_MODE,
-		options: [
-			{
-				name: 'Reserve With a Lease (Recommended)',
-				value: 'lease',
-				description:
-					'Exactly once: a reservation whose execution dies (crash, killed worker) is taken over by a retry once its lease ends. Add Idempotency Complete Key after the business step.',
-			},
-			{
-				name: 'Simple (At Most Once)',
-				value: 'simple',
-				description:
-					'The hand-built pattern: a reserved key stays reserved. If n8n dies before the business step, retries are answered as duplicates. Works on a two-column table.',
-			},
-		],
+		options: [...MODE_OPTIONS],
 	},
 	{
 		displayName: 'Lease (Seconds)',

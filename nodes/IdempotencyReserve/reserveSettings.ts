@@ -11,6 +11,26 @@ export type ReserveMode = (typeof RESERVE_MODES)[number];
 
 export const DEFAULT_MODE: ReserveMode = 'lease';
 
+/** The Mode options, as the node panel and the key planner list them. */
+export const MODE_OPTIONS: ReadonlyArray<{
+	name: string;
+	value: ReserveMode;
+	description: string;
+}> = [
+	{
+		name: 'Reserve With a Lease (Recommended)',
+		value: 'lease',
+		description:
+			'Exactly once: a reservation whose execution dies (crash, killed worker) is taken over by a retry once its lease ends. Add Idempotency Complete Key after the business step.',
+	},
+	{
+		name: 'Simple (At Most Once)',
+		value: 'simple',
+		description:
+			'The hand-built pattern: a reserved key stays reserved. If n8n dies before the business step, retries are answered as duplicates. Works on a two-column table.',
+	},
+];
+
 export const DEFAULT_LEASE_SECONDS = 300;
 
 /** A lease longer than a week would leave a dead execution's event waiting past most senders' retries. */
@@ -18,6 +38,31 @@ export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
 
 /** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
 export type FingerprintSource = 'rawBody' | 'expression' | 'none';
+
+/** The Fingerprint options, as the node panel and the key planner list them. */
+export const FINGERPRINT_OPTIONS: ReadonlyArray<{
+	name: string;
+	value: FingerprintSource;
+	description: string;
+}> = [
+	{
+		name: 'Raw Body (SHA-256)',
+		value: 'rawBody',
+		description:
+			'The SHA-256 of the exact request bytes, the same bytes the body-hash key uses. A retry of the same request has the same one.',
+	},
+	{
+		name: 'Expression',
+		value: 'expression',
+		description:
+			'The SHA-256 of the fields that define the request (Fingerprint Fields), so a retry that differs elsewhere (a timestamp) still matches',
+	},
+	{
+		name: 'None',
+		value: 'none',
+		description: 'Record no fingerprint: a key reused with another payload is not noticed',
+	},
+];
 
 /**
  * The Fingerprint a node has unless told otherwise: lease mode records fingerprints; simple mode

@@ -1,11 +1,11 @@
 // The fast path for plain `$json` path expressions must read exactly what n8n's evaluator reads.
 const { test, expect } = require('@jest/globals');
+const { bodyPathOfParameter } = require('../../dist/nodes/shared/n8n/itemParameter');
 const {
-	bodyPathOfParameter,
 	jsonPathOf,
 	readJsonPath,
 	NEEDS_EVALUATION,
-} = require('../../dist/nodes/shared/n8n/itemParameter');
+} = require('../../dist/nodes/shared/keys/jsonPath');
 
 test.each([
 	['={{ $json.body.id }}', ['body', 'id']],
