@@ -1,4 +1,8 @@
+import { LOCK_WAIT_MS } from '../transport/lockWait';
 import { firstSeenIndexName, quoteIdentifier, type TableRef } from './identifiers';
+
+// The tests and benchmarks read the bound from here, beside the statements it is written into.
+export { LOCK_WAIT_MS };
 
 /**
  * Every statement the package runs. Identifiers come only from a validated TableRef; every
@@ -62,14 +66,6 @@ export function inspectTableSql(): string {
    WHERE a.attrelid = c.oid AND a.attname = ANY($2::text[]) AND NOT a.attisdropped) AS optional_columns
 FROM (SELECT to_regclass($1) AS oid) c`;
 }
-
-/**
- * How long one statement waits for a key row that another transaction holds (a takeover in flight,
- * someone's open `BEGIN; DELETE …`), before it fails with lock_not_available (55P03). Short enough
- * that n8n still answers a webhook sender well within its timeout (Slack waits 3 s, Shopify 5 s),
- * long enough for any of this package's own statements, which hold a row for milliseconds.
- */
-export const LOCK_WAIT_MS = 2000;
 
 /**
  * A CTE that sets lock_timeout for the rest of this statement's implicit transaction (is_local:
