@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { KeyError } from '../../shared/keys/KeyError';
 import { FailedStep } from '../../shared/n8n/storeStep';
-import type { KeySelection } from '../../shared/store/sql';
+import type { KeySelection } from '../../shared/store/sql/keySelection';
 import { openOperator, operatorStatement } from './openOperator';
 import {
 	countLimitProperty,

@@ -9,26 +9,24 @@ import {
 } from './completingTransaction';
 import type { TableRef } from './identifiers';
 import { ColumnsMissingError } from './ColumnsMissingError';
+import { purgeBatchSql, purgeCutoffSql } from './sql/keySelection';
+import { existingKeysSql, lockableKeysSql } from './sql/lockBound';
+import { completeSql, releaseOwnedSql, releaseSql } from './sql/ownedKeys';
 import {
-	addColumnsIfPermittedSql,
-	COLUMN_GROUPS,
-	type ColumnGroup,
-	completeSql,
-	createIndexIfPermittedSql,
-	createTableSql,
-	existingKeysSql,
-	inspectTableSql,
-	OPTIONAL_COLUMN_NAMES,
-	lockableKeysSql,
-	purgeBatchSql,
-	purgeCutoffSql,
-	releaseOwnedSql,
-	releaseSql,
 	reserveLeaseSql,
 	reserveSql,
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
-} from './sql';
+} from './sql/reserve';
+import {
+	addColumnsIfPermittedSql,
+	COLUMN_GROUPS,
+	type ColumnGroup,
+	createIndexIfPermittedSql,
+	createTableSql,
+	inspectTableSql,
+	OPTIONAL_COLUMN_NAMES,
+} from './sql/schema';
 import type { StoredResponse } from './storedResponse';
 
 /** A key to reserve and, where Reserve records one, the fingerprint of the request it belongs to. */

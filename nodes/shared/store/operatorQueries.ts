@@ -1,24 +1,28 @@
 import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
 import {
-	COLUMN_GROUPS,
-	createIndexIfPermittedSql,
-	createOperatorIndexSql,
-	inspectOperatorIndexesSql,
-	inspectTableSql,
 	keySelectionDeleteSql,
 	keySelectionParameters,
 	keySelectionPreviewSql,
+	purgeCutoffSql,
+	type KeySelection,
+} from './sql/keySelection';
+import {
+	createOperatorIndexSql,
+	inspectOperatorIndexesSql,
 	lookUpKeysSql,
 	lookUpPrefixSql,
 	lookUpStuckSql,
-	OPTIONAL_COLUMN_NAMES,
 	operatorIndexName,
-	purgeCutoffSql,
 	reportSql,
-	type KeySelection,
 	type OperatorIndex,
-} from './sql';
+} from './sql/operators';
+import {
+	COLUMN_GROUPS,
+	createIndexIfPermittedSql,
+	inspectTableSql,
+	OPTIONAL_COLUMN_NAMES,
+} from './sql/schema';
 
 /** One key as the operator sees it. Times in ms since 1970; a missing key has only `key` and `found`. */
 export interface KeyRow {
