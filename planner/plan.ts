@@ -36,6 +36,7 @@ import {
 	addColumnsSql,
 	completeSql,
 	createTableSql,
+	groupsNeeded,
 	purgeBatchSql,
 	purgeCutoffSql,
 	releaseOwnedSql,
@@ -43,7 +44,6 @@ import {
 	reserveLeaseSql,
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
-	type ColumnGroup,
 } from '../nodes/shared/store/sql';
 
 export { KEY_SOURCES };
@@ -583,11 +583,8 @@ export function planStatements(
 			parameters: [],
 		},
 	];
-	// The column groups Reserve needs (nodes/shared/store/KeyStore.ts), for a table made before.
-	const groups: ColumnGroup[] = [
-		...(lease ? (['lease'] as const) : []),
-		...(fingerprints ? (['fingerprint'] as const) : []),
-	];
+	// The column groups Reserve needs (the nodes' own rule), for a table made before.
+	const groups = groupsNeeded({ lease, fingerprint: fingerprints });
 	if (groups.length > 0) {
 		statements.push({
 			title: `A table that exists without the ${groups.join(' and ')} column${groups.length === 1 && !lease ? '' : 's'} (made ${lease ? 'in simple mode ' : ''}by hand or before): the node adds them, or asks the table owner to run`,

@@ -20,10 +20,10 @@ import {
 } from './sql/reserve';
 import {
 	addColumnsIfPermittedSql,
-	COLUMN_GROUPS,
-	type ColumnGroup,
 	createIndexIfPermittedSql,
 	createTableSql,
+	groupsNeeded,
+	hasGroup,
 	inspectTableSql,
 	OPTIONAL_COLUMN_NAMES,
 } from './sql/schema';
@@ -123,19 +123,6 @@ export interface PrepareOptions {
 	response?: boolean;
 }
 
-/** The column groups a node with these options needs. */
-function neededGroups(options: PrepareOptions): ColumnGroup[] {
-	const groups: ColumnGroup[] = [];
-	if (options.lease) groups.push('lease');
-	if (options.fingerprint) groups.push('fingerprint');
-	if (options.response) groups.push('response');
-	return groups;
-}
-
-function hasGroup(present: readonly string[], group: ColumnGroup): boolean {
-	return COLUMN_GROUPS[group].every(([name]) => present.includes(name));
-}
-
 /**
  * Each key once, sorted, with the fingerprint of its first item: the one a new key is recorded with
  * (a later item of the same key is its duplicate, and compared with it).
@@ -177,7 +164,7 @@ export class KeyStore {
 	 * (or says exactly which ALTER TABLE to run); settled once per pool, table and options.
 	 */
 	async prepare(options: PrepareOptions): Promise<void> {
-		const groups = neededGroups(options);
+		const groups = groupsNeeded(options);
 		if (!options.create && groups.length === 0) return;
 		const { preparedTables } = this.entry;
 		const mayAdd = options.addColumns ?? options.create;
@@ -235,7 +222,7 @@ export class KeyStore {
 			await pool.query(createIndexIfPermittedSql(this.ref));
 		// A complete table needs no DDL, so a user with only SELECT, INSERT, UPDATE, DELETE on it is enough.
 		const missing = () =>
-			neededGroups(options).filter((group) => !hasGroup(state?.optional_columns ?? [], group));
+			groupsNeeded(options).filter((group) => !hasGroup(state?.optional_columns ?? [], group));
 		if (missing().length === 0) return;
 		if (options.addColumns ?? create) {
 			for (const group of missing()) await pool.query(addColumnsIfPermittedSql(this.ref, group));

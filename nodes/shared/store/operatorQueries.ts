@@ -18,8 +18,8 @@ import {
 	type OperatorIndex,
 } from './sql/operators';
 import {
-	COLUMN_GROUPS,
 	createIndexIfPermittedSql,
+	hasGroup,
 	inspectTableSql,
 	OPTIONAL_COLUMN_NAMES,
 } from './sql/schema';
@@ -164,7 +164,7 @@ export class OperatorQueries {
 		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
 		const state = inspected.rows[0];
 		const tableExists = state?.table_exists === true;
-		const lease = COLUMN_GROUPS.lease.every(([name]) => state?.optional_columns.includes(name));
+		const lease = hasGroup(state?.optional_columns ?? [], 'lease');
 		if (!tableExists || !addIndexes) return { lease, tableExists };
 		const wanted = indexes.filter((index) => index === 'keyPrefix' || lease);
 		const mark = `${this.ref.qualified}|operator:${[...wanted].sort().join('+')}`;

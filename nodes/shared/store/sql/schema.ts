@@ -35,16 +35,36 @@ export const OPTIONAL_COLUMN_NAMES: string[] = Object.values(COLUMN_GROUPS).flat
 	columns.map(([name]) => name),
 );
 
+/** The options of a node that decide which column groups it needs. */
+export interface GroupOptions {
+	lease: boolean;
+	/** Reserve records request fingerprints. */
+	fingerprint?: boolean;
+	/** Complete Key stores the response. */
+	response?: boolean;
+}
+
+/** The column groups a node with these options needs (a table made before must get them). */
+export function groupsNeeded(options: GroupOptions): ColumnGroup[] {
+	const groups: ColumnGroup[] = [];
+	if (options.lease) groups.push('lease');
+	if (options.fingerprint) groups.push('fingerprint');
+	if (options.response) groups.push('response');
+	return groups;
+}
+
 /** The groups a new table gets: in lease mode all of them (nullable, so they cost nothing until used). */
 export function groupsForNewTable({
 	lease,
 	fingerprint = false,
-}: {
-	lease: boolean;
-	fingerprint?: boolean;
-}): ColumnGroup[] {
+}: Omit<GroupOptions, 'response'>): ColumnGroup[] {
 	if (lease) return ['lease', 'fingerprint', 'response'];
 	return fingerprint ? ['fingerprint'] : [];
+}
+
+/** Does a table whose optional columns are `present` (as inspectTableSql lists them) have the group? */
+export function hasGroup(present: readonly string[], group: ColumnGroup): boolean {
+	return COLUMN_GROUPS[group].every(([name]) => present.includes(name));
 }
 
 /**
