@@ -8,7 +8,7 @@ import {
 	type CompletingTransactionResult,
 } from './completingTransaction';
 import type { TableRef } from './identifiers';
-import { ColumnsMissingError } from './ColumnsMissingError';
+import { KeyTable, type PrepareOptions } from './keyTable';
 import { purgeBatchSql, purgeCutoffSql } from './sql/keySelection';
 import { existingKeysSql, lockableKeysSql } from './sql/lockBound';
 import { completeSql, releaseOwnedSql, releaseSql } from './sql/ownedKeys';
@@ -18,16 +18,10 @@ import {
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
 } from './sql/reserve';
-import {
-	addColumnsIfPermittedSql,
-	createIndexIfPermittedSql,
-	createTableSql,
-	groupsNeeded,
-	hasGroup,
-	inspectTableSql,
-	OPTIONAL_COLUMN_NAMES,
-} from './sql/schema';
+import { hasGroup } from './sql/schema';
 import type { StoredResponse } from './storedResponse';
+
+export type { PrepareOptions };
 
 /** A key to reserve and, where Reserve records one, the fingerprint of the request it belongs to. */
 export interface ReserveTarget {
@@ -111,18 +105,6 @@ function sqlState(error: unknown): string | undefined {
 /** How long naming the locked keys after a lock timeout may itself wait (a whole table may be locked). */
 const DIAGNOSIS_LOCK_WAIT = '200ms';
 
-export interface PrepareOptions {
-	/** May the table, its index and missing columns be created? Without, only what is needed is checked. */
-	create: boolean;
-	/** May missing columns be added (default: as `create`)? Complete Key adds, never creates a table. */
-	addColumns?: boolean;
-	lease: boolean;
-	/** Reserve records request fingerprints. */
-	fingerprint?: boolean;
-	/** Complete Key stores the response. */
-	response?: boolean;
-}
-
 /**
  * Each key once, sorted, with the fingerprint of its first item: the one a new key is recorded with
  * (a later item of the same key is its duplicate, and compared with it).
@@ -154,29 +136,21 @@ export interface PurgeResult {
 
 /** The key table behind one pool: every read and write of keys goes through here. */
 export class KeyStore {
+	private readonly table: KeyTable;
+
 	constructor(
 		private readonly entry: PoolEntry,
 		readonly ref: TableRef,
-	) {}
+	) {
+		this.table = new KeyTable(entry, ref);
+	}
 
 	/**
 	 * Creates the table and its first_seen index when missing, and in lease mode the lease columns
 	 * (or says exactly which ALTER TABLE to run); settled once per pool, table and options.
 	 */
 	async prepare(options: PrepareOptions): Promise<void> {
-		const groups = groupsNeeded(options);
-		if (!options.create && groups.length === 0) return;
-		const { preparedTables } = this.entry;
-		const mayAdd = options.addColumns ?? options.create;
-		const mark = `${this.ref.qualified}|${groups.join('+') || 'simple'}|${options.create ? 'create' : mayAdd ? 'add' : 'check'}`;
-		let prepared = preparedTables.get(mark);
-		if (prepared === undefined) {
-			prepared = this.prepareTable(options);
-			preparedTables.set(mark, prepared);
-			// A failed attempt (database down, no privilege) must be retried by the next execution.
-			prepared.catch(() => preparedTables.delete(mark));
-		}
-		await prepared;
+		await this.table.prepare(options);
 	}
 
 	/**
@@ -194,51 +168,10 @@ export class KeyStore {
 			failure = error;
 		}
 		if (!tableOrColumnMissing(failure)) throw failure;
-		this.forgetPrepared();
+		this.table.forget();
 		if (!options.create) throw failure;
 		await this.prepare(options);
 		return await work();
-	}
-
-	private forgetPrepared(): void {
-		for (const mark of this.entry.preparedTables.keys()) {
-			if (mark.startsWith(`${this.ref.qualified}|`)) this.entry.preparedTables.delete(mark);
-		}
-	}
-
-	private async prepareTable(options: PrepareOptions): Promise<void> {
-		const { create, lease } = options;
-		const { pool } = this.entry;
-		let state = await this.inspect();
-		if (!state?.table_exists) {
-			// Without Create Table If Missing, the statement itself reports the missing table.
-			if (create)
-				await pool.query(
-					createTableSql(this.ref, { lease, fingerprint: options.fingerprint === true }),
-				);
-			return;
-		}
-		if (create && !state.has_first_seen_index)
-			await pool.query(createIndexIfPermittedSql(this.ref));
-		// A complete table needs no DDL, so a user with only SELECT, INSERT, UPDATE, DELETE on it is enough.
-		const missing = () =>
-			groupsNeeded(options).filter((group) => !hasGroup(state?.optional_columns ?? [], group));
-		if (missing().length === 0) return;
-		if (options.addColumns ?? create) {
-			for (const group of missing()) await pool.query(addColumnsIfPermittedSql(this.ref, group));
-			state = await this.inspect();
-		}
-		// One ALTER TABLE for everything still missing, so the table's owner runs one statement.
-		if (missing().length > 0) throw new ColumnsMissingError(this.ref, missing());
-	}
-
-	private async inspect() {
-		const inspected = await this.entry.pool.query<{
-			table_exists: boolean;
-			has_first_seen_index: boolean;
-			optional_columns: string[];
-		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
-		return inspected.rows[0];
 	}
 
 	/**
@@ -566,7 +499,7 @@ export class KeyStore {
 		);
 		const cutoff = cutoffResult.rows[0].cutoff;
 		// With the lease columns, keys whose lease still runs are kept (see purgeBatchSql).
-		const state = await this.inspect();
+		const state = await this.table.inspect();
 		const sql = purgeBatchSql(this.ref, {
 			lease: hasGroup(state?.optional_columns ?? [], 'lease'),
 		});

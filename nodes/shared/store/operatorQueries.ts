@@ -1,5 +1,6 @@
 import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
+import { KeyTable } from './keyTable';
 import {
 	keySelectionDeleteSql,
 	keySelectionParameters,
@@ -8,21 +9,12 @@ import {
 	type KeySelection,
 } from './sql/keySelection';
 import {
-	createOperatorIndexSql,
-	inspectOperatorIndexesSql,
 	lookUpKeysSql,
 	lookUpPrefixSql,
 	lookUpStuckSql,
-	operatorIndexName,
 	reportSql,
 	type OperatorIndex,
 } from './sql/operators';
-import {
-	createIndexIfPermittedSql,
-	hasGroup,
-	inspectTableSql,
-	OPTIONAL_COLUMN_NAMES,
-} from './sql/schema';
 
 /** One key as the operator sees it. Times in ms since 1970; a missing key has only `key` and `found`. */
 export interface KeyRow {
@@ -139,79 +131,24 @@ function keyRow(row: Row): KeyRow {
  * purge. Beside KeyStore, which serves the nodes of a webhook's path; these never reserve anything.
  */
 export class OperatorQueries {
+	private readonly table: KeyTable;
+
 	constructor(
 		private readonly entry: PoolEntry,
 		readonly ref: TableRef,
-	) {}
+	) {
+		this.table = new KeyTable(entry, ref);
+	}
 
 	/**
 	 * Does the table have the lease columns? And, with `addIndexes`, makes the indexes `indexes`
-	 * need where the user may (the first_seen index too, for a hand-made table): once per pool,
-	 * table and set. The lease indexes only on a table with the lease columns.
+	 * need where the user may (see KeyTable.prepareOperatorIndexes).
 	 */
-	async prepare({
-		indexes,
-		addIndexes,
-	}: {
+	async prepare(options: {
 		indexes: readonly OperatorIndex[];
 		addIndexes: boolean;
 	}): Promise<{ lease: boolean; tableExists: boolean }> {
-		const { pool, preparedTables } = this.entry;
-		const inspected = await pool.query<{
-			table_exists: boolean;
-			has_first_seen_index: boolean;
-			optional_columns: string[];
-		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
-		const state = inspected.rows[0];
-		const tableExists = state?.table_exists === true;
-		const lease = hasGroup(state?.optional_columns ?? [], 'lease');
-		if (!tableExists || !addIndexes) return { lease, tableExists };
-		const wanted = indexes.filter((index) => index === 'keyPrefix' || lease);
-		const mark = `${this.ref.qualified}|operator:${[...wanted].sort().join('+')}`;
-		let prepared = preparedTables.get(mark);
-		if (prepared === undefined) {
-			prepared = this.addIndexes(wanted, state.has_first_seen_index);
-			preparedTables.set(mark, prepared);
-			// A failed attempt (database down) must be retried by the next execution.
-			prepared.catch(() => preparedTables.delete(mark));
-		}
-		await prepared;
-		return { lease, tableExists };
-	}
-
-	private async addIndexes(
-		indexes: readonly OperatorIndex[],
-		hasFirstSeenIndex: boolean,
-	): Promise<void> {
-		const { pool } = this.entry;
-		if (!hasFirstSeenIndex) await pool.query(createIndexIfPermittedSql(this.ref));
-		if (indexes.length === 0) return;
-		const names = indexes.map((index) => operatorIndexName(this.ref, index));
-		const present = await pool.query<{ name: string }>(inspectOperatorIndexesSql(), [
-			this.ref.qualified,
-			names,
-		]);
-		const have = new Set(present.rows.map((row) => row.name));
-		for (const index of indexes) {
-			if (!have.has(operatorIndexName(this.ref, index))) await this.createIndex(index);
-		}
-	}
-
-	/**
-	 * Builds one index without blocking writes. A user who may not (not the table's owner) goes on
-	 * without it, as with the first_seen index; so does one racing another execution that builds the
-	 * same index (duplicate name). A build that fails half-way leaves an invalid index, which the
-	 * queries do not use (the inspection checks indisvalid) and the docs say how to drop.
-	 */
-	private async createIndex(index: OperatorIndex): Promise<void> {
-		let failure: unknown;
-		try {
-			await this.entry.pool.query(createOperatorIndexSql(this.ref, index));
-		} catch (error) {
-			failure = error;
-		}
-		const code = (failure as { code?: string } | undefined)?.code;
-		if (failure !== undefined && code !== '42501' && code !== '42P07') throw failure;
+		return await this.table.prepareOperatorIndexes(options);
 	}
 
 	/** One row per key, in order, a missing one included (found false). */
