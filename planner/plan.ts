@@ -37,8 +37,9 @@ import {
 	completeSql,
 	createTableSql,
 	groupsNeeded,
-	purgeBatchSql,
+	keySelectionDeleteSql,
 	purgeCutoffSql,
+	purgeKeysSelection,
 	releaseOwnedSql,
 	releaseSql,
 	reserveLeaseSql,
@@ -669,20 +670,27 @@ export function planStatements(
 			},
 		],
 	});
+	// Only Namespace set to Reserve's namespace: this workflow's keys (none: every key).
+	const withinPrefix = namespace !== '';
 	statements.push({
 		title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
-		sql: purgeBatchSql(ref, { lease }),
+		sql: keySelectionDeleteSql(ref, purgeKeysSelection({ lease, withinPrefix })),
 		parameters: [
 			{ name: '$1', type: 'timestamptz', value: 'the cutoff from the statement above' },
+			...(withinPrefix
+				? [
+						{
+							name: '$2',
+							type: 'text',
+							value: `${namespace.includes('{{') ? '"<namespace>:"' : commentValue(`${namespace}:`)} (Only Namespace; left empty, the statement has no $2 and purges every key)`,
+						},
+					]
+				: []),
 			{
-				name: '$2',
-				type: 'text',
-				value:
-					namespace === '' || namespace.includes('{{')
-						? 'null (all keys; with Only Namespace: "<namespace>:")'
-						: `${commentValue(`${namespace}:`)} (Only Namespace), or null for all keys`,
+				name: withinPrefix ? '$3' : '$2',
+				type: 'integer',
+				value: `${PURGE_BATCH_SIZE} (Batch Size)`,
 			},
-			{ name: '$3', type: 'integer', value: `${PURGE_BATCH_SIZE} (Batch Size)` },
 		],
 	});
 	return statements;

@@ -9,7 +9,8 @@ import {
 } from './completingTransaction';
 import type { TableRef } from './identifiers';
 import { KeyTable, type PrepareOptions } from './keyTable';
-import { purgeBatchSql, purgeCutoffSql } from './sql/keySelection';
+import { purgeSelection } from './selectionPurge';
+import { purgeKeysSelection } from './sql/keySelection';
 import { existingKeysSql, lockableKeysSql } from './sql/lockBound';
 import { completeSql, releaseOwnedSql, releaseSql } from './sql/ownedKeys';
 import {
@@ -491,29 +492,23 @@ export class KeyStore {
 		throw failure;
 	}
 
-	/** Deletes keys older than the retention in batches, each its own short statement. */
+	/**
+	 * Purge Keys: deletes keys first seen before the retention (of any state, bar running leases;
+	 * within `keyPrefix` when given) in batches: the Keys node's purge by age, the same statement.
+	 */
 	async purge(options: PurgeOptions): Promise<PurgeResult> {
-		const { pool } = this.entry;
-		const cutoffResult = await this.statement(
-			async () => await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]),
-		);
-		const cutoff = cutoffResult.rows[0].cutoff;
-		// With the lease columns, keys whose lease still runs are kept (see purgeBatchSql).
 		const state = await this.table.inspect();
-		const sql = purgeBatchSql(this.ref, {
+		const selection = purgeKeysSelection({
 			lease: hasGroup(state?.optional_columns ?? [], 'lease'),
+			withinPrefix: options.keyPrefix !== undefined,
 		});
-		let deleted = 0;
-		let batches = 0;
-		for (;;) {
-			const result = await this.statement(
-				async () => await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]),
-			);
-			const count = result.rowCount ?? 0;
-			batches += 1;
-			deleted += count;
-			if (count < options.batchSize) break;
-		}
-		return { deleted, cutoff, batches };
+		const { count, batches, cutoff } = await purgeSelection(
+			this.entry.pool,
+			this.ref,
+			{ selection, prefix: options.keyPrefix, retention: options.retention },
+			{ batchSize: options.batchSize, listLimit: 0 },
+		);
+		// A selection by age always has its cutoff.
+		return { deleted: count, cutoff: cutoff as Date, batches };
 	}
 }

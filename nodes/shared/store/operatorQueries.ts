@@ -1,13 +1,8 @@
 import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
 import { KeyTable } from './keyTable';
-import {
-	keySelectionDeleteSql,
-	keySelectionParameters,
-	keySelectionPreviewSql,
-	purgeCutoffSql,
-	type KeySelection,
-} from './sql/keySelection';
+import { previewSelection, purgeSelection, type SelectionPurgeResult } from './selectionPurge';
+import { prefixEnd, purgeCutoffSql, type KeySelection } from './sql/keySelection';
 import {
 	lookUpKeysSql,
 	lookUpPrefixSql,
@@ -76,36 +71,15 @@ export interface TargetedPurge {
 	countLimit: number;
 }
 
-export interface TargetedPurgeResult {
-	/** Deleted, or for a dry run matched (at most countLimit + 1: more than countLimit). */
-	count: number;
-	keys: string[];
-	batches: number;
-	cutoff?: Date;
-}
+export type TargetedPurgeResult = SelectionPurgeResult;
+
+// The tests compute the prefix range's end as the look-ups and the purge do.
+export { prefixEnd };
 
 type Row = Record<string, unknown>;
 
 const msOf = (epoch: unknown): number | undefined =>
 	typeof epoch === 'number' ? Math.round(epoch * 1000) : undefined;
-
-/**
- * The first text after every text that starts with `prefix`, in byte (code point) order: the
- * prefix with its last code point raised by one, dropping trailing U+10FFFF. Undefined when the
- * prefix is all U+10FFFF (no end: the range runs to the last key).
- */
-export function prefixEnd(prefix: string): string | undefined {
-	const points = Array.from(prefix, (char) => char.codePointAt(0) as number);
-	while (points.length > 0) {
-		const last = points.pop() as number;
-		if (last < 0x10ffff) {
-			// Surrogates are not text: after U+D7FF comes U+E000.
-			points.push(last === 0xd7ff ? 0xe000 : last + 1);
-			return String.fromCodePoint(...points);
-		}
-	}
-	return undefined;
-}
 
 function keyRow(row: Row): KeyRow {
 	const nowMs = msOf(row.now) ?? Date.now();
@@ -227,45 +201,13 @@ export class OperatorQueries {
 	}
 
 	/**
-	 * A targeted purge, or its dry run. The dry run runs the purge's own selection (same WHERE, same
-	 * index) without deleting; the purge deletes in batches of its own short statements, each
-	 * skipping rows another transaction holds, until a batch comes back short.
+	 * A targeted purge, or its dry run (see selectionPurge.ts). Both run the same selection on the
+	 * same index, the purge in batches until one comes back short.
 	 */
 	async purge(options: TargetedPurge, { lease }: { lease: boolean }): Promise<TargetedPurgeResult> {
-		const { pool } = this.entry;
-		const selection: KeySelection = { ...options.selection, lease };
-		let cutoff: Date | undefined;
-		if (selection.by === 'age') {
-			cutoff = (await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention])).rows[0]
-				.cutoff;
-		}
-		const byName = {
-			keys: [...new Set(options.keys ?? [])].sort(),
-			prefix: options.prefix ?? '',
-			prefixEnd: prefixEnd(options.prefix ?? '') ?? null,
-			cutoff,
-		};
-		const values = keySelectionParameters(selection).map((name) => byName[name]);
-		if (options.dryRun) {
-			const preview = await pool.query<{ matched: number; keys: string[] }>(
-				keySelectionPreviewSql(this.ref, selection),
-				[...values, options.countLimit + 1, options.listLimit],
-			);
-			const { matched, keys } = preview.rows[0];
-			return { count: matched, keys: [...keys].sort(), batches: 0, cutoff };
-		}
-		const sql = keySelectionDeleteSql(this.ref, selection);
-		const keys: string[] = [];
-		let count = 0;
-		let batches = 0;
-		for (;;) {
-			const result = await pool.query<{ key: string }>(sql, [...values, options.batchSize]);
-			batches += 1;
-			count += result.rows.length;
-			for (const row of result.rows) if (keys.length < options.listLimit) keys.push(row.key);
-			if (result.rows.length < options.batchSize) break;
-		}
-		keys.sort();
-		return { count, keys, batches, cutoff };
+		const selected = { ...options, selection: { ...options.selection, lease } };
+		return options.dryRun
+			? await previewSelection(this.entry.pool, this.ref, selected, options)
+			: await purgeSelection(this.entry.pool, this.ref, selected, options);
 	}
 }

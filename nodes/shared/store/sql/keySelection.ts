@@ -5,28 +5,7 @@ export function purgeCutoffSql(): string {
 	return `SELECT now() - $1::interval AS cutoff`;
 }
 
-/**
- * Deletes at most $3 rows older than $1 (within namespace prefix $2 when not null). SKIP LOCKED
- * leaves rows that a running execution holds, so a purge never waits on a webhook. On a table with
- * the lease columns (`lease`), a key whose lease still runs is kept whatever its age: an old event
- * retried and taken over a moment ago is being processed now, and its Complete Key needs the row.
- * FOR UPDATE re-checks that condition on the newest version of a row a takeover just committed.
- */
-export function purgeBatchSql(ref: TableRef, { lease = false }: { lease?: boolean } = {}): string {
-	const liveLease = lease
-		? `
-    AND (status IS DISTINCT FROM 'in_progress' OR lease_until IS NULL OR lease_until <= now())`
-		: '';
-	return `DELETE FROM ${ref.qualified}
-WHERE key IN (
-  SELECT key FROM ${ref.qualified}
-  WHERE first_seen < $1 AND ($2::text IS NULL OR starts_with(key, $2::text))${liveLease}
-  LIMIT $3
-  FOR UPDATE SKIP LOCKED
-)`;
-}
-
-/** How a targeted purge picks its keys (each an index range), and what it filters them by. */
+/** How a purge picks its keys (each an index range), and what it filters them by. */
 export interface KeySelection {
 	by: 'keys' | 'prefix' | 'age';
 	/** Only rows of this state; `completedOrLegacy` is what Reserve treats as done. */
@@ -35,6 +14,22 @@ export interface KeySelection {
 	includeRunningLeases: boolean;
 	/** The table has the lease columns (without, every row is legacy). */
 	lease: boolean;
+	/** By age: only keys starting with a prefix (the parameter after the cutoff). */
+	withinPrefix?: boolean;
+}
+
+/**
+ * Purge Keys' selection: every key first seen before the cutoff, whatever its state, bar those whose
+ * lease still runs; with `withinPrefix`, only keys starting with Only Namespace's `<namespace>:`.
+ */
+export function purgeKeysSelection({
+	lease,
+	withinPrefix = false,
+}: {
+	lease: boolean;
+	withinPrefix?: boolean;
+}): KeySelection {
+	return { by: 'age', status: 'any', includeRunningLeases: false, lease, withinPrefix };
 }
 
 /** The bind parameters a selection's statements take, in order ($1 …). */
@@ -43,8 +38,32 @@ export function keySelectionParameters(
 ): Array<'keys' | 'prefix' | 'prefixEnd' | 'cutoff'> {
 	if (selection.by === 'keys') return ['keys'];
 	if (selection.by === 'prefix') return ['prefix', 'prefixEnd'];
-	return ['cutoff'];
+	return selection.withinPrefix === true ? ['cutoff', 'prefix'] : ['cutoff'];
 }
+
+/**
+ * The first text after every text that starts with `prefix`, in byte (code point) order: the
+ * prefix with its last code point raised by one, dropping trailing U+10FFFF. Undefined when the
+ * prefix is all U+10FFFF (no end: the range runs to the last key).
+ */
+export function prefixEnd(prefix: string): string | undefined {
+	const points = Array.from(prefix, (char) => char.codePointAt(0) as number);
+	while (points.length > 0) {
+		const last = points.pop() as number;
+		if (last < 0x10ffff) {
+			// Surrogates are not text: after U+D7FF comes U+E000.
+			points.push(last === 0xd7ff ? 0xe000 : last + 1);
+			return String.fromCodePoint(...points);
+		}
+	}
+	return undefined;
+}
+
+/**
+ * Keeps a key whose lease still runs whatever its age or state: an old event retried and taken over
+ * a moment ago is being processed now, and its Complete Key needs the row.
+ */
+const LEASE_NOT_RUNNING = `(t.status IS DISTINCT FROM 'in_progress' OR t.lease_until IS NULL OR t.lease_until <= now())`;
 
 /** The WHERE of a selection over `t`, and the ORDER BY that makes the planner walk its index. */
 function keySelectionWhere(selection: KeySelection): { where: string; order: string } {
@@ -57,6 +76,8 @@ function keySelectionWhere(selection: KeySelection): { where: string; order: str
 		age: { where: 't.first_seen < $1::timestamptz', order: 't.first_seen' },
 	}[selection.by];
 	const conditions = [picks.where];
+	if (selection.by === 'age' && selection.withinPrefix === true)
+		conditions.push('starts_with(t.key, $2::text)');
 	const status = selection.lease
 		? {
 				any: '',
@@ -70,10 +91,7 @@ function keySelectionWhere(selection: KeySelection): { where: string; order: str
 			? ''
 			: 'false';
 	if (status !== '') conditions.push(status);
-	if (selection.lease && !selection.includeRunningLeases)
-		conditions.push(
-			`(t.status IS DISTINCT FROM 'in_progress' OR t.lease_until IS NULL OR t.lease_until <= now())`,
-		);
+	if (selection.lease && !selection.includeRunningLeases) conditions.push(LEASE_NOT_RUNNING);
 	return { where: conditions.join('\n  AND '), order: picks.order };
 }
 
@@ -98,10 +116,11 @@ SELECT (SELECT count(*)::int FROM matched) AS matched,
 }
 
 /**
- * One batch of a targeted purge: deletes at most $n (the parameter after the selection's) of the
- * selected rows and returns their keys. SKIP LOCKED leaves rows a running execution holds, and
- * FOR UPDATE re-checks the lease condition on the newest version of a row just taken over, as in
- * purgeBatchSql. The ORDER BY keeps the inner scan on its index however much of the table matches.
+ * One batch of a purge (Purge Keys' and the Keys node's): deletes at most $n (the parameter after
+ * the selection's) of the selected rows and returns their keys. SKIP LOCKED leaves rows that a
+ * running execution holds, so a purge never waits on a webhook, and FOR UPDATE re-checks the lease
+ * condition on the newest version of a row a takeover just committed. The ORDER BY keeps the inner
+ * scan on its index however much of the table matches.
  */
 export function keySelectionDeleteSql(ref: TableRef, selection: KeySelection): string {
 	const { where, order } = keySelectionWhere(selection);
