@@ -50,12 +50,6 @@ export type {
 	ReserveTarget,
 } from './keyStoreTypes';
 
-/** undefined_table and undefined_column: what a statement meets when its table changed under it. */
-function tableOrColumnMissing(error: unknown): boolean {
-	const code = (error as { code?: string } | undefined)?.code;
-	return code === '42P01' || code === '42703';
-}
-
 /** The key table behind one pool: every read and write of keys goes through here. */
 export class KeyStore {
 	private readonly table: KeyTable;
@@ -76,24 +70,11 @@ export class KeyStore {
 	}
 
 	/**
-	 * Prepares the table, then runs `work` (one statement). When the statement finds the table or
-	 * one of its columns gone (a DBA dropped, renamed or recreated it while n8n ran), the "prepared"
-	 * mark of this table is forgotten and, where the table may be created, it is prepared again and
-	 * the statement run once more. The failed statement changed nothing, so running it again is safe.
+	 * Prepares the table, then runs `work` (one statement); prepares again and runs it once more
+	 * where the table changed under it (see KeyTable.withPrepared).
 	 */
 	async withPreparedTable<T>(options: PrepareOptions, work: () => Promise<T>): Promise<T> {
-		await this.prepare(options);
-		let failure: unknown;
-		try {
-			return await work();
-		} catch (error) {
-			failure = error;
-		}
-		if (!tableOrColumnMissing(failure)) throw failure;
-		this.table.forget();
-		if (!options.create) throw failure;
-		await this.prepare(options);
-		return await work();
+		return await this.table.withPrepared(options, work);
 	}
 
 	/** One statement of the key nodes, naming the keys another transaction held after a lock timeout. */

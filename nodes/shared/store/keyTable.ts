@@ -25,6 +25,12 @@ export interface PrepareOptions extends GroupOptions {
 	addColumns?: boolean;
 }
 
+/** undefined_table and undefined_column: what a statement meets when its table changed under it. */
+function tableOrColumnMissing(error: unknown): boolean {
+	const code = (error as { code?: string } | undefined)?.code;
+	return code === '42P01' || code === '42703';
+}
+
 /** What inspectTableSql finds. */
 export interface TableState {
 	table_exists: boolean;
@@ -65,6 +71,27 @@ export class KeyTable {
 	}
 
 	/**
+	 * Prepares the table, then runs `work` (one statement). When the statement finds the table or
+	 * one of its columns gone (a DBA dropped, renamed or recreated it while n8n ran), the "prepared"
+	 * mark of this table is forgotten and, where the table may be created, it is prepared again and
+	 * the statement run once more. The failed statement changed nothing, so running it again is safe.
+	 */
+	async withPrepared<T>(options: PrepareOptions, work: () => Promise<T>): Promise<T> {
+		await this.prepare(options);
+		let failure: unknown;
+		try {
+			return await work();
+		} catch (error) {
+			failure = error;
+		}
+		if (!tableOrColumnMissing(failure)) throw failure;
+		this.forget();
+		if (!options.create) throw failure;
+		await this.prepare(options);
+		return await work();
+	}
+
+	/**
 	 * Does the table have the lease columns? And, with `addIndexes`, makes the indexes `indexes`
 	 * need where the user may (the first_seen index too, for a hand-made table): once per pool,
 	 * table and set. The lease indexes only on a table with the lease columns.
@@ -89,7 +116,7 @@ export class KeyTable {
 	}
 
 	/** Forgets everything settled for this table (it was dropped, renamed or recreated). */
-	forget(): void {
+	private forget(): void {
 		for (const mark of this.entry.preparedTables.keys()) {
 			if (mark.startsWith(`${this.ref.qualified}|`)) this.entry.preparedTables.delete(mark);
 		}
