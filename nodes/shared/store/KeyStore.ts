@@ -37,18 +37,8 @@ import { hasGroup } from './sql/schema';
 import { inTransaction } from './transaction';
 
 export type { PrepareOptions };
-export { ownedKeyId } from './keyStoreTypes';
-export type {
-	HeldKey,
-	LeaseOutcome,
-	OwnedKey,
-	OwnedKeyResult,
-	OwnedKeyResults,
-	PurgeOptions,
-	PurgeResult,
-	ReserveOutcome,
-	ReserveTarget,
-} from './keyStoreTypes';
+// The types the nodes use with KeyStore, and ownedKeyId, are theirs to import from here.
+export * from './keyStoreTypes';
 
 /** The key table behind one pool: every read and write of keys goes through here. */
 export class KeyStore {
