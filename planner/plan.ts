@@ -42,14 +42,15 @@ import {
 	addColumnsSql,
 	completeSql,
 	createTableSql,
-	purgeBatchSql,
+	groupsNeeded,
+	keySelectionDeleteSql,
 	purgeCutoffSql,
+	purgeKeysSelection,
 	releaseOwnedSql,
 	releaseSql,
 	reserveLeaseSql,
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
-	type ColumnGroup,
 } from '../nodes/shared/store/sql';
 
 export { KEY_SOURCES };
@@ -567,11 +568,8 @@ export function planStatements(
 			parameters: [],
 		},
 	];
-	// The column groups Reserve needs (nodes/shared/store/KeyStore.ts), for a table made before.
-	const groups: ColumnGroup[] = [
-		...(lease ? (['lease'] as const) : []),
-		...(fingerprints ? (['fingerprint'] as const) : []),
-	];
+	// The column groups Reserve needs (the nodes' own rule), for a table made before.
+	const groups = groupsNeeded({ lease, fingerprint: fingerprints });
 	if (groups.length > 0) {
 		statements.push({
 			title: `A table that exists without the ${groups.join(' and ')} column${groups.length === 1 && !lease ? '' : 's'} (made ${lease ? 'in simple mode ' : ''}by hand or before): the node adds them, or asks the table owner to run`,
@@ -656,20 +654,27 @@ export function planStatements(
 			},
 		],
 	});
+	// Only Namespace set to Reserve's namespace: this workflow's keys (none: every key).
+	const withinPrefix = namespace !== '';
 	statements.push({
 		title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
-		sql: purgeBatchSql(ref, { lease }),
+		sql: keySelectionDeleteSql(ref, purgeKeysSelection({ lease, withinPrefix })),
 		parameters: [
 			{ name: '$1', type: 'timestamptz', value: 'the cutoff from the statement above' },
+			...(withinPrefix
+				? [
+						{
+							name: '$2',
+							type: 'text',
+							value: `${namespace.includes('{{') ? '"<namespace>:"' : commentValue(`${namespace}:`)} (Only Namespace; left empty, the statement has no $2 and purges every key)`,
+						},
+					]
+				: []),
 			{
-				name: '$2',
-				type: 'text',
-				value:
-					namespace === '' || namespace.includes('{{')
-						? 'null (all keys; with Only Namespace: "<namespace>:")'
-						: `${commentValue(`${namespace}:`)} (Only Namespace), or null for all keys`,
+				name: withinPrefix ? '$3' : '$2',
+				type: 'integer',
+				value: `${PURGE_BATCH_SIZE} (Batch Size)`,
 			},
-			{ name: '$3', type: 'integer', value: `${PURGE_BATCH_SIZE} (Batch Size)` },
 		],
 	});
 	return statements;

@@ -9,7 +9,8 @@ import {
 import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
 import { createTableProperty, schemaProperty, tableProperty } from '../shared/n8n/properties';
 import { retentionUnitProperty } from '../shared/n8n/retention';
-import { MAX_BATCH_SIZE, purgeKeys } from './purgeKeys';
+import { MAX_BATCH_SIZE } from '../shared/store/selectionPurge';
+import { purgeKeys } from './purgeKeys';
 
 export class IdempotencyPurge implements INodeType {
 	description: INodeTypeDescription = {

@@ -4,8 +4,7 @@ import { assertStorableKey } from '../shared/keys/composeKey';
 import { namespaceText } from '../shared/keys/namespace';
 import { retentionInterval } from '../shared/n8n/retention';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
-
-export const MAX_BATCH_SIZE = 100_000;
+import { MAX_BATCH_SIZE } from '../shared/store/selectionPurge';
 
 /** Reads and checks the purge settings; throws NodeOperationError with a hint for a bad value. */
 function purgeSettings(context: IExecuteFunctions) {

@@ -306,7 +306,10 @@ describeInBrowser('key planner page in Chromium', () => {
 							sql.reserveWithFirstSeenSql(ref),
 							sql.releaseSql(ref),
 						];
-			expected.push(sql.purgeCutoffSql(), sql.purgeBatchSql(ref, { lease: mode === 'lease' }));
+			expected.push(
+				sql.purgeCutoffSql(),
+				sql.keySelectionDeleteSql(ref, sql.purgeKeysSelection({ lease: mode === 'lease' })),
+			);
 			for (const statement of expected) expect(shown.sql).toContain(statement);
 			if (mode === 'simple') {
 				expect(shown.sql).not.toContain(sql.reserveLeaseSql(ref));

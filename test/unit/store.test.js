@@ -28,7 +28,7 @@ test('every statement takes values as bind parameters only', () => {
 		sql.reserveSql(ref),
 		sql.reserveWithFirstSeenSql(ref),
 		sql.releaseSql(ref),
-		sql.purgeBatchSql(ref),
+		sql.keySelectionDeleteSql(ref, sql.purgeKeysSelection({ lease: false, withinPrefix: true })),
 		sql.purgeCutoffSql(),
 	];
 	const writes = [

@@ -2,7 +2,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { KeyError } from '../../shared/keys/KeyError';
 import { FailedStep } from '../../shared/n8n/storeStep';
-import type { KeySelection } from '../../shared/store/sql';
+import { MAX_BATCH_SIZE } from '../../shared/store/selectionPurge';
+import type { KeySelection } from '../../shared/store/sql/keySelection';
 import { openOperator, operatorStatement } from './openOperator';
 import {
 	countLimitProperty,
@@ -10,7 +11,6 @@ import {
 	keyPrefixProperty,
 	keysOf,
 	keysProperty,
-	MAX_BATCH_SIZE,
 	MAX_COUNT_LIMIT,
 	MAX_LIST_LIMIT,
 	retentionOf,

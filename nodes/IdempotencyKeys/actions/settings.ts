@@ -9,7 +9,6 @@ import { retentionInterval, retentionUnitProperty } from '../../shared/n8n/reten
 
 export const MAX_LIST_LIMIT = 10_000;
 export const MAX_COUNT_LIMIT = 10_000_000;
-export const MAX_BATCH_SIZE = 100_000;
 
 export const retentionProperties: INodeProperties[] = [
 	{

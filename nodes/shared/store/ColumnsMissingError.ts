@@ -1,5 +1,5 @@
 import type { TableRef } from './identifiers';
-import { addColumnsSql, type ColumnGroup } from './sql';
+import { addColumnsSql, type ColumnGroup } from './sql/schema';
 
 /** What else the user can do instead of adding a group's columns. */
 const ALTERNATIVE: Record<ColumnGroup, string> = {

@@ -1,6 +1,3 @@
-import { checkOut, type CheckedOutClient } from '../transport/checkOut';
-import { isConnectionLoss } from '../transport/connectionRetry';
-import type { PoolClient } from '../transport/pg';
 import type { PoolEntry } from '../transport/poolCache';
 import {
 	runCompletingTransaction,
@@ -8,305 +5,71 @@ import {
 	type CompletingTransactionResult,
 } from './completingTransaction';
 import type { TableRef } from './identifiers';
-import { ColumnsMissingError } from './ColumnsMissingError';
+import { KeyTable, type PrepareOptions } from './keyTable';
+import type {
+	LeaseOutcome,
+	OwnedKey,
+	OwnedKeyResults,
+	PurgeOptions,
+	PurgeResult,
+	ReserveOutcome,
+	ReserveTarget,
+} from './keyStoreTypes';
+import { withLockDiagnosis } from './lockDiagnosis';
+import { ownedKeyResultsOf, releasedResultsOf, sortedDistinctOwned } from './ownedKeyRows';
 import {
-	addColumnsIfPermittedSql,
-	COLUMN_GROUPS,
-	type ColumnGroup,
-	completeSql,
-	createIndexIfPermittedSql,
-	createTableSql,
-	existingKeysSql,
-	inspectTableSql,
-	OPTIONAL_COLUMN_NAMES,
-	lockableKeysSql,
-	purgeBatchSql,
-	purgeCutoffSql,
-	releaseOwnedSql,
-	releaseSql,
+	leaseOutcomeOf,
+	reserveOutcomeOf,
+	sortedDistinctTargets,
+	type LeaseRow,
+	type ReserveRow,
+} from './reserveRows';
+import { purgeSelection } from './selectionPurge';
+import { purgeKeysSelection } from './sql/keySelection';
+import { completeSql, releaseOwnedSql, releaseSql } from './sql/ownedKeys';
+import {
 	reserveLeaseSql,
 	reserveSql,
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
-} from './sql';
-import type { StoredResponse } from './storedResponse';
+} from './sql/reserve';
+import { hasGroup } from './sql/schema';
+import { inTransaction } from './transaction';
 
-/** A key to reserve and, where Reserve records one, the fingerprint of the request it belongs to. */
-export interface ReserveTarget {
-	key: string;
-	fingerprint?: string;
-}
-
-/** What one reserve statement did. */
-export interface ReserveOutcome {
-	/** The keys this statement inserted: new, for the caller to process. Every other key was already reserved. */
-	inserted: Set<string>;
-	/** When each key that already existed was first reserved (ms since 1970), where that was looked up and known. */
-	firstSeenMs: Map<string, number>;
-	/** The fingerprint each key that already existed was reserved with, where it has one. */
-	storedFingerprints: Map<string, string>;
-}
-
-/** A reserved key and the token of the reservation that holds it (none: whoever holds it). */
-export interface OwnedKey {
-	key: string;
-	token?: string;
-	/** Complete Key: the answer to store with the completion. */
-	response?: StoredResponse;
-}
-
-/** What one lease-mode reserve statement did. */
-export interface LeaseOutcome {
-	/** Keys this statement reserved (new) or took over (lease ended): run the business step. */
-	reserved: Map<string, { attempt: number; leaseUntilMs: number }>;
-	/** Every other key: completed (or written in simple mode), or in progress in another execution. */
-	held: Map<string, HeldKey>;
-}
-
-export interface HeldKey {
-	status: 'completed' | 'in_progress';
-	firstSeenMs?: number;
-	/** In progress only: seconds until its lease ends and a retry may take it over. */
-	retryAfterSeconds?: number;
-	/** The fingerprint of the request that reserved it, where one was recorded. */
-	storedFingerprint?: string;
-	/** Completed only: the answer Complete Key stored with it. */
-	response?: StoredResponse;
-}
-
-/** What happened to one owned key in Complete or Release. */
-export interface OwnedKeyResult {
-	done: boolean;
-	/** Was there a row for the key at all (false: released or purged)? */
-	rowExists: boolean;
-	/** The attempt of the reservation that holds the key now, where another one does. */
-	attempt?: number;
-	/** Release only: the item's token completed the key, so it stays (its effect committed). */
-	completedByOwner?: boolean;
-}
-
-/** The result of an owned-key statement, by key and token. */
-export type OwnedKeyResults = Map<string, OwnedKeyResult>;
-
-export function ownedKeyId({ key, token }: OwnedKey): string {
-	// Keys and tokens never hold NUL (refused before storage), so the pair is unambiguous.
-	return `${key}\u0000${token ?? ''}`;
-}
-
-function sortedDistinctOwned(targets: readonly OwnedKey[]): OwnedKey[] {
-	const byId = new Map(targets.map((target) => [ownedKeyId(target), target]));
-	return [...byId.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
-/** undefined_table and undefined_column: what a statement meets when its table changed under it. */
-function tableOrColumnMissing(error: unknown): boolean {
-	const code = (error as { code?: string } | undefined)?.code;
-	return code === '42P01' || code === '42703';
-}
-
-const LOCK_NOT_AVAILABLE = '55P03';
-
-function sqlState(error: unknown): string | undefined {
-	return (error as { code?: string } | undefined)?.code;
-}
-
-/** How long naming the locked keys after a lock timeout may itself wait (a whole table may be locked). */
-const DIAGNOSIS_LOCK_WAIT = '200ms';
-
-export interface PrepareOptions {
-	/** May the table, its index and missing columns be created? Without, only what is needed is checked. */
-	create: boolean;
-	/** May missing columns be added (default: as `create`)? Complete Key adds, never creates a table. */
-	addColumns?: boolean;
-	lease: boolean;
-	/** Reserve records request fingerprints. */
-	fingerprint?: boolean;
-	/** Complete Key stores the response. */
-	response?: boolean;
-}
-
-/** The column groups a node with these options needs. */
-function neededGroups(options: PrepareOptions): ColumnGroup[] {
-	const groups: ColumnGroup[] = [];
-	if (options.lease) groups.push('lease');
-	if (options.fingerprint) groups.push('fingerprint');
-	if (options.response) groups.push('response');
-	return groups;
-}
-
-function hasGroup(present: readonly string[], group: ColumnGroup): boolean {
-	return COLUMN_GROUPS[group].every(([name]) => present.includes(name));
-}
-
-/**
- * Each key once, sorted, with the fingerprint of its first item: the one a new key is recorded with
- * (a later item of the same key is its duplicate, and compared with it).
- */
-function sortedDistinctTargets(targets: readonly ReserveTarget[]): {
-	keys: string[];
-	fingerprints: Array<string | null>;
-} {
-	const first = new Map<string, string | null>();
-	for (const { key, fingerprint } of targets)
-		if (!first.has(key)) first.set(key, fingerprint ?? null);
-	const keys = [...first.keys()].sort();
-	return { keys, fingerprints: keys.map((key) => first.get(key) ?? null) };
-}
-
-export interface PurgeOptions {
-	/** A PostgreSQL interval, e.g. `30 days`. */
-	retention: string;
-	/** Only keys starting with this text (`<namespace>:`); all keys when undefined. */
-	keyPrefix?: string;
-	batchSize: number;
-}
-
-export interface PurgeResult {
-	deleted: number;
-	cutoff: Date;
-	batches: number;
-}
+export type { PrepareOptions };
+// The types the nodes use with KeyStore, and ownedKeyId, are theirs to import from here.
+export * from './keyStoreTypes';
 
 /** The key table behind one pool: every read and write of keys goes through here. */
 export class KeyStore {
+	private readonly table: KeyTable;
+
 	constructor(
 		private readonly entry: PoolEntry,
 		readonly ref: TableRef,
-	) {}
+	) {
+		this.table = new KeyTable(entry, ref);
+	}
 
 	/**
 	 * Creates the table and its first_seen index when missing, and in lease mode the lease columns
 	 * (or says exactly which ALTER TABLE to run); settled once per pool, table and options.
 	 */
 	async prepare(options: PrepareOptions): Promise<void> {
-		const groups = neededGroups(options);
-		if (!options.create && groups.length === 0) return;
-		const { preparedTables } = this.entry;
-		const mayAdd = options.addColumns ?? options.create;
-		const mark = `${this.ref.qualified}|${groups.join('+') || 'simple'}|${options.create ? 'create' : mayAdd ? 'add' : 'check'}`;
-		let prepared = preparedTables.get(mark);
-		if (prepared === undefined) {
-			prepared = this.prepareTable(options);
-			preparedTables.set(mark, prepared);
-			// A failed attempt (database down, no privilege) must be retried by the next execution.
-			prepared.catch(() => preparedTables.delete(mark));
-		}
-		await prepared;
+		await this.table.prepare(options);
 	}
 
 	/**
-	 * Prepares the table, then runs `work` (one statement). When the statement finds the table or
-	 * one of its columns gone (a DBA dropped, renamed or recreated it while n8n ran), the "prepared"
-	 * mark of this table is forgotten and, where the table may be created, it is prepared again and
-	 * the statement run once more. The failed statement changed nothing, so running it again is safe.
+	 * Prepares the table, then runs `work` (one statement); prepares again and runs it once more
+	 * where the table changed under it (see KeyTable.withPrepared).
 	 */
 	async withPreparedTable<T>(options: PrepareOptions, work: () => Promise<T>): Promise<T> {
-		await this.prepare(options);
-		let failure: unknown;
-		try {
-			return await work();
-		} catch (error) {
-			failure = error;
-		}
-		if (!tableOrColumnMissing(failure)) throw failure;
-		this.forgetPrepared();
-		if (!options.create) throw failure;
-		await this.prepare(options);
-		return await work();
+		return await this.table.withPrepared(options, work);
 	}
 
-	private forgetPrepared(): void {
-		for (const mark of this.entry.preparedTables.keys()) {
-			if (mark.startsWith(`${this.ref.qualified}|`)) this.entry.preparedTables.delete(mark);
-		}
-	}
-
-	private async prepareTable(options: PrepareOptions): Promise<void> {
-		const { create, lease } = options;
-		const { pool } = this.entry;
-		let state = await this.inspect();
-		if (!state?.table_exists) {
-			// Without Create Table If Missing, the statement itself reports the missing table.
-			if (create)
-				await pool.query(
-					createTableSql(this.ref, { lease, fingerprint: options.fingerprint === true }),
-				);
-			return;
-		}
-		if (create && !state.has_first_seen_index)
-			await pool.query(createIndexIfPermittedSql(this.ref));
-		// A complete table needs no DDL, so a user with only SELECT, INSERT, UPDATE, DELETE on it is enough.
-		const missing = () =>
-			neededGroups(options).filter((group) => !hasGroup(state?.optional_columns ?? [], group));
-		if (missing().length === 0) return;
-		if (options.addColumns ?? create) {
-			for (const group of missing()) await pool.query(addColumnsIfPermittedSql(this.ref, group));
-			state = await this.inspect();
-		}
-		// One ALTER TABLE for everything still missing, so the table's owner runs one statement.
-		if (missing().length > 0) throw new ColumnsMissingError(this.ref, missing());
-	}
-
-	private async inspect() {
-		const inspected = await this.entry.pool.query<{
-			table_exists: boolean;
-			has_first_seen_index: boolean;
-			optional_columns: string[];
-		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
-		return inspected.rows[0];
-	}
-
-	/**
-	 * Runs one statement of the key nodes; after a lock timeout, looks up which of its keys another
-	 * transaction holds, for the error message. (A connection that failed, read-only or timed out,
-	 * is dropped by the pool, so a setting it started with cannot outlive its first failed write.)
-	 */
-	private async statement<T>(run: () => Promise<T>, keys: readonly string[] = []): Promise<T> {
-		let failure: unknown;
-		try {
-			return await run();
-		} catch (error) {
-			failure = error;
-		}
-		if (sqlState(failure) === LOCK_NOT_AVAILABLE && keys.length > 0) {
-			(failure as { lockedKeys?: string[] }).lockedKeys = await this.keysLockedByOthers(keys);
-		}
-		throw failure;
-	}
-
-	/**
-	 * The keys that exist and that another transaction holds right now, in a transaction of its own
-	 * that locks nothing it keeps (rolled back) and waits for nothing long. Undefined when that
-	 * could not be told (the table itself locked, the database gone).
-	 */
-	private async keysLockedByOthers(keys: readonly string[]): Promise<string[] | undefined> {
-		const distinct = [...new Set(keys)].sort();
-		const { pool } = this.entry;
-		// Naming the keys is worth no wait for a connection: with none free, the error says less.
-		if (pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) return undefined;
-		let checkedOut: CheckedOutClient;
-		try {
-			checkedOut = await checkOut(pool);
-		} catch {
-			return undefined;
-		}
-		const { client } = checkedOut;
-		let failure: unknown;
-		let locked: string[] | undefined;
-		try {
-			await client.query('BEGIN');
-			await client.query(`SET LOCAL lock_timeout = '${DIAGNOSIS_LOCK_WAIT}'`);
-			const existing = await client.query<{ key: string }>(existingKeysSql(this.ref), [distinct]);
-			const lockable = await client.query<{ key: string }>(lockableKeysSql(this.ref), [distinct]);
-			const free = new Set(lockable.rows.map((row) => row.key));
-			locked = existing.rows.map((row) => row.key).filter((key) => !free.has(key));
-			await client.query('ROLLBACK');
-		} catch (error) {
-			failure = error;
-		}
-		// A failed diagnosis leaves the transaction open: the pool must drop that connection.
-		checkedOut.release(failure instanceof Error ? failure : undefined);
-		return failure === undefined ? locked : undefined;
+	/** One statement of the key nodes, naming the keys another transaction held after a lock timeout. */
+	private async statement<T>(run: () => Promise<T>, keys?: readonly string[]): Promise<T> {
+		return await withLockDiagnosis(this.entry.pool, this.ref, run, keys);
 	}
 
 	/**
@@ -319,16 +82,11 @@ export class KeyStore {
 		targets: readonly ReserveTarget[],
 		{ firstSeen, fingerprint = false }: { firstSeen: boolean; fingerprint?: boolean },
 	): Promise<ReserveOutcome> {
-		const outcome: ReserveOutcome = {
-			inserted: new Set(),
-			firstSeenMs: new Map(),
-			storedFingerprints: new Map(),
-		};
-		if (targets.length === 0) return outcome;
+		if (targets.length === 0) return reserveOutcomeOf([]);
 		const { keys, fingerprints } = sortedDistinctTargets(targets);
 		const result = await this.statement(
 			async () =>
-				await this.entry.pool.query<[string, (number | null)?, (string | null)?]>({
+				await this.entry.pool.query<ReserveRow>({
 					text: fingerprint
 						? reserveWithFingerprintSql(this.ref)
 						: firstSeen
@@ -340,14 +98,7 @@ export class KeyStore {
 				}),
 			keys,
 		);
-		for (const [key, firstSeenEpoch, storedFingerprint] of result.rows) {
-			// Inserted rows come without first_seen; rows that existed always have one (NOT NULL).
-			if (firstSeenEpoch === null || firstSeenEpoch === undefined) outcome.inserted.add(key);
-			else outcome.firstSeenMs.set(key, Math.round(firstSeenEpoch * 1000));
-			if (typeof storedFingerprint === 'string')
-				outcome.storedFingerprints.set(key, storedFingerprint);
-		}
-		return outcome;
+		return reserveOutcomeOf(result.rows);
 	}
 
 	/**
@@ -364,23 +115,11 @@ export class KeyStore {
 			fingerprint = false,
 		}: { token: string; leaseSeconds: number; fingerprint?: boolean },
 	): Promise<LeaseOutcome> {
-		const outcome: LeaseOutcome = { reserved: new Map(), held: new Map() };
-		if (targets.length === 0) return outcome;
+		if (targets.length === 0) return leaseOutcomeOf([], [], leaseSeconds);
 		const { keys, fingerprints } = sortedDistinctTargets(targets);
 		const result = await this.statement(
 			async () =>
-				await this.entry.pool.query<
-					[
-						string,
-						string | null,
-						number | null,
-						number | null,
-						number | null,
-						number | null,
-						string | null,
-						StoredResponse | null,
-					]
-				>({
+				await this.entry.pool.query<LeaseRow>({
 					text: reserveLeaseSql(this.ref, { fingerprint }),
 					values: fingerprint
 						? [keys, token, leaseSeconds, fingerprints]
@@ -389,53 +128,7 @@ export class KeyStore {
 				}),
 			keys,
 		);
-		for (const [
-			key,
-			state,
-			attempts,
-			leaseUntilEpoch,
-			firstSeenEpoch,
-			retryAfter,
-			storedFingerprint,
-			response,
-		] of result.rows) {
-			if (state === 'reserved') {
-				outcome.reserved.set(key, {
-					attempt: attempts ?? 1,
-					leaseUntilMs: Math.round((leaseUntilEpoch ?? 0) * 1000),
-				});
-				continue;
-			}
-			const firstSeenMs = firstSeenEpoch === null ? undefined : Math.round(firstSeenEpoch * 1000);
-			const recorded = storedFingerprint === null ? {} : { storedFingerprint };
-			// Anything but in_progress (completed, empty from simple mode or the hand-built pattern) is done.
-			outcome.held.set(
-				key,
-				state === 'in_progress'
-					? {
-							status: 'in_progress',
-							firstSeenMs,
-							retryAfterSeconds: retryAfter ?? Math.ceil(leaseSeconds),
-							...recorded,
-						}
-					: {
-							status: 'completed',
-							firstSeenMs,
-							...recorded,
-							...(response === null ? {} : { response }),
-						},
-			);
-		}
-		// Reserved by a concurrent execution after this statement's snapshot: in progress there.
-		for (const key of keys) {
-			if (!outcome.reserved.has(key) && !outcome.held.has(key)) {
-				outcome.held.set(key, {
-					status: 'in_progress',
-					retryAfterSeconds: Math.ceil(leaseSeconds),
-				});
-			}
-		}
-		return outcome;
+		return leaseOutcomeOf(result.rows, keys, leaseSeconds);
 	}
 
 	/**
@@ -467,21 +160,13 @@ export class KeyStore {
 		if (targets.some((target) => target.token !== undefined)) {
 			return await this.ownedKeyStatement(releaseOwnedSql(this.ref), targets, 'released');
 		}
-		const results: OwnedKeyResults = new Map();
-		if (targets.length === 0) return results;
+		if (targets.length === 0) return new Map();
 		const keys = [...new Set(targets.map((target) => target.key))].sort();
 		const deleted = await this.statement(
 			async () => await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]),
 			keys,
 		);
-		const released = new Set(deleted.rows.map((row) => row.key));
-		for (const target of targets) {
-			results.set(ownedKeyId(target), {
-				done: released.has(target.key),
-				rowExists: released.has(target.key),
-			});
-		}
-		return results;
+		return releasedResultsOf(targets, new Set(deleted.rows.map((row) => row.key)));
 	}
 
 	private async ownedKeyStatement(
@@ -491,9 +176,7 @@ export class KeyStore {
 		/** Parameters after the keys and tokens ($3 …), aligned with the sorted targets. */
 		moreValues?: (sorted: OwnedKey[]) => unknown[][],
 	): Promise<OwnedKeyResults> {
-		const results: OwnedKeyResults = new Map();
-		if (targets.length === 0) return results;
-		// Sorted by key, so executions with overlapping batches lock rows in one order.
+		if (targets.length === 0) return new Map();
 		const sorted = sortedDistinctOwned(targets);
 		const keys = sorted.map((target) => target.key);
 		const result = await this.statement(
@@ -505,19 +188,7 @@ export class KeyStore {
 				]),
 			keys,
 		);
-		for (const row of result.rows) {
-			const target = {
-				key: row.key as string,
-				token: (row.owner_token as string | null) ?? undefined,
-			};
-			results.set(ownedKeyId(target), {
-				done: row[doneColumn] === true,
-				rowExists: row.row_exists === true,
-				attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
-				completedByOwner: row.completed_by_owner === true,
-			});
-		}
-		return results;
+		return ownedKeyResultsOf(result.rows, doneColumn);
 	}
 
 	/**
@@ -532,7 +203,7 @@ export class KeyStore {
 		const keys = transaction.claims.map((claim) => claim.key);
 		return await this.statement(
 			async () =>
-				await this.inTransaction(async (client) => {
+				await inTransaction(this.entry.pool, async (client) => {
 					const outcome = await runCompletingTransaction(client, this.ref, transaction);
 					return { commit: !outcome.rollback, value: outcome };
 				}),
@@ -541,61 +212,22 @@ export class KeyStore {
 	}
 
 	/**
-	 * Runs `work` between BEGIN and COMMIT (or ROLLBACK, when it asks for it or fails) on one pooled
-	 * connection. A connection that was lost, or whose ROLLBACK failed, is dropped by the pool, never
-	 * reused mid-transaction.
+	 * Purge Keys: deletes keys first seen before the retention (of any state, bar running leases;
+	 * within `keyPrefix` when given) in batches: the Keys node's purge by age, the same statement.
 	 */
-	private async inTransaction<T>(
-		work: (client: PoolClient) => Promise<{ commit: boolean; value: T }>,
-	): Promise<T> {
-		const { client, release } = await checkOut(this.entry.pool);
-		let failure: unknown;
-		let broken: Error | undefined;
-		try {
-			await client.query('BEGIN');
-			const { commit, value } = await work(client);
-			await client.query(commit ? 'COMMIT' : 'ROLLBACK');
-			release();
-			return value;
-		} catch (error) {
-			failure = error;
-		}
-		// A lost connection is dropped at once, never handed to the next execution.
-		if (isConnectionLoss(failure)) broken = failure as Error;
-		else {
-			try {
-				await client.query('ROLLBACK');
-			} catch (rollbackError) {
-				broken = rollbackError as Error;
-			}
-		}
-		release(broken);
-		throw failure;
-	}
-
-	/** Deletes keys older than the retention in batches, each its own short statement. */
 	async purge(options: PurgeOptions): Promise<PurgeResult> {
-		const { pool } = this.entry;
-		const cutoffResult = await this.statement(
-			async () => await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]),
-		);
-		const cutoff = cutoffResult.rows[0].cutoff;
-		// With the lease columns, keys whose lease still runs are kept (see purgeBatchSql).
-		const state = await this.inspect();
-		const sql = purgeBatchSql(this.ref, {
+		const state = await this.table.inspect();
+		const selection = purgeKeysSelection({
 			lease: hasGroup(state?.optional_columns ?? [], 'lease'),
+			withinPrefix: options.keyPrefix !== undefined,
 		});
-		let deleted = 0;
-		let batches = 0;
-		for (;;) {
-			const result = await this.statement(
-				async () => await pool.query(sql, [cutoff, options.keyPrefix ?? null, options.batchSize]),
-			);
-			const count = result.rowCount ?? 0;
-			batches += 1;
-			deleted += count;
-			if (count < options.batchSize) break;
-		}
-		return { deleted, cutoff, batches };
+		const { count, batches, cutoff } = await purgeSelection(
+			this.entry.pool,
+			this.ref,
+			{ selection, prefix: options.keyPrefix, retention: options.retention },
+			{ batchSize: options.batchSize, listLimit: 0 },
+		);
+		// A selection by age always has its cutoff.
+		return { deleted: count, cutoff: cutoff as Date, batches };
 	}
 }

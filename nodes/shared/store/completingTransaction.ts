@@ -1,7 +1,7 @@
 import { sessionEnded } from '../transport/connectionRetry';
 import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
-import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql';
+import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql/ownedKeys';
 import { StepStatementError } from './StepStatementError';
 import type { StoredResponse } from './storedResponse';
 

@@ -1,24 +1,15 @@
 import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
+import { KeyTable } from './keyTable';
+import { previewSelection, purgeSelection, type SelectionPurgeResult } from './selectionPurge';
+import { prefixEnd, purgeCutoffSql, type KeySelection } from './sql/keySelection';
 import {
-	COLUMN_GROUPS,
-	createIndexIfPermittedSql,
-	createOperatorIndexSql,
-	inspectOperatorIndexesSql,
-	inspectTableSql,
-	keySelectionDeleteSql,
-	keySelectionParameters,
-	keySelectionPreviewSql,
 	lookUpKeysSql,
 	lookUpPrefixSql,
 	lookUpStuckSql,
-	OPTIONAL_COLUMN_NAMES,
-	operatorIndexName,
-	purgeCutoffSql,
 	reportSql,
-	type KeySelection,
 	type OperatorIndex,
-} from './sql';
+} from './sql/operators';
 
 /** One key as the operator sees it. Times in ms since 1970; a missing key has only `key` and `found`. */
 export interface KeyRow {
@@ -80,36 +71,15 @@ export interface TargetedPurge {
 	countLimit: number;
 }
 
-export interface TargetedPurgeResult {
-	/** Deleted, or for a dry run matched (at most countLimit + 1: more than countLimit). */
-	count: number;
-	keys: string[];
-	batches: number;
-	cutoff?: Date;
-}
+export type TargetedPurgeResult = SelectionPurgeResult;
+
+// The tests compute the prefix range's end as the look-ups and the purge do.
+export { prefixEnd };
 
 type Row = Record<string, unknown>;
 
 const msOf = (epoch: unknown): number | undefined =>
 	typeof epoch === 'number' ? Math.round(epoch * 1000) : undefined;
-
-/**
- * The first text after every text that starts with `prefix`, in byte (code point) order: the
- * prefix with its last code point raised by one, dropping trailing U+10FFFF. Undefined when the
- * prefix is all U+10FFFF (no end: the range runs to the last key).
- */
-export function prefixEnd(prefix: string): string | undefined {
-	const points = Array.from(prefix, (char) => char.codePointAt(0) as number);
-	while (points.length > 0) {
-		const last = points.pop() as number;
-		if (last < 0x10ffff) {
-			// Surrogates are not text: after U+D7FF comes U+E000.
-			points.push(last === 0xd7ff ? 0xe000 : last + 1);
-			return String.fromCodePoint(...points);
-		}
-	}
-	return undefined;
-}
 
 function keyRow(row: Row): KeyRow {
 	const nowMs = msOf(row.now) ?? Date.now();
@@ -135,79 +105,24 @@ function keyRow(row: Row): KeyRow {
  * purge. Beside KeyStore, which serves the nodes of a webhook's path; these never reserve anything.
  */
 export class OperatorQueries {
+	private readonly table: KeyTable;
+
 	constructor(
 		private readonly entry: PoolEntry,
 		readonly ref: TableRef,
-	) {}
+	) {
+		this.table = new KeyTable(entry, ref);
+	}
 
 	/**
 	 * Does the table have the lease columns? And, with `addIndexes`, makes the indexes `indexes`
-	 * need where the user may (the first_seen index too, for a hand-made table): once per pool,
-	 * table and set. The lease indexes only on a table with the lease columns.
+	 * need where the user may (see KeyTable.prepareOperatorIndexes).
 	 */
-	async prepare({
-		indexes,
-		addIndexes,
-	}: {
+	async prepare(options: {
 		indexes: readonly OperatorIndex[];
 		addIndexes: boolean;
 	}): Promise<{ lease: boolean; tableExists: boolean }> {
-		const { pool, preparedTables } = this.entry;
-		const inspected = await pool.query<{
-			table_exists: boolean;
-			has_first_seen_index: boolean;
-			optional_columns: string[];
-		}>(inspectTableSql(), [this.ref.qualified, OPTIONAL_COLUMN_NAMES]);
-		const state = inspected.rows[0];
-		const tableExists = state?.table_exists === true;
-		const lease = COLUMN_GROUPS.lease.every(([name]) => state?.optional_columns.includes(name));
-		if (!tableExists || !addIndexes) return { lease, tableExists };
-		const wanted = indexes.filter((index) => index === 'keyPrefix' || lease);
-		const mark = `${this.ref.qualified}|operator:${[...wanted].sort().join('+')}`;
-		let prepared = preparedTables.get(mark);
-		if (prepared === undefined) {
-			prepared = this.addIndexes(wanted, state.has_first_seen_index);
-			preparedTables.set(mark, prepared);
-			// A failed attempt (database down) must be retried by the next execution.
-			prepared.catch(() => preparedTables.delete(mark));
-		}
-		await prepared;
-		return { lease, tableExists };
-	}
-
-	private async addIndexes(
-		indexes: readonly OperatorIndex[],
-		hasFirstSeenIndex: boolean,
-	): Promise<void> {
-		const { pool } = this.entry;
-		if (!hasFirstSeenIndex) await pool.query(createIndexIfPermittedSql(this.ref));
-		if (indexes.length === 0) return;
-		const names = indexes.map((index) => operatorIndexName(this.ref, index));
-		const present = await pool.query<{ name: string }>(inspectOperatorIndexesSql(), [
-			this.ref.qualified,
-			names,
-		]);
-		const have = new Set(present.rows.map((row) => row.name));
-		for (const index of indexes) {
-			if (!have.has(operatorIndexName(this.ref, index))) await this.createIndex(index);
-		}
-	}
-
-	/**
-	 * Builds one index without blocking writes. A user who may not (not the table's owner) goes on
-	 * without it, as with the first_seen index; so does one racing another execution that builds the
-	 * same index (duplicate name). A build that fails half-way leaves an invalid index, which the
-	 * queries do not use (the inspection checks indisvalid) and the docs say how to drop.
-	 */
-	private async createIndex(index: OperatorIndex): Promise<void> {
-		let failure: unknown;
-		try {
-			await this.entry.pool.query(createOperatorIndexSql(this.ref, index));
-		} catch (error) {
-			failure = error;
-		}
-		const code = (failure as { code?: string } | undefined)?.code;
-		if (failure !== undefined && code !== '42501' && code !== '42P07') throw failure;
+		return await this.table.prepareOperatorIndexes(options);
 	}
 
 	/** One row per key, in order, a missing one included (found false). */
@@ -286,45 +201,13 @@ export class OperatorQueries {
 	}
 
 	/**
-	 * A targeted purge, or its dry run. The dry run runs the purge's own selection (same WHERE, same
-	 * index) without deleting; the purge deletes in batches of its own short statements, each
-	 * skipping rows another transaction holds, until a batch comes back short.
+	 * A targeted purge, or its dry run (see selectionPurge.ts). Both run the same selection on the
+	 * same index, the purge in batches until one comes back short.
 	 */
 	async purge(options: TargetedPurge, { lease }: { lease: boolean }): Promise<TargetedPurgeResult> {
-		const { pool } = this.entry;
-		const selection: KeySelection = { ...options.selection, lease };
-		let cutoff: Date | undefined;
-		if (selection.by === 'age') {
-			cutoff = (await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention])).rows[0]
-				.cutoff;
-		}
-		const byName = {
-			keys: [...new Set(options.keys ?? [])].sort(),
-			prefix: options.prefix ?? '',
-			prefixEnd: prefixEnd(options.prefix ?? '') ?? null,
-			cutoff,
-		};
-		const values = keySelectionParameters(selection).map((name) => byName[name]);
-		if (options.dryRun) {
-			const preview = await pool.query<{ matched: number; keys: string[] }>(
-				keySelectionPreviewSql(this.ref, selection),
-				[...values, options.countLimit + 1, options.listLimit],
-			);
-			const { matched, keys } = preview.rows[0];
-			return { count: matched, keys: [...keys].sort(), batches: 0, cutoff };
-		}
-		const sql = keySelectionDeleteSql(this.ref, selection);
-		const keys: string[] = [];
-		let count = 0;
-		let batches = 0;
-		for (;;) {
-			const result = await pool.query<{ key: string }>(sql, [...values, options.batchSize]);
-			batches += 1;
-			count += result.rows.length;
-			for (const row of result.rows) if (keys.length < options.listLimit) keys.push(row.key);
-			if (result.rows.length < options.batchSize) break;
-		}
-		keys.sort();
-		return { count, keys, batches, cutoff };
+		const selected = { ...options, selection: { ...options.selection, lease } };
+		return options.dryRun
+			? await previewSelection(this.entry.pool, this.ref, selected, options)
+			: await purgeSelection(this.entry.pool, this.ref, selected, options);
 	}
 }

@@ -1,4 +1,4 @@
-import { LOCK_WAIT_MS } from '../store/sql';
+import { LOCK_WAIT_MS } from './lockWait';
 
 /** What a failed statement tells the operator, in one sentence, and what to change. */
 export interface StatementProblem {

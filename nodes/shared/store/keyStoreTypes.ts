@@ -1,0 +1,79 @@
+import type { StoredResponse } from './storedResponse';
+
+/** What KeyStore takes and returns (KeyStore.ts re-exports them: the nodes import them from there). */
+
+/** A key to reserve and, where Reserve records one, the fingerprint of the request it belongs to. */
+export interface ReserveTarget {
+	key: string;
+	fingerprint?: string;
+}
+
+/** What one reserve statement did. */
+export interface ReserveOutcome {
+	/** The keys this statement inserted: new, for the caller to process. Every other key was already reserved. */
+	inserted: Set<string>;
+	/** When each key that already existed was first reserved (ms since 1970), where that was looked up and known. */
+	firstSeenMs: Map<string, number>;
+	/** The fingerprint each key that already existed was reserved with, where it has one. */
+	storedFingerprints: Map<string, string>;
+}
+
+/** A reserved key and the token of the reservation that holds it (none: whoever holds it). */
+export interface OwnedKey {
+	key: string;
+	token?: string;
+	/** Complete Key: the answer to store with the completion. */
+	response?: StoredResponse;
+}
+
+/** What one lease-mode reserve statement did. */
+export interface LeaseOutcome {
+	/** Keys this statement reserved (new) or took over (lease ended): run the business step. */
+	reserved: Map<string, { attempt: number; leaseUntilMs: number }>;
+	/** Every other key: completed (or written in simple mode), or in progress in another execution. */
+	held: Map<string, HeldKey>;
+}
+
+export interface HeldKey {
+	status: 'completed' | 'in_progress';
+	firstSeenMs?: number;
+	/** In progress only: seconds until its lease ends and a retry may take it over. */
+	retryAfterSeconds?: number;
+	/** The fingerprint of the request that reserved it, where one was recorded. */
+	storedFingerprint?: string;
+	/** Completed only: the answer Complete Key stored with it. */
+	response?: StoredResponse;
+}
+
+/** What happened to one owned key in Complete or Release. */
+export interface OwnedKeyResult {
+	done: boolean;
+	/** Was there a row for the key at all (false: released or purged)? */
+	rowExists: boolean;
+	/** The attempt of the reservation that holds the key now, where another one does. */
+	attempt?: number;
+	/** Release only: the item's token completed the key, so it stays (its effect committed). */
+	completedByOwner?: boolean;
+}
+
+/** The result of an owned-key statement, by key and token. */
+export type OwnedKeyResults = Map<string, OwnedKeyResult>;
+
+export function ownedKeyId({ key, token }: OwnedKey): string {
+	// Keys and tokens never hold NUL (refused before storage), so the pair is unambiguous.
+	return `${key}\u0000${token ?? ''}`;
+}
+
+export interface PurgeOptions {
+	/** A PostgreSQL interval, e.g. `30 days`. */
+	retention: string;
+	/** Only keys starting with this text (`<namespace>:`); all keys when undefined. */
+	keyPrefix?: string;
+	batchSize: number;
+}
+
+export interface PurgeResult {
+	deleted: number;
+	cutoff: Date;
+	batches: number;
+}

@@ -1,0 +1,43 @@
+import { ownedKeyId, type OwnedKey, type OwnedKeyResults } from './keyStoreTypes';
+
+/** Each key and token once, sorted by key, so executions with overlapping batches lock rows in one order. */
+export function sortedDistinctOwned(targets: readonly OwnedKey[]): OwnedKey[] {
+	const byId = new Map(targets.map((target) => [ownedKeyId(target), target]));
+	return [...byId.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** The rows of completeSql or releaseOwnedSql, by key and token; `doneColumn` says what was done. */
+export function ownedKeyResultsOf(
+	rows: ReadonlyArray<Record<string, unknown>>,
+	doneColumn: string,
+): OwnedKeyResults {
+	const results: OwnedKeyResults = new Map();
+	for (const row of rows) {
+		const target = {
+			key: row.key as string,
+			token: (row.owner_token as string | null) ?? undefined,
+		};
+		results.set(ownedKeyId(target), {
+			done: row[doneColumn] === true,
+			rowExists: row.row_exists === true,
+			attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
+			completedByOwner: row.completed_by_owner === true,
+		});
+	}
+	return results;
+}
+
+/** The simple DELETE's result for every target: released (and so there) where its key came back. */
+export function releasedResultsOf(
+	targets: readonly OwnedKey[],
+	released: ReadonlySet<string>,
+): OwnedKeyResults {
+	const results: OwnedKeyResults = new Map();
+	for (const target of targets) {
+		results.set(ownedKeyId(target), {
+			done: released.has(target.key),
+			rowExists: released.has(target.key),
+		});
+	}
+	return results;
+}

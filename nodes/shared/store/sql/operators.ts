@@ -1,0 +1,143 @@
+import { quoteIdentifier, type TableRef } from '../identifiers';
+
+/*
+ * The operators' view (Idempotency Keys node): look up, report, targeted purge. Every statement
+ * reads the optional columns through to_jsonb(t), as reserveLeaseSql does, so it runs on the
+ * two-column table, the lease table, and one with fingerprints and responses alike. Every scan is
+ * bounded by an index: the primary key, first_seen, or the operators' indexes below.
+ */
+
+/** The operators' indexes: what each serves and the statement that makes it. */
+export type OperatorIndex = 'inProgress' | 'takeover' | 'keyPrefix';
+
+const OPERATOR_INDEX_SUFFIX: Record<OperatorIndex, string> = {
+	inProgress: '_in_progress_idx',
+	takeover: '_takeover_idx',
+	keyPrefix: '_key_c_idx',
+};
+
+/** Same 63-byte rule as firstSeenIndexName: the table part is cut to leave room for the suffix. */
+export function operatorIndexName(ref: TableRef, index: OperatorIndex): string {
+	const suffix = OPERATOR_INDEX_SUFFIX[index];
+	return ref.table.slice(0, 63 - suffix.length) + suffix;
+}
+
+/**
+ * - inProgress: only the keys in flight (small whatever the table's size), by lease end: stuck
+ *   keys, in-progress counts and the running leases a purge keeps are a range of it;
+ * - takeover: only keys taken over at least once (attempts > 1), so counting them reads no other;
+ * - keyPrefix: the key in byte order. The primary key sorts by the database's collation, where the
+ *   keys starting with a prefix need not be next to each other; in "C" they are a range.
+ */
+export function createOperatorIndexSql(ref: TableRef, index: OperatorIndex): string {
+	const name = quoteIdentifier(operatorIndexName(ref, index));
+	const target = {
+		inProgress: `(lease_until) WHERE status = 'in_progress'`,
+		takeover: `(first_seen) WHERE attempts > 1`,
+		keyPrefix: `(key COLLATE "C")`,
+	}[index];
+	// CONCURRENTLY: a table in use keeps taking reservations while the index is built (a plain
+	// CREATE INDEX would hold back every INSERT until it is done, which on millions of keys means
+	// webhooks waiting). It cannot run inside a transaction, so it is sent on its own.
+	return `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${ref.qualified} ${target}`;
+}
+
+/** Which of the index names in $2 exist, valid, on table $1. */
+export function inspectOperatorIndexesSql(): string {
+	return `SELECT c.relname::text AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid = to_regclass($1) AND i.indisvalid AND c.relname = ANY($2::text[])`;
+}
+
+/**
+ * One key row as the operator sees it, from `j` (to_jsonb of the row; NULL when there is none).
+ * Status NULL is a row written in simple mode or by the hand-built pattern: `legacy`. The holder is
+ * the first 8 hex digits of sha256(owner_token): enough to tell two reservations apart, useless
+ * for completing or releasing the key. Times as seconds since 1970.
+ */
+function keyRowColumns(includeResponse: string): string {
+	return `j IS NOT NULL AS found,
+  CASE WHEN j IS NULL THEN NULL ELSE coalesce(j ->> 'status', 'legacy') END AS status,
+  coalesce((j ->> 'attempts')::int, CASE WHEN j IS NULL THEN NULL ELSE 1 END) AS attempt,
+  extract(epoch FROM (j ->> 'first_seen')::timestamptz)::float8 AS first_seen,
+  extract(epoch FROM (j ->> 'lease_until')::timestamptz)::float8 AS lease_until,
+  extract(epoch FROM (j ->> 'completed_at')::timestamptz)::float8 AS completed_at,
+  coalesce(j ->> 'fingerprint', '') <> '' AS has_fingerprint,
+  coalesce(jsonb_typeof(j -> 'response'), 'null') <> 'null' AS has_response,
+  left(encode(sha256(convert_to(j ->> 'owner_token', 'UTF8')), 'hex'), 8) AS holder,
+  CASE WHEN ${includeResponse} THEN j -> 'response' END AS response,
+  extract(epoch FROM now())::float8 AS now`;
+}
+
+/**
+ * Looks up the keys in $1 (in that order, repeats kept), one row per key, a missing key included
+ * (found false). $2: whether to return stored responses. One primary-key probe per key.
+ */
+export function lookUpKeysSql(ref: TableRef): string {
+	return `SELECT u.key, ${keyRowColumns('$2::boolean')}
+FROM unnest($1::text[]) WITH ORDINALITY AS u(key, n)
+LEFT JOIN LATERAL (SELECT to_jsonb(t) AS j FROM ${ref.qualified} t WHERE t.key = u.key LIMIT 1) found ON true
+ORDER BY u.n`;
+}
+
+/**
+ * Keys starting with $1, in byte order, at most $3, after key $4 (null: from the first): a range of
+ * the key-prefix index ($1 up to $2, the first text after every key that starts with $1; null when
+ * there is none), re-checked with starts_with. $5: whether to return stored responses.
+ */
+export function lookUpPrefixSql(ref: TableRef): string {
+	return `SELECT t.key, ${keyRowColumns('$5::boolean')}
+FROM ${ref.qualified} t CROSS JOIN LATERAL (SELECT to_jsonb(t) AS j) row_json
+WHERE (t.key COLLATE "C") >= $1::text AND ($2::text IS NULL OR (t.key COLLATE "C") < $2::text)
+  AND starts_with(t.key, $1::text) AND ($4::text IS NULL OR (t.key COLLATE "C") > $4::text)
+ORDER BY (t.key COLLATE "C")
+LIMIT $3::int`;
+}
+
+/**
+ * Stuck keys: in progress, their lease ended more than $1 seconds ago (the execution that held
+ * them died and no retry has taken them over), longest stuck first, at most $2. A range of the
+ * in-progress index. $3: whether to return stored responses. Needs the lease columns.
+ */
+export function lookUpStuckSql(ref: TableRef): string {
+	return `SELECT t.key, ${keyRowColumns('$3::boolean')}
+FROM ${ref.qualified} t CROSS JOIN LATERAL (SELECT to_jsonb(t) AS j) row_json
+WHERE t.status = 'in_progress' AND t.lease_until < now() - make_interval(secs => $1::float8)
+ORDER BY t.lease_until
+LIMIT $2::int`;
+}
+
+/**
+ * The report, one statement of scalar subqueries, each a bounded range of one index: every count
+ * stops at $1 rows (the caller reads a count of $1 as "at least"), so the report's cost does not
+ * grow with the table. $2: the grace after a lease end before a key counts as stuck (seconds);
+ * $3: the purge cutoff to preview. With `lease` (the table has the lease columns): in-progress,
+ * running, stuck and takeover counts from their partial indexes; without, they are 0. The total is
+ * the planner's estimate (pg_class.reltuples, -1 when never analysed): an exact count would read
+ * the whole table, and PostgreSQL keeps no exact row count.
+ */
+export function reportSql(ref: TableRef, { lease }: { lease: boolean }): string {
+	const bounded = (where: string, order: string) =>
+		`(SELECT count(*)::int FROM (SELECT 1 FROM ${ref.qualified} t WHERE ${where} ORDER BY ${order} LIMIT $1::int) c)`;
+	const inProgress = `t.status = 'in_progress'`;
+	const leaseCounts = lease
+		? `${bounded(inProgress, 't.lease_until')} AS in_progress,
+  ${bounded(`${inProgress} AND t.lease_until >= now()`, 't.lease_until')} AS running,
+  ${bounded(`${inProgress} AND t.lease_until < now() - make_interval(secs => $2::float8)`, 't.lease_until')} AS stuck,
+  (SELECT extract(epoch FROM min(t.lease_until))::float8 FROM ${ref.qualified} t
+    WHERE ${inProgress} AND t.lease_until < now() - make_interval(secs => $2::float8)) AS oldest_stuck_lease_until,
+  ${bounded('t.attempts > 1', 't.first_seen')} AS takeovers,
+  ${bounded(`${inProgress} AND t.lease_until > now() AND t.first_seen < $3::timestamptz`, 't.lease_until')} AS purge_kept`
+		: `0 AS in_progress, 0 AS running, 0 AS stuck, NULL::float8 AS oldest_stuck_lease_until, 0 AS takeovers,
+  0 AS purge_kept`;
+	return `SELECT
+  (SELECT CASE WHEN c.reltuples < 0 THEN NULL ELSE c.reltuples::bigint END FROM pg_class c
+    WHERE c.oid = to_regclass($4::text)) AS estimated_total,
+  ${leaseCounts},
+  (SELECT t.key FROM ${ref.qualified} t ORDER BY t.first_seen LIMIT 1) AS oldest_key,
+  (SELECT extract(epoch FROM t.first_seen)::float8 FROM ${ref.qualified} t ORDER BY t.first_seen LIMIT 1) AS oldest_first_seen,
+  ${bounded(`t.first_seen >= now() - interval '1 hour'`, 't.first_seen DESC')} AS last_hour,
+  ${bounded(`t.first_seen >= now() - interval '1 day'`, 't.first_seen DESC')} AS last_day,
+  ${bounded('t.first_seen < $3::timestamptz', 't.first_seen')} AS purge_older,
+  $2::float8 AS grace_seconds,
+  extract(epoch FROM now())::float8 AS now`;
+}

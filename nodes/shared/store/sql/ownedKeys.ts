@@ -1,0 +1,105 @@
+import type { TableRef } from '../identifiers';
+import { LOCK_BOUND_CTE, lockBoundCte } from './lockBound';
+
+export function releaseSql(ref: TableRef): string {
+	return `WITH ${LOCK_BOUND_CTE}
+DELETE FROM ${ref.qualified} AS t USING lock_bound WHERE t.key = ANY($1::text[]) RETURNING t.key`;
+}
+
+/**
+ * Marks keys completed where the item's token ($2, aligned with $1 and sorted by key) still owns
+ * them; completing twice with the same token is a no-op success. With `response`, $3 holds each
+ * key's answer to store (jsonb, null for none), written in the same UPDATE as the completion, so a
+ * completed key never lacks the answer it was completed with. For every key, says whether it was
+ * completed, and, where not, what the snapshot held: no row (released or purged) or another owner
+ * (the lease ended and another execution took the key over), with that row's attempt.
+ */
+export function completeSql(ref: TableRef, { response = false } = {}): string {
+	const columns = response
+		? 'unnest($1::text[], $2::text[], $3::jsonb[]) AS c(key, owner_token, response)'
+		: 'unnest($1::text[], $2::text[]) AS c(key, owner_token)';
+	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
+  SELECT c.* FROM ${columns} CROSS JOIN lock_bound
+), completed AS (
+  UPDATE ${ref.qualified} AS t
+  SET status = 'completed', completed_at = coalesce(t.completed_at, now()), lease_until = NULL${response ? ', response = coalesce(target.response, t.response)' : ''}
+  FROM target
+  WHERE t.key = target.key AND t.owner_token = target.owner_token
+  RETURNING t.key, t.owner_token
+)
+SELECT target.key, target.owner_token,
+  EXISTS (SELECT 1 FROM completed d WHERE d.key = target.key AND d.owner_token = target.owner_token) AS completed,
+  existing.key IS NOT NULL AS row_exists,
+  existing.attempts
+FROM target
+LEFT JOIN LATERAL (
+  SELECT t.key, t.attempts FROM ${ref.qualified} t WHERE t.key = target.key LIMIT 1
+) existing ON true`;
+}
+
+/**
+ * Deletes keys; a key that comes with its owner token ($2, aligned with $1, sorted by key) only
+ * while that token still owns it and it is in progress, so a late failing execution cannot free a
+ * key that a retry has taken over, nor reopen an event whose effect committed with its completion
+ * (the exactly-once step's COMMIT can succeed while its answer is lost). A key without a token
+ * (null) is deleted whoever holds it. Says for each key whether it was released, whether a row was
+ * there and whether it is completed by that token.
+ */
+export function releaseOwnedSql(ref: TableRef): string {
+	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
+  SELECT c.key, c.owner_token FROM unnest($1::text[], $2::text[]) AS c(key, owner_token) CROSS JOIN lock_bound
+), released AS (
+  DELETE FROM ${ref.qualified} AS t
+  USING target
+  WHERE t.key = target.key AND (target.owner_token IS NULL
+    OR (t.owner_token = target.owner_token AND t.status IS DISTINCT FROM 'completed'))
+  RETURNING t.key
+)
+SELECT target.key, target.owner_token,
+  EXISTS (SELECT 1 FROM released r WHERE r.key = target.key) AS released,
+  EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key) AS row_exists,
+  EXISTS (SELECT 1 FROM ${ref.qualified} t
+    WHERE t.key = target.key AND t.owner_token = target.owner_token AND t.status = 'completed') AS completed_by_owner
+FROM target`;
+}
+
+/**
+ * The exactly-once step's first statement, inside its transaction: locks the rows of the keys in $1
+ * (sorted by the caller) in key order, so overlapping batches queue instead of deadlocking, and
+ * returns who holds each one now. The wait for a row is bounded like every other statement, then
+ * the setting from before is handed back (`previous_lock_timeout`) so the user's own statements
+ * keep the database's. One row at least, even when no key exists (the LEFT JOIN).
+ */
+export function lockOwnedKeysSql(ref: TableRef): string {
+	return `WITH previous AS MATERIALIZED (
+  SELECT current_setting('lock_timeout') AS lock_timeout
+), ${lockBoundCte(' FROM previous')}, locked AS MATERIALIZED (
+  SELECT t.key, t.owner_token, t.status, t.attempts
+  FROM ${ref.qualified} t CROSS JOIN lock_bound
+  WHERE t.key = ANY($1::text[])
+  ORDER BY t.key
+  FOR UPDATE OF t
+)
+SELECT previous.lock_timeout AS previous_lock_timeout, locked.*
+FROM previous LEFT JOIN locked ON true`;
+}
+
+/** Hands the rest of the transaction back its own lock_timeout (the setting lockOwnedKeysSql found). */
+export function restoreLockTimeoutSql(): string {
+	return `SELECT set_config('lock_timeout', $1::text, true)`;
+}
+
+/**
+ * Marks keys completed whose rows this transaction has locked and found owned by it; with
+ * `response`, $2 (aligned with $1) holds each key's answer to store (jsonb, null for none).
+ */
+export function completeLockedSql(ref: TableRef, { response = false } = {}): string {
+	if (!response)
+		return `UPDATE ${ref.qualified}
+SET status = 'completed', completed_at = now(), lease_until = NULL
+WHERE key = ANY($1::text[])`;
+	return `UPDATE ${ref.qualified} AS t
+SET status = 'completed', completed_at = now(), lease_until = NULL, response = c.response
+FROM unnest($1::text[], $2::jsonb[]) AS c(key, response)
+WHERE t.key = c.key`;
+}
