@@ -9,7 +9,8 @@ import { collectItemKeys, errorItem } from '../../shared/n8n/itemErrors';
 import { itemParameterReader } from '../../shared/n8n/itemParameter';
 import { FailedStep } from '../../shared/n8n/storeStep';
 import type { KeyRow } from '../../shared/store/operatorQueries';
-import { isoTime, openOperator, operatorStatement } from './openOperator';
+import { isoTime } from '../../shared/n8n/isoTime';
+import { openOperator, operatorStatement } from './openOperator';
 import {
 	graceProperty,
 	graceSeconds,

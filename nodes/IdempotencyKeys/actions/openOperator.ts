@@ -47,8 +47,3 @@ export async function operatorStatement<Result>(
 		async () => await work(opened.queries),
 	);
 }
-
-/** A time from the store as n8n users read it; undefined stays out of the item. */
-export function isoTime(ms: number | undefined): string | undefined {
-	return ms === undefined ? undefined : new Date(ms).toISOString();
-}

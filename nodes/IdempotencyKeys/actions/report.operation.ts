@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { FailedStep } from '../../shared/n8n/storeStep';
-import { isoTime, openOperator, operatorStatement } from './openOperator';
+import { isoTime } from '../../shared/n8n/isoTime';
+import { openOperator, operatorStatement } from './openOperator';
 import {
 	countLimitProperty,
 	graceProperty,
