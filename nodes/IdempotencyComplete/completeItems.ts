@@ -1,14 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { readItemTargets, routeItems } from '../shared/n8n/itemFlow';
-import {
-	completeUnreachableText,
-	knownLeaseEnd,
-	lostKeyError,
-	ownedKeyWithTokenReader,
-} from '../shared/n8n/ownedKeys';
+import { completeUnreachableText, lostKeyError } from '../shared/n8n/lostKeys';
+import { knownLeaseEnd, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
 import { respondToWebhook } from '../shared/n8n/respondToWebhook';
-import { answerReader } from '../shared/n8n/responseProperties';
+import { answerReader } from '../shared/n8n/answerReader';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import { ownedKeyId, type OwnedKey } from '../shared/store/KeyStore';
 import { namedKeys } from '../shared/transport/describeStatementError';

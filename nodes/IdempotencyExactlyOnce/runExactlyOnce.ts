@@ -7,9 +7,10 @@ import {
 
 import { readItemTargets, routeItems } from '../shared/n8n/itemFlow';
 import { inputError } from '../shared/n8n/nodeErrors';
-import { lostInTransactionError, ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
+import { lostInTransactionError } from '../shared/n8n/lostKeys';
+import { ownedKeyWithTokenReader } from '../shared/n8n/ownedKeys';
 import { respondToWebhook } from '../shared/n8n/respondToWebhook';
-import { answerReader, type AnswerReader } from '../shared/n8n/responseProperties';
+import { answerReader, type AnswerReader } from '../shared/n8n/answerReader';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import { claimId, type ClaimedKey, type KeyHold } from '../shared/store/completingTransaction';
 import type { StoredResponse } from '../shared/store/storedResponse';

@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { readItemTargets, routeItems, type ItemRoute } from '../shared/n8n/itemFlow';
-import { knownLeaseEnd, ownedKeyReader, releaseUnreachableText } from '../shared/n8n/ownedKeys';
+import { releaseUnreachableText } from '../shared/n8n/lostKeys';
+import { knownLeaseEnd, ownedKeyReader } from '../shared/n8n/ownedKeys';
 import { FailedStep, openStoreStep, statementStep } from '../shared/n8n/storeStep';
 import { ownedKeyId, type OwnedKeyResult } from '../shared/store/KeyStore';
 import { namedKeys } from '../shared/transport/describeStatementError';
