@@ -2,8 +2,11 @@
  * The key planner page: reads the fields, asks plan.ts, writes the results. No network API is used
  * (and the page's Content-Security-Policy would refuse one): hashing is crypto.subtle, the download a blob.
  */
+import type { FingerprintSource } from '../nodes/IdempotencyReserve/helpers/reserveSettings';
+import type { KeySource } from '../nodes/shared/keys/keySourceTable';
 import apiTemplate from '../workflows/idempotent-api.json';
 import template from '../workflows/idempotent-webhook.json';
+import { startDuplicateExplainer } from './duplicateUi';
 import {
 	configureWorkflow,
 	DEFAULT_SETTINGS,
@@ -21,9 +24,6 @@ import {
 	type PlannerSettings,
 	type TemplateKind,
 } from './plan';
-import type { FingerprintSource } from '../nodes/IdempotencyReserve/reserveSettings';
-import type { KeySource } from '../nodes/shared/keys/keySourceTable';
-import { startDuplicateExplainer } from './duplicateUi';
 import { startSignatureCheck } from './signatureUi';
 
 function element<T extends HTMLElement>(id: string): T {

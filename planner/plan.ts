@@ -5,6 +5,7 @@
  * only the parts of n8n around the node (the Webhook node's body parsing, Node.js's header handling,
  * reading a parameter) are followed here, as n8n 2.41 does them.
  */
+import { reserveOutputNames } from '../nodes/IdempotencyReserve/helpers/reserveOutputs';
 import {
 	DEFAULT_FINGERPRINT_EXPRESSION,
 	DEFAULT_LEASE_SECONDS,
@@ -14,30 +15,28 @@ import {
 	MODE_OPTIONS,
 	type FingerprintSource,
 	type ReserveMode,
-} from '../nodes/IdempotencyReserve/reserveSettings';
+} from '../nodes/IdempotencyReserve/helpers/reserveSettings';
+import { headerMap, httpStatusOf } from '../nodes/shared/answers/storedResponse';
+import { webhookAnswerOf } from '../nodes/shared/answers/webhookAnswer';
 import { composeKey } from '../nodes/shared/keys/composeKey';
 import { expressionFingerprintText } from '../nodes/shared/keys/fingerprint';
 import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
+import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/keys/jsonPath';
 import { KeyError } from '../nodes/shared/keys/KeyError';
-import {
-	KEY_SOURCES,
-	keySourceDefinition,
-	type KeySource,
-} from '../nodes/shared/keys/keySourceTable';
 import {
 	resolveKeyIdentity,
 	settleNumericId,
 	type KeyIdentity,
 	type WebhookItemJson,
 } from '../nodes/shared/keys/keySources';
+import {
+	KEY_SOURCES,
+	keySourceDefinition,
+	type KeySource,
+} from '../nodes/shared/keys/keySourceTable';
 import { namespaceText } from '../nodes/shared/keys/namespace';
 import { decodeRawBody } from '../nodes/shared/keys/rawJson';
-import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/keys/jsonPath';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
-import { headerMap, httpStatusOf } from '../nodes/shared/store/storedResponse';
-import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
-import { webhookAnswerOf } from '../nodes/shared/webhook/webhookAnswer';
-import { reserveOutputNames } from '../nodes/IdempotencyReserve/reserveOutputs';
 import {
 	addColumnsSql,
 	completeSql,
@@ -52,6 +51,7 @@ import {
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
 } from '../nodes/shared/store/sql';
+import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
 
 export { KEY_SOURCES };
 

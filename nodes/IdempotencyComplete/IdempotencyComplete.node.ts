@@ -6,11 +6,11 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
-import { schemaProperty, tableProperty } from '../shared/n8n/properties';
-import { responseProperties } from '../shared/n8n/responseProperties';
-import { completeItems } from './completeItems';
+import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import { ownedKeyProperties } from '../shared/parameters/ownedKeyProperties';
+import { schemaProperty, tableProperty } from '../shared/parameters/properties';
+import { responseProperties } from '../shared/parameters/responseProperties';
+import { execute } from './actions/complete.operation';
 
 export class IdempotencyComplete implements INodeType {
 	description: INodeTypeDescription = {
@@ -44,6 +44,6 @@ export class IdempotencyComplete implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await completeItems.call(this);
+		return await execute.call(this);
 	}
 }

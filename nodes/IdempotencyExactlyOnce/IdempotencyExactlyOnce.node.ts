@@ -6,12 +6,12 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
-import { schemaProperty, tableProperty } from '../shared/n8n/properties';
-import { responseProperties } from '../shared/n8n/responseProperties';
-import { runExactlyOnce } from './runExactlyOnce';
-import { statementProperties } from './statementProperties';
+import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import { ownedKeyProperties } from '../shared/parameters/ownedKeyProperties';
+import { schemaProperty, tableProperty } from '../shared/parameters/properties';
+import { responseProperties } from '../shared/parameters/responseProperties';
+import { execute } from './actions/exactlyOnce.operation';
+import { statementProperties } from './description/statementProperties';
 
 export class IdempotencyExactlyOnce implements INodeType {
 	description: INodeTypeDescription = {
@@ -49,6 +49,6 @@ export class IdempotencyExactlyOnce implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await runExactlyOnce.call(this);
+		return await execute.call(this);
 	}
 }

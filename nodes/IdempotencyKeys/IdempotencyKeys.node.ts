@@ -6,8 +6,8 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { schemaProperty, tableProperty } from '../shared/n8n/properties';
+import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import { schemaProperty, tableProperty } from '../shared/parameters/properties';
 import { operationProperties, operationSubtitle, route } from './actions/operations';
 
 export class IdempotencyKeys implements INodeType {

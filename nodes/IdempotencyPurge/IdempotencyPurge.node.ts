@@ -6,11 +6,15 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { createTableProperty, schemaProperty, tableProperty } from '../shared/n8n/properties';
-import { retentionUnitProperty } from '../shared/n8n/retention';
+import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import {
+	createTableProperty,
+	schemaProperty,
+	tableProperty,
+} from '../shared/parameters/properties';
+import { retentionUnitProperty } from '../shared/parameters/retention';
 import { MAX_BATCH_SIZE } from '../shared/store/selectionPurge';
-import { purgeKeys } from './purgeKeys';
+import { execute } from './actions/purge.operation';
 
 export class IdempotencyPurge implements INodeType {
 	description: INodeTypeDescription = {
@@ -71,6 +75,6 @@ export class IdempotencyPurge implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await purgeKeys.call(this);
+		return await execute.call(this);
 	}
 }

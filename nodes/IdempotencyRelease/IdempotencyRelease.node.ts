@@ -6,10 +6,14 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { ownedKeyProperties } from '../shared/n8n/ownedKeyProperties';
-import { createTableProperty, schemaProperty, tableProperty } from '../shared/n8n/properties';
-import { releaseItems } from './releaseItems';
+import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import { ownedKeyProperties } from '../shared/parameters/ownedKeyProperties';
+import {
+	createTableProperty,
+	schemaProperty,
+	tableProperty,
+} from '../shared/parameters/properties';
+import { execute } from './actions/release.operation';
 
 export class IdempotencyRelease implements INodeType {
 	description: INodeTypeDescription = {
@@ -43,6 +47,6 @@ export class IdempotencyRelease implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await releaseItems.call(this);
+		return await execute.call(this);
 	}
 }

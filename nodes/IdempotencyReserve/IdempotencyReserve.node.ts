@@ -6,20 +6,20 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../shared/n8n/connectionTest';
-import { webhookSigningSecretTest } from '../shared/n8n/signingSecretTest';
+import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import { webhookSigningSecretTest } from '../shared/credentialTests/signingSecretTest';
 import {
 	namespaceProperty,
 	schemaProperty,
 	tableProperty,
 	createTableProperty,
-} from '../shared/n8n/properties';
-import { fingerprintProperties } from './fingerprintProperties';
-import { keyProperties, keySourceSubtitle } from './keyProperties';
-import { modeProperties } from './modeProperties';
-import { reserveItems } from './reserveItems';
-import { reserveOutputsExpression } from './reserveOutputs';
-import { SIGNED, signatureProperties } from './signatureProperties';
+} from '../shared/parameters/properties';
+import { execute } from './actions/reserve.operation';
+import { fingerprintProperties } from './description/fingerprintProperties';
+import { keyProperties, keySourceSubtitle } from './description/keyProperties';
+import { modeProperties } from './description/modeProperties';
+import { SIGNED, signatureProperties } from './description/signatureProperties';
+import { reserveOutputsExpression } from './helpers/reserveOutputs';
 
 export class IdempotencyReserve implements INodeType {
 	description: INodeTypeDescription = {
@@ -64,6 +64,6 @@ export class IdempotencyReserve implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest, webhookSigningSecretTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await reserveItems.call(this);
+		return await execute.call(this);
 	}
 }

@@ -6,14 +6,14 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
+import { webhookSigningSecretTest } from '../shared/credentialTests/signingSecretTest';
 import {
 	providerProperty,
 	rawBodyProperty,
 	schemeSettingProperties,
 	verifySubtitle,
-} from '../shared/n8n/signatureProperties';
-import { webhookSigningSecretTest } from '../shared/n8n/signingSecretTest';
-import { verifyItems } from './verifyItems';
+} from '../shared/parameters/signatureProperties';
+import { execute } from './actions/verify.operation';
 
 export class VerifyWebhookSignature implements INodeType {
 	description: INodeTypeDescription = {
@@ -42,6 +42,6 @@ export class VerifyWebhookSignature implements INodeType {
 	methods = { credentialTest: { webhookSigningSecretTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await verifyItems.call(this);
+		return await execute.call(this);
 	}
 }

@@ -1,7 +1,9 @@
 // Failures on the way to PostgreSQL: a clear error, the process alive, and recovery once it is back.
 // This file runs its own PostgreSQL (password auth), so it can be stopped and started.
 const { test, expect, beforeAll, afterAll } = require('@jest/globals');
-const { idempotencyPostgresConnectionTest } = require('../../dist/nodes/shared/n8n/connectionTest');
+const {
+	idempotencyPostgresConnectionTest,
+} = require('../../dist/nodes/shared/credentialTests/connectionTest');
 const { closeAllPools, poolFor } = require('../../dist/nodes/shared/transport/poolCache');
 const { credentialFromUrl } = require('../support/database');
 const { runWorkflow } = require('../support/engine');

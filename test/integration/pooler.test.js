@@ -7,7 +7,9 @@ const { test, expect, beforeAll, afterAll } = require('@jest/globals');
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { idempotencyPostgresConnectionTest } = require('../../dist/nodes/shared/n8n/connectionTest');
+const {
+	idempotencyPostgresConnectionTest,
+} = require('../../dist/nodes/shared/credentialTests/connectionTest');
 const { closeAllPools } = require('../../dist/nodes/shared/transport/poolCache');
 const { createTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');

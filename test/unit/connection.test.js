@@ -6,7 +6,7 @@ const {
 } = require('../../dist/nodes/shared/transport/connectionOptions');
 const {
 	describeConnectionError,
-} = require('../../dist/nodes/shared/transport/describeConnectionError');
+} = require('../../dist/nodes/shared/errors/describeConnectionError');
 
 const credential = { host: 'db', port: 5432, database: 'app', user: 'n8n', password: 'p' };
 

@@ -6,7 +6,7 @@ const {
 	answeredFor,
 	readItemTargets,
 	routeItems,
-} = require('../../dist/nodes/shared/n8n/itemFlow');
+} = require('../../dist/nodes/shared/run/itemFlow');
 const { KeyError } = require('../../dist/nodes/shared/keys/KeyError');
 const {
 	readRawBody,

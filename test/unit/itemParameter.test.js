@@ -1,6 +1,6 @@
 // The fast path for plain `$json` path expressions must read exactly what n8n's evaluator reads.
 const { test, expect } = require('@jest/globals');
-const { bodyPathOfParameter } = require('../../dist/nodes/shared/n8n/itemParameter');
+const { bodyPathOfParameter } = require('../../dist/nodes/shared/parameters/itemParameter');
 const {
 	jsonPathOf,
 	readJsonPath,

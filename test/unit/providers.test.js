@@ -20,7 +20,7 @@ const {
 	timestampedFrom,
 	verifySubtitle,
 	verifySubtitleFrom,
-} = require('../../dist/nodes/shared/n8n/signatureProperties');
+} = require('../../dist/nodes/shared/parameters/signatureProperties');
 const { signingKey, verifySignature } = require('../../dist/nodes/shared/webhook/verifySignature');
 const {
 	VerifyWebhookSignature,

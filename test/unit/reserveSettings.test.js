@@ -9,8 +9,10 @@ const {
 	MAX_LEASE_SECONDS,
 	DEFAULT_FINGERPRINT_EXPRESSION,
 	defaultFingerprint,
-} = require('../../dist/nodes/IdempotencyReserve/reserveSettings');
-const { reserveOutputNames } = require('../../dist/nodes/IdempotencyReserve/reserveOutputs');
+} = require('../../dist/nodes/IdempotencyReserve/helpers/reserveSettings');
+const {
+	reserveOutputNames,
+} = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
 const {
 	IdempotencyReserve,
 } = require('../../dist/nodes/IdempotencyReserve/IdempotencyReserve.node');

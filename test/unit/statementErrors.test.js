@@ -1,9 +1,7 @@
 // What an operator changed under a running database, as the node reports it: one sentence and the
 // statement that fixes it, by SQLSTATE; anything else is left to PostgreSQL's own message.
 const { test, expect } = require('@jest/globals');
-const {
-	describeStatementError,
-} = require('../../dist/nodes/shared/transport/describeStatementError');
+const { describeStatementError } = require('../../dist/nodes/shared/errors/describeStatementError');
 
 const context = {
 	host: 'db',

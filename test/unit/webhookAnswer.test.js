@@ -1,10 +1,10 @@
 // What Complete Key and Exactly-Once SQL send with Respond to Webhook: the same status, headers and
 // body text Store Response stores, with a Content-Type when the user gave none. Pure functions.
 const { describe, test, expect } = require('@jest/globals');
-const { webhookAnswerOf } = require('../../dist/nodes/shared/webhook/webhookAnswer');
-const { storedResponseOf } = require('../../dist/nodes/shared/store/storedResponse');
+const { webhookAnswerOf } = require('../../dist/nodes/shared/answers/webhookAnswer');
+const { storedResponseOf } = require('../../dist/nodes/shared/answers/storedResponse');
 
-/** @type {import('../../dist/nodes/shared/store/storedResponse').ResponseSettings} */
+/** @type {import('../../dist/nodes/shared/answers/storedResponse').ResponseSettings} */
 const settings = { maxBytes: 1000, whenTooLarge: 'error' };
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';

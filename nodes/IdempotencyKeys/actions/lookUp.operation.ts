@@ -5,12 +5,12 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { collectItemKeys, errorItem } from '../../shared/n8n/itemErrors';
-import { itemParameterReader } from '../../shared/n8n/itemParameter';
-import { FailedStep } from '../../shared/n8n/storeStep';
+import { itemParameterReader } from '../../shared/parameters/itemParameter';
+import { isoTime } from '../../shared/run/isoTime';
+import { collectItemKeys, errorItem } from '../../shared/run/itemErrors';
+import { FailedStep } from '../../shared/run/storeStep';
 import type { KeyRow } from '../../shared/store/operatorQueries';
-import { isoTime } from '../../shared/n8n/isoTime';
-import { openOperator, operatorStatement } from './openOperator';
+import { openOperator, operatorStatement } from '../helpers/openOperator';
 import {
 	graceProperty,
 	graceSeconds,
@@ -20,7 +20,7 @@ import {
 	keysProperty,
 	MAX_LIST_LIMIT,
 	wholeNumber,
-} from './settings';
+} from '../helpers/settings';
 
 type LookUpBy = 'keys' | 'prefix' | 'stuck';
 

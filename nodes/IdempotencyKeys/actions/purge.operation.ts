@@ -1,10 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { KeyError } from '../../shared/keys/KeyError';
-import { FailedStep } from '../../shared/n8n/storeStep';
+import { FailedStep } from '../../shared/run/storeStep';
 import { MAX_BATCH_SIZE } from '../../shared/store/selectionPurge';
 import type { KeySelection } from '../../shared/store/sql/keySelection';
-import { openOperator, operatorStatement } from './openOperator';
+import { openOperator, operatorStatement } from '../helpers/openOperator';
 import {
 	countLimitProperty,
 	keyPrefix,
@@ -16,7 +16,7 @@ import {
 	retentionOf,
 	retentionProperties,
 	wholeNumber,
-} from './settings';
+} from '../helpers/settings';
 
 type PurgeBy = KeySelection['by'];
 

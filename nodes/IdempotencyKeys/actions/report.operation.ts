@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { FailedStep } from '../../shared/n8n/storeStep';
-import { isoTime } from '../../shared/n8n/isoTime';
-import { openOperator, operatorStatement } from './openOperator';
+import { isoTime } from '../../shared/run/isoTime';
+import { FailedStep } from '../../shared/run/storeStep';
+import { openOperator, operatorStatement } from '../helpers/openOperator';
 import {
 	countLimitProperty,
 	graceProperty,
@@ -11,7 +11,7 @@ import {
 	retentionOf,
 	retentionProperties,
 	wholeNumber,
-} from './settings';
+} from '../helpers/settings';
 
 export const description: INodeProperties[] = [
 	graceProperty(),

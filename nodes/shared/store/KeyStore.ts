@@ -5,7 +5,6 @@ import {
 	type CompletingTransactionResult,
 } from './completingTransaction';
 import type { TableRef } from './identifiers';
-import { KeyTable, type PrepareOptions } from './keyTable';
 import type {
 	LeaseOutcome,
 	OwnedKey,
@@ -15,6 +14,7 @@ import type {
 	ReserveOutcome,
 	ReserveTarget,
 } from './keyStoreTypes';
+import { KeyTable, type PrepareOptions } from './keyTable';
 import { withLockDiagnosis } from './lockDiagnosis';
 import { ownedKeyResultsOf, releasedResultsOf, sortedDistinctOwned } from './ownedKeyRows';
 import {

@@ -1,9 +1,9 @@
+import type { StoredResponse } from '../answers/storedResponse';
 import { sessionEnded } from '../transport/connectionRetry';
 import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
 import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql/ownedKeys';
 import { StepStatementError } from './StepStatementError';
-import type { StoredResponse } from './storedResponse';
 
 /** A reserved key and the token of the reservation the item claims to hold it with. */
 export interface ClaimedKey {

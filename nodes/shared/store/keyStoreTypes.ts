@@ -1,4 +1,4 @@
-import type { StoredResponse } from './storedResponse';
+import type { StoredResponse } from '../answers/storedResponse';
 
 /** What KeyStore takes and returns (KeyStore.ts re-exports them: the nodes import them from there). */
 

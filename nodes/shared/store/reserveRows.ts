@@ -1,5 +1,5 @@
+import type { StoredResponse } from '../answers/storedResponse';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from './keyStoreTypes';
-import type { StoredResponse } from './storedResponse';
 
 /**
  * Each key once, sorted, with the fingerprint of its first item: the one a new key is recorded with

@@ -1,0 +1,72 @@
+import type { INodePropertyOptions, INodeProperties } from 'n8n-workflow';
+
+import { KEY_SOURCES } from '../../shared/keys/keySourceTable';
+
+/** The Key Source list, made from the one table of sources; n8n lists options sorted by name. */
+function keySourceOptions(): INodePropertyOptions[] {
+	return KEY_SOURCES.map(({ name, value, description }) => ({ name, value, description })).sort(
+		(a, b) => a.name.localeCompare(b.name),
+	);
+}
+
+/**
+ * The node's subtitle: the source's subtitle from the table ("Event ID or body hash"). The table name
+ * is left out: n8n's canvas cuts subtitles at about 28 characters, and the table is in the settings.
+ */
+const SUBTITLES = Object.fromEntries(KEY_SOURCES.map(({ value, subtitle }) => [value, subtitle]));
+export const keySourceSubtitle = `={{ ${JSON.stringify(SUBTITLES)}[$parameter["keySource"]] }}`;
+
+export const keyProperties: INodeProperties[] = [
+	{
+		displayName: 'Key Source',
+		name: 'keySource',
+		type: 'options',
+		noDataExpression: true,
+		default: 'eventIdOrBodyHash',
+		options: keySourceOptions(),
+	},
+	{
+		displayName: 'Event ID',
+		name: 'eventId',
+		type: 'string',
+		default: '={{ $json.body.id }}',
+		description:
+			'The ID that stays the same across retries of one event. When empty, the raw body is hashed instead.',
+		displayOptions: { show: { keySource: ['eventIdOrBodyHash'] } },
+	},
+	{
+		displayName: 'Custom Key',
+		name: 'customKey',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: '={{ $json.body.order_id }}',
+		description: 'The whole key (text or number, at most 1,000 bytes)',
+		displayOptions: { show: { keySource: ['custom'] } },
+	},
+	{
+		displayName: 'Raw Body Property',
+		name: 'rawBodyProperty',
+		type: 'string',
+		default: 'data',
+		description:
+			'Binary property holding the exact request bytes (Webhook node option "Raw Body"). It is hashed for the body hash, and a numeric ID is read from it digit for digit. Without it, the body is hashed as text (a text body) or as its JSON serialisation.',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Look Up First Seen Time',
+				name: 'firstSeen',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to add firstSeenAt (when the key was first reserved) to duplicates. It costs an index lookup per duplicate: turn it off for executions with thousands of items.',
+			},
+		],
+	},
+];

@@ -1,0 +1,83 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { composeKey } from '../../shared/keys/composeKey';
+import { KeyError } from '../../shared/keys/KeyError';
+import {
+	resolveKeyIdentity,
+	settleNumericId,
+	type KeyIdentity,
+	type KeySource,
+	type WebhookItemJson,
+} from '../../shared/keys/keySources';
+import { namespaceText } from '../../shared/keys/namespace';
+import { bodyPathOfParameter, itemParameterReader } from '../../shared/parameters/itemParameter';
+import {
+	RAW_BODY_HINT,
+	readRawBody,
+	readRequestBytes,
+	sha256Hex,
+} from '../../shared/webhook/rawBody';
+
+export interface KeySettings {
+	source: KeySource;
+	rawBodyProperty: string;
+}
+
+/** The body hash of an item: of the exact bytes the sender posted, else of the body as text or JSON. */
+function bodyHashOf(bytes: Uint8Array | undefined, rawBodyProperty: string): string {
+	if (bytes === undefined) {
+		throw new KeyError(
+			`The item has no event id, no binary property "${rawBodyProperty}" and no body to hash`,
+			RAW_BODY_HINT,
+		);
+	}
+	return sha256Hex(bytes);
+}
+
+/** Synchronous unless the raw body must be read (binary data may live outside memory). */
+export type ItemKeyDeriver = (
+	item: INodeExecutionData,
+	itemIndex: number,
+) => string | Promise<string>;
+
+/** The parameter a source reads per item: Event ID for the default source, Custom Key for Custom, none for presets. */
+function sourceParameterName(source: KeySource): string | undefined {
+	if (source === 'eventIdOrBodyHash') return 'eventId';
+	if (source === 'custom') return 'customKey';
+	return undefined;
+}
+
+/** Reads the node's settings once and returns the per-item key function. */
+export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings): ItemKeyDeriver {
+	const { source, rawBodyProperty } = settings;
+	const parameterName = sourceParameterName(source);
+	const readSourceParameter =
+		parameterName === undefined ? () => undefined : itemParameterReader(context, parameterName);
+	const parameterBodyPath =
+		parameterName === undefined ? undefined : bodyPathOfParameter(context, parameterName);
+	const readNamespace = itemParameterReader(context, 'namespace');
+	return (item, itemIndex) => {
+		const json = item.json as WebhookItemJson;
+		const resolution = resolveKeyIdentity(
+			source,
+			json,
+			readSourceParameter(item, itemIndex),
+			parameterBodyPath,
+		);
+		const namespace = namespaceText(readNamespace(item, itemIndex));
+		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) =>
+			composeKey(identity, namespace, bodySha256Hex);
+		if (resolution.kind === 'number') {
+			// A JSON number's exact text is in the raw body (see shared/keys/idText.ts).
+			const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
+			return raw instanceof Promise
+				? raw.then((bytes) => keyOf(settleNumericId(resolution, bytes)))
+				: keyOf(settleNumericId(resolution, raw));
+		}
+		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
+		const bytes = readRequestBytes(context, item, itemIndex, rawBodyProperty);
+		return bytes instanceof Promise
+			? bytes.then((read) => keyOf(resolution, bodyHashOf(read, rawBodyProperty)))
+			: keyOf(resolution, bodyHashOf(bytes, rawBodyProperty));
+	};
+}

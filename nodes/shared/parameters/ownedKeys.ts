@@ -1,0 +1,92 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { assertStorableKey } from '../keys/composeKey';
+import { KeyError } from '../keys/KeyError';
+import { normalizeId } from '../keys/keySources';
+import { existingExecutionToken, soleReservedKey } from '../run/executionReservations';
+import type { OwnedKey } from '../store/KeyStore';
+import { itemParameterReader } from './itemParameter';
+
+/** A parameter left empty: the execution's own reservation stands in for it. */
+function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
+	const raw = context.getNode().parameters[name];
+	return raw === undefined || raw === null || raw === '';
+}
+
+/**
+ * Reads each item's key and, where there is one, the token of the reservation that holds it
+ * (parameters `key` and `reservation`), as Complete Key and Release Key take them. Left empty, Key
+ * is the one key this execution reserved and Reservation is this execution's lease: no expression
+ * to evaluate per item, which is most of what these nodes would otherwise cost n8n.
+ */
+export function ownedKeyReader(
+	context: IExecuteFunctions,
+	action: 'complete' | 'release',
+): (item: INodeExecutionData, itemIndex: number) => OwnedKey {
+	const readKey = isEmptyParameter(context, 'key')
+		? () => soleReservedKey(context, action)
+		: itemParameterReader(context, 'key');
+	const readToken = isEmptyParameter(context, 'reservation')
+		? () => existingExecutionToken(context)
+		: itemParameterReader(context, 'reservation');
+	return (item, itemIndex) => {
+		const key = normalizeId(readKey(item, itemIndex), `key to ${action}`);
+		if (key === undefined) {
+			throw new KeyError(
+				`The key to ${action} is empty`,
+				"Point Key at the reserved key, e.g. {{ $('Idempotency Reserve').item.json.idempotency.key }}, or leave Key empty for the key this execution reserved.",
+			);
+		}
+		assertStorableKey(key);
+		const token = readToken(item, itemIndex);
+		if (token === undefined || token === null || token === '') return { key };
+		if (typeof token !== 'string') {
+			throw new KeyError(
+				`The token of key "${key}" is not text`,
+				"Point Reservation at idempotency.token of the Idempotency Reserve output, or leave it empty for this execution's reservation.",
+			);
+		}
+		return { key, token };
+	};
+}
+
+/**
+ * Complete Key and the exactly-once step take a key only with the token of its reservation: only
+ * the execution that holds a key may finish it.
+ */
+export function ownedKeyWithTokenReader(
+	context: IExecuteFunctions,
+): (item: INodeExecutionData, itemIndex: number) => OwnedKey & { token: string } {
+	const read = ownedKeyReader(context, 'complete');
+	return (item, itemIndex) => {
+		const target = read(item, itemIndex);
+		if (target.token === undefined) {
+			throw new KeyError(
+				`The key "${target.key}" comes without the token of its reservation`,
+				'Reserve it in Lease mode earlier in this execution and leave Reservation empty, or point Reservation at idempotency.token of the Reserve output.',
+			);
+		}
+		return { key: target.key, token: target.token };
+	};
+}
+
+/**
+ * When the lease of the targets' keys ends, where the input items carry it (Reserve's
+ * `idempotency.leaseUntil`, passed through the business step) and it is one time for all of them.
+ */
+export function knownLeaseEnd(
+	items: readonly INodeExecutionData[],
+	keys: readonly string[],
+): string | undefined {
+	const wanted = new Set(keys);
+	const ends = new Set<string>();
+	for (const item of items) {
+		const idempotency = item.json.idempotency as
+			| { key?: unknown; leaseUntil?: unknown }
+			| undefined;
+		if (typeof idempotency?.leaseUntil !== 'string' || typeof idempotency.key !== 'string')
+			continue;
+		if (wanted.has(idempotency.key)) ends.add(idempotency.leaseUntil);
+	}
+	return ends.size === 1 ? [...ends][0] : undefined;
+}

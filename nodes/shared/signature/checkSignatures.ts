@@ -1,0 +1,137 @@
+import {
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+} from 'n8n-workflow';
+
+import { failWhole } from '../run/failWhole';
+import { errorItem } from '../run/itemErrors';
+import { passedOn } from '../run/itemFlow';
+import { RAW_BODY_HINT, readRawBody } from '../webhook/rawBody';
+import type { Provider } from '../webhook/signatureSchemes';
+import { verifySignature } from '../webhook/verifySignature';
+import { signatureSetup, type SignatureSetup } from './signatureSetup';
+
+/** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
+async function rawBodyOf(
+	context: IExecuteFunctions,
+	item: INodeExecutionData,
+	itemIndex: number,
+	property: string,
+): Promise<Uint8Array | NodeOperationError> {
+	let raw: Uint8Array | undefined;
+	let readFailure = '';
+	try {
+		raw = await readRawBody(context, item, itemIndex, property);
+	} catch (error) {
+		readFailure = `: ${(error as Error).message}`;
+	}
+	if (raw !== undefined) return raw;
+	const message = readFailure
+		? `Could not read the raw body (binary property "${property}")${readFailure}`
+		: `The item has no raw body (binary property "${property}"), so its signature cannot be checked`;
+	return new NodeOperationError(context.getNode(), message, {
+		itemIndex,
+		description: RAW_BODY_HINT,
+	});
+}
+
+/** One item's verdict: `signature` is what the item carries on, valid or not. */
+interface SignatureCheck {
+	valid: boolean;
+	signature: IDataObject;
+}
+
+/**
+ * Each input item's signature over its exact raw bytes, in item order. An item without a raw body
+ * is an error, never valid: it throws, or when the node continues on error is returned as the item's
+ * error for the caller to route where unverified items go.
+ */
+async function checkSignatures(
+	context: IExecuteFunctions,
+	setup: SignatureSetup,
+): Promise<Array<SignatureCheck | NodeOperationError>> {
+	const items = context.getInputData();
+	const continueOnFail = context.continueOnFail();
+	const nowSeconds = Math.floor(Date.now() / 1000);
+	const checks: Array<SignatureCheck | NodeOperationError> = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		const item = items[itemIndex];
+		const raw = await rawBodyOf(context, item, itemIndex, setup.rawBodyProperty);
+		if (raw instanceof NodeOperationError) {
+			if (!continueOnFail) throw raw;
+			checks.push(raw);
+			continue;
+		}
+		const verification = verifySignature(setup.scheme, item.json.headers, raw, setup.keys, {
+			nowSeconds,
+			toleranceSeconds: setup.toleranceSeconds,
+		});
+		checks.push(
+			verification.valid
+				? { valid: true, signature: { valid: true, provider: setup.provider } }
+				: {
+						valid: false,
+						signature: { valid: false, provider: setup.provider, reason: verification.reason },
+					},
+		);
+	}
+	return checks;
+}
+
+export interface SignatureOutputs {
+	outputCount: number;
+	/** The parameter that holds the scheme: Verify's `provider`, Reserve's `signature`. */
+	schemeParameter: string;
+	/** Where signed items go, with their verdict; undefined: nowhere (Reserve reserves them instead). */
+	validOutput?: number;
+	/** Where everything else goes: a failed signature with its reason, an unreadable item as an error. */
+	invalidOutput: number;
+}
+
+export interface VerifiedItems {
+	/** The outputs filled so far; with a setup failure, every item as an error on `invalidOutput`. */
+	outputs: INodeExecutionData[][];
+	/** The input items whose signature holds (none after a setup failure). */
+	valid: Set<number>;
+}
+
+/**
+ * The signature flow Verify Webhook Signature and Reserve (version 2) share: the setup (scheme,
+ * secrets, tolerance), then every item checked over its exact raw bytes. Nothing unverified ever
+ * reaches the valid side: a setup failure fails every item onto `invalidOutput` (in "continue" mode
+ * too), and so does an item whose raw body cannot be read.
+ */
+export async function verifyItemSignatures(
+	context: IExecuteFunctions,
+	{ outputCount, schemeParameter, validOutput, invalidOutput }: SignatureOutputs,
+): Promise<VerifiedItems> {
+	let setup: SignatureSetup;
+	try {
+		setup = await signatureSetup(context, context.getNodeParameter(schemeParameter, 0) as Provider);
+	} catch (error) {
+		// Settings and secret problems arrive as NodeOperationError naming the field, never a secret's value.
+		const nodeError =
+			error instanceof NodeOperationError
+				? error
+				: new NodeOperationError(context.getNode(), error as Error);
+		const failed = failWhole(context, nodeError, outputCount, new Map(), invalidOutput);
+		return { outputs: failed, valid: new Set() };
+	}
+
+	const items = context.getInputData();
+	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
+	const valid = new Set<number>();
+	(await checkSignatures(context, setup)).forEach((check, itemIndex) => {
+		if (check instanceof NodeOperationError) {
+			outputs[invalidOutput].push(errorItem(check, itemIndex));
+			return;
+		}
+		if (check.valid) valid.add(itemIndex);
+		const output = check.valid ? validOutput : invalidOutput;
+		if (output !== undefined)
+			outputs[output].push(passedOn(items[itemIndex], itemIndex, { signature: check.signature }));
+	});
+	return { outputs, valid };
+}
