@@ -52,14 +52,6 @@ export class KeyStore {
 	}
 
 	/**
-	 * Creates the table and its first_seen index when missing, and in lease mode the lease columns
-	 * (or says exactly which ALTER TABLE to run); settled once per pool, table and options.
-	 */
-	async prepare(options: PrepareOptions): Promise<void> {
-		await this.table.prepare(options);
-	}
-
-	/**
 	 * Prepares the table, then runs `work` (one statement); prepares again and runs it once more
 	 * where the table changed under it (see KeyTable.withPrepared).
 	 */

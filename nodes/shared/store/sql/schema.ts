@@ -123,11 +123,6 @@ export function addColumnsSql(ref: TableRef, groups: ColumnGroup | readonly Colu
 	return `ALTER TABLE ${ref.qualified}\n${columns.map(([name, type]) => `  ADD COLUMN IF NOT EXISTS ${name} ${type}`).join(',\n')};`;
 }
 
-/** The lease columns' ALTER TABLE, as the planner shows it to a DBA. */
-export function addLeaseColumnsSql(ref: TableRef): string {
-	return addColumnsSql(ref, 'lease');
-}
-
 /** The same, by whoever may; a user who may not (not the owner) gets a NOTICE, and the caller checks again. */
 export function addColumnsIfPermittedSql(ref: TableRef, group: ColumnGroup): string {
 	return `${DDL_LOCK}
