@@ -27,6 +27,9 @@ function loadNodeTypes() {
 	const { IdempotencyKeys } = require(
 		path.join(dist, 'nodes/IdempotencyKeys/IdempotencyKeys.node.js'),
 	);
+	const { IdempotencyStep } = require(
+		path.join(dist, 'nodes/IdempotencyStep/IdempotencyStep.node.js'),
+	);
 	const { VerifyWebhookSignature } = require(
 		path.join(dist, 'nodes/VerifyWebhookSignature/VerifyWebhookSignature.node.js'),
 	);
@@ -37,6 +40,7 @@ function loadNodeTypes() {
 		[`${PACKAGE}.idempotencyExactlyOnce`]: new IdempotencyExactlyOnce(),
 		[`${PACKAGE}.idempotencyPurge`]: new IdempotencyPurge(),
 		[`${PACKAGE}.idempotencyKeys`]: new IdempotencyKeys(),
+		[`${PACKAGE}.idempotencyStep`]: new IdempotencyStep(),
 		[`${PACKAGE}.verifyWebhookSignature`]: new VerifyWebhookSignature(),
 	};
 	return {
@@ -221,6 +225,9 @@ function describeRun(run) {
 			return outputs[outputIndex] ?? [];
 		},
 		outputCount: (nodeName) => runData[nodeName]?.[0]?.data?.main?.length ?? 0,
+		/** Items of one output over every run of a node (a node fed by two branches runs once for each). */
+		allOutputs: (nodeName, outputIndex = 0) =>
+			(runData[nodeName] ?? []).flatMap((task) => task.data?.main?.[outputIndex] ?? []),
 		nodeError: (nodeName) => runData[nodeName]?.[0]?.error,
 	};
 }

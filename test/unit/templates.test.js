@@ -48,6 +48,7 @@ test.each([
 	'exactly-once-postgres.json',
 	'idempotent-http-call.json',
 	'idempotent-api.json',
+	'multi-step.json',
 ])('every path of %s ends in an answer (else n8n answers 200 with an empty body)', (file) => {
 	const workflow = templates.find(([name]) => name === file)[1];
 	const leaves = workflow.nodes.filter(

@@ -88,6 +88,7 @@ export function keyJson(row: KeyRow): IDataObject {
 		hasFingerprint: row.hasFingerprint,
 		hasResponse: row.hasResponse,
 		holder: row.holder ?? null,
+		steps: row.steps ?? [],
 	};
 	if (row.status === 'in_progress' && row.leaseUntilMs !== undefined) {
 		json.leaseRunning = row.leaseUntilMs > row.nowMs;

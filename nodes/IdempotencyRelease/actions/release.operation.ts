@@ -9,7 +9,12 @@ import { ownedKeyId, type OwnedKeyResult } from '../../shared/store/KeyStore';
 
 /** What an item says about its key: released, or why not. */
 function releasedRoute(key: string, result: OwnedKeyResult | undefined): ItemRoute {
-	if (result?.done === true) return { output: 0, idempotency: { key, released: true } };
+	// A key with step records stays, its lease ended: the retry resumes after the recorded steps.
+	if (result?.done === true)
+		return {
+			output: 0,
+			idempotency: { key, released: true, ...(result.reopened === true ? { stepsKept: true } : {}) },
+		};
 	// A key this execution completed stays: its effect committed, and freeing it would run it again.
 	const reason =
 		result?.completedByOwner === true
@@ -22,7 +27,8 @@ function releasedRoute(key: string, result: OwnedKeyResult | undefined): ItemRou
 
 /**
  * Deletes each item's key in one statement, so a retry of that event runs the business step again.
- * A key that comes with its reservation's token is deleted only while that token holds it.
+ * A key that comes with its reservation's token is deleted only while that token holds it; one with
+ * step records (Idempotency Step) is kept with its lease ended, so the retry skips what was done.
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const create = this.getNodeParameter('createTable', 0, true) as boolean;

@@ -57,6 +57,31 @@ export function lostInTransactionError(key: string, found: LostKey): KeyError {
 	);
 }
 
+/**
+ * Idempotency Step found the key no longer held by this execution's reservation: before a step
+ * (`check`), nothing more may run here, since the execution that holds it now does the rest; after
+ * one (`record`), the step ran here and is not recorded, so whoever holds the key may run it again.
+ */
+export function lostStepError(
+	key: string,
+	step: string,
+	found: LostKey,
+	when: 'check' | 'record',
+): KeyError {
+	const sentence = lostKeySentence(
+		key,
+		found,
+		`before step "${step}" was ${when === 'check' ? 'checked' : 'recorded'}`,
+	);
+	const lease = 'Make Lease longer than the slowest run from Reserve to Complete Key.';
+	return new KeyError(
+		sentence,
+		when === 'check'
+			? `Step "${step}" did not run here: the execution that holds the key runs it. ${lease}`
+			: `Step "${step}" ran here but is not recorded, so a retry may run it again. ${lease}`,
+	);
+}
+
 const leaseEnds = (leaseEnd: string | undefined) =>
 	leaseEnd === undefined ? 'until its lease ends' : `until its lease ends at ${leaseEnd}`;
 

@@ -1,15 +1,22 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 /**
- * The Key and Reservation parameters of Complete Key and Release Key. Both default to empty, which
+ * The Key and Reservation parameters of Complete Key, Release Key and Idempotency Step. Both default to empty, which
  * means "what this execution reserved": right for one event per execution (a webhook), and free of
  * per-item expressions. A batch sets Key per item.
  */
 export function ownedKeyProperties({
 	action,
 }: {
-	action: 'complete' | 'release';
+	action: 'complete' | 'release' | 'step';
 }): INodeProperties[] {
+	const reservation = {
+		complete:
+			"Empty: this execution's lease. Only the execution that holds a key can complete it; set this (idempotency.token of the Reserve output) only to complete from another execution, such as a sub-workflow.",
+		release:
+			"Empty: this execution's lease, so a late failure cannot free a key a retry took over (and any holder when this execution reserved nothing, as in a cleanup workflow). Or idempotency.token of the Reserve output.",
+		step: "Empty: this execution's lease. Only the execution that holds a key runs and records its steps; or idempotency.token of the Reserve output.",
+	}[action];
 	return [
 		{
 			displayName: 'Key',
@@ -26,10 +33,7 @@ export function ownedKeyProperties({
 			type: 'string',
 			default: '',
 			placeholder: "Empty: this execution's reservation",
-			description:
-				action === 'complete'
-					? "Empty: this execution's lease. Only the execution that holds a key can complete it; set this (idempotency.token of the Reserve output) only to complete from another execution, such as a sub-workflow."
-					: "Empty: this execution's lease, so a late failure cannot free a key a retry took over (and any holder when this execution reserved nothing, as in a cleanup workflow). Or idempotency.token of the Reserve output.",
+			description: reservation,
 		},
 	];
 }

@@ -7,6 +7,9 @@ import { existingExecutionToken, soleReservedKey } from '../run/executionReserva
 import type { OwnedKey } from '../store/KeyStore';
 import { itemParameterReader } from './itemParameter';
 
+/** What a node does with the key, as its messages say it ("the key to complete is empty"). */
+export type OwnedKeyAction = 'complete' | 'release' | 'check a step of' | 'record a step of';
+
 /** A parameter left empty: the execution's own reservation stands in for it. */
 function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
 	const raw = context.getNode().parameters[name];
@@ -21,7 +24,7 @@ function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
  */
 export function ownedKeyReader(
 	context: IExecuteFunctions,
-	action: 'complete' | 'release',
+	action: OwnedKeyAction,
 ): (item: INodeExecutionData, itemIndex: number) => OwnedKey {
 	const readKey = isEmptyParameter(context, 'key')
 		? () => soleReservedKey(context, action)
@@ -56,8 +59,9 @@ export function ownedKeyReader(
  */
 export function ownedKeyWithTokenReader(
 	context: IExecuteFunctions,
+	action: Exclude<OwnedKeyAction, 'release'> = 'complete',
 ): (item: INodeExecutionData, itemIndex: number) => OwnedKey & { token: string } {
-	const read = ownedKeyReader(context, 'complete');
+	const read = ownedKeyReader(context, action);
 	return (item, itemIndex) => {
 		const target = read(item, itemIndex);
 		if (target.token === undefined) {

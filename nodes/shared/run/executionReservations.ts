@@ -2,6 +2,7 @@ import { randomUUID } from 'crypto';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
+import type { OwnedKeyAction } from '../parameters/ownedKeys';
 import { KEY_STORE_CREDENTIAL_TYPE } from '../parameters/credentials';
 
 /**
@@ -67,10 +68,7 @@ export function recordReservedKeys(context: IExecuteFunctions, keys: readonly st
  * The one key this execution reserved in the node's table, for a Key left empty. Several keys
  * (a batch) need the item's own key, which only the item can tell.
  */
-export function soleReservedKey(
-	context: IExecuteFunctions,
-	action: 'complete' | 'release',
-): string {
+export function soleReservedKey(context: IExecuteFunctions, action: OwnedKeyAction): string {
 	const { id, label } = scopeOf(context);
 	const reserved = reservationsOf(context).tables[id];
 	if (reserved === undefined) {

@@ -7,6 +7,8 @@ const ALTERNATIVE: Record<ColumnGroup, string> = {
 	fingerprint:
 		'Or set Fingerprint to None (a reused key with another payload is then not noticed).',
 	response: 'Or turn off Store Response.',
+	steps:
+		'Step records need this column; until it is added, leave Idempotency Step out of the workflow.',
 };
 
 /**

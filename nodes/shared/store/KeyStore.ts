@@ -13,10 +13,17 @@ import type {
 	PurgeResult,
 	ReserveOutcome,
 	ReserveTarget,
+	StepRecordTarget,
+	StepState,
 } from './keyStoreTypes';
 import { KeyTable, type PrepareOptions } from './keyTable';
 import { withLockDiagnosis } from './lockDiagnosis';
-import { ownedKeyResultsOf, releasedResultsOf, sortedDistinctOwned } from './ownedKeyRows';
+import {
+	ownedKeyResultsOf,
+	releasedResultsOf,
+	sortedDistinctOwned,
+	stepStatesOf,
+} from './ownedKeyRows';
 import {
 	leaseOutcomeOf,
 	reserveOutcomeOf,
@@ -27,6 +34,7 @@ import {
 import { purgeSelection } from './selectionPurge';
 import { purgeKeysSelection } from './sql/keySelection';
 import { completeSql, releaseOwnedSql, releaseSql } from './sql/ownedKeys';
+import { recordStepSql, stepStateSql } from './sql/steps';
 import {
 	reserveLeaseSql,
 	reserveSql,
@@ -165,8 +173,8 @@ export class KeyStore {
 		sql: string,
 		targets: readonly OwnedKey[],
 		doneColumn: string,
-		/** Parameters after the keys and tokens ($3 …), aligned with the sorted targets. */
-		moreValues?: (sorted: OwnedKey[]) => unknown[][],
+		/** Parameters after the keys and tokens ($3 …), arrays aligned with the sorted targets. */
+		moreValues?: (sorted: OwnedKey[]) => unknown[],
 	): Promise<OwnedKeyResults> {
 		if (targets.length === 0) return new Map();
 		const sorted = sortedDistinctOwned(targets);
@@ -181,6 +189,40 @@ export class KeyStore {
 			keys,
 		);
 		return ownedKeyResultsOf(result.rows, doneColumn);
+	}
+
+	/**
+	 * What each key holds for `step`, read for the item's token: whether that token still holds the
+	 * key in progress, and the step's record if there is one.
+	 */
+	async stepStates(
+		targets: readonly (OwnedKey & { token: string })[],
+		step: string,
+	): Promise<Map<string, StepState>> {
+		if (targets.length === 0) return new Map();
+		const sorted = sortedDistinctOwned(targets);
+		const keys = sorted.map((target) => target.key);
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<Record<string, unknown>>(stepStateSql(this.ref), [
+					keys,
+					sorted.map((target) => target.token),
+					step,
+				]),
+			keys,
+		);
+		return stepStatesOf(result.rows);
+	}
+
+	/**
+	 * Records what `step` produced for each key, in one statement, where the target's token still
+	 * holds the key in progress; a step recorded already keeps its first record.
+	 */
+	async recordStep(targets: readonly StepRecordTarget[], step: string): Promise<OwnedKeyResults> {
+		return await this.ownedKeyStatement(recordStepSql(this.ref), targets, 'recorded', (sorted) => [
+			sorted.map((target) => JSON.stringify((target as StepRecordTarget).items)),
+			step,
+		]);
 	}
 
 	/**

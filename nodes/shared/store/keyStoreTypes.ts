@@ -54,10 +54,38 @@ export interface OwnedKeyResult {
 	attempt?: number;
 	/** Release only: the item's token completed the key, so it stays (its effect committed). */
 	completedByOwner?: boolean;
+	/** Release only: the key has step records, so it was kept and its lease ended instead. */
+	reopened?: boolean;
+	/** Recording a step only: this token had recorded it already (the first record stands). */
+	alreadyRecorded?: boolean;
 }
 
 /** The result of an owned-key statement, by key and token. */
 export type OwnedKeyResults = Map<string, OwnedKeyResult>;
+
+/** A key, the token of the reservation that holds it, and what one step produced for it. */
+export interface StepRecordTarget extends OwnedKey {
+	token: string;
+	/** The step's output items for this key, in item order (their json). */
+	items: unknown[];
+}
+
+/** A recorded step: when, and the items it produced. */
+export interface StepRecord {
+	at: string;
+	items: unknown[];
+}
+
+/** What a key's row says about one step, for the item's token. */
+export interface StepState {
+	/** The token holds the key in progress: the step may run (and be recorded) here. */
+	owned: boolean;
+	rowExists: boolean;
+	/** The attempt of the reservation that holds the key now. */
+	attempt?: number;
+	/** The step's record, where it was recorded. */
+	record?: StepRecord;
+}
 
 export function ownedKeyId({ key, token }: OwnedKey): string {
 	// Keys and tokens never hold NUL (refused before storage), so the pair is unambiguous.

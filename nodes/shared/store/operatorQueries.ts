@@ -24,6 +24,8 @@ export interface KeyRow {
 	hasResponse?: boolean;
 	/** First 8 hex digits of sha256(owner token): tells reservations apart, cannot act for one. */
 	holder?: string;
+	/** The event's recorded steps (Idempotency Step), oldest first. */
+	steps?: Array<{ step: string; recordedAt: string }>;
 	response?: unknown;
 	/** The database's clock when the row was read, for "stuck for … seconds". */
 	nowMs: number;
@@ -96,6 +98,7 @@ function keyRow(row: Row): KeyRow {
 		hasResponse: row.has_response === true,
 		holder: typeof row.holder === 'string' ? row.holder : undefined,
 		...(row.response === null || row.response === undefined ? {} : { response: row.response }),
+		steps: (row.steps as KeyRow['steps']) ?? [],
 		nowMs,
 	};
 }

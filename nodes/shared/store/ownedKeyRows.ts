@@ -1,4 +1,10 @@
-import { ownedKeyId, type OwnedKey, type OwnedKeyResults } from './keyStoreTypes';
+import {
+	ownedKeyId,
+	type OwnedKey,
+	type OwnedKeyResults,
+	type StepRecord,
+	type StepState,
+} from './keyStoreTypes';
 
 /** Each key and token once, sorted by key, so executions with overlapping batches lock rows in one order. */
 export function sortedDistinctOwned(targets: readonly OwnedKey[]): OwnedKey[] {
@@ -22,9 +28,26 @@ export function ownedKeyResultsOf(
 			rowExists: row.row_exists === true,
 			attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
 			completedByOwner: row.completed_by_owner === true,
+			reopened: row.reopened === true,
+			alreadyRecorded: row.already_recorded === true && row.owned === true,
 		});
 	}
 	return results;
+}
+
+/** The rows of stepStateSql, by key and token. */
+export function stepStatesOf(rows: ReadonlyArray<Record<string, unknown>>): Map<string, StepState> {
+	const states = new Map<string, StepState>();
+	for (const row of rows) {
+		const record = row.record as StepRecord | null;
+		states.set(ownedKeyId({ key: row.key as string, token: row.owner_token as string }), {
+			owned: row.owned === true,
+			rowExists: row.row_exists === true,
+			attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
+			...(record === null || record === undefined ? {} : { record }),
+		});
+	}
+	return states;
 }
 
 /** The simple DELETE's result for every target: released (and so there) where its key came back. */

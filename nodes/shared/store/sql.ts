@@ -10,3 +10,4 @@ export * from './sql/reserve';
 export * from './sql/ownedKeys';
 export * from './sql/keySelection';
 export * from './sql/operators';
+export * from './sql/steps';

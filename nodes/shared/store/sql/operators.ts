@@ -65,6 +65,9 @@ function keyRowColumns(includeResponse: string): string {
   coalesce(jsonb_typeof(j -> 'response'), 'null') <> 'null' AS has_response,
   left(encode(sha256(convert_to(j ->> 'owner_token', 'UTF8')), 'hex'), 8) AS holder,
   CASE WHEN ${includeResponse} THEN j -> 'response' END AS response,
+  (SELECT coalesce(jsonb_agg(jsonb_build_object('step', s.key, 'recordedAt', s.value ->> 'at')
+     ORDER BY s.value ->> 'at', s.key), '[]'::jsonb)
+   FROM jsonb_each(CASE WHEN jsonb_typeof(j -> 'steps') = 'object' THEN j -> 'steps' ELSE '{}'::jsonb END) s) AS steps,
   extract(epoch FROM now())::float8 AS now`;
 }
 

@@ -1,5 +1,6 @@
 import type { TableRef } from '../identifiers';
 import { LOCK_BOUND_CTE, lockBoundCte } from './lockBound';
+import { HAS_STEPS } from './steps';
 
 export function releaseSql(ref: TableRef): string {
 	return `WITH ${LOCK_BOUND_CTE}
@@ -42,21 +43,31 @@ LEFT JOIN LATERAL (
  * while that token still owns it and it is in progress, so a late failing execution cannot free a
  * key that a retry has taken over, nor reopen an event whose effect committed with its completion
  * (the exactly-once step's COMMIT can succeed while its answer is lost). A key without a token
- * (null) is deleted whoever holds it. Says for each key whether it was released, whether a row was
- * there and whether it is completed by that token.
+ * (null) is deleted whoever holds it. A key with step records is not deleted but reopened: its lease
+ * ends now, so the sender's retry takes it over at once and finds the steps it already did (a
+ * release means "run this event again", not "forget what it did"). Says for each key whether it
+ * was released (deleted or reopened), whether a row was there and whether it is completed by that token.
  */
 export function releaseOwnedSql(ref: TableRef): string {
 	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
   SELECT c.key, c.owner_token FROM unnest($1::text[], $2::text[]) AS c(key, owner_token) CROSS JOIN lock_bound
-), released AS (
+), deleted AS (
   DELETE FROM ${ref.qualified} AS t
   USING target
   WHERE t.key = target.key AND (target.owner_token IS NULL
-    OR (t.owner_token = target.owner_token AND t.status IS DISTINCT FROM 'completed'))
+    OR (t.owner_token = target.owner_token AND t.status IS DISTINCT FROM 'completed' AND NOT ${HAS_STEPS}))
+  RETURNING t.key
+), reopened AS (
+  UPDATE ${ref.qualified} AS t SET lease_until = now()
+  FROM target
+  WHERE t.key = target.key AND t.owner_token = target.owner_token
+    AND t.status IS DISTINCT FROM 'completed' AND ${HAS_STEPS}
   RETURNING t.key
 )
 SELECT target.key, target.owner_token,
-  EXISTS (SELECT 1 FROM released r WHERE r.key = target.key) AS released,
+  EXISTS (SELECT 1 FROM deleted r WHERE r.key = target.key)
+    OR EXISTS (SELECT 1 FROM reopened r WHERE r.key = target.key) AS released,
+  EXISTS (SELECT 1 FROM reopened r WHERE r.key = target.key) AS reopened,
   EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key) AS row_exists,
   EXISTS (SELECT 1 FROM ${ref.qualified} t
     WHERE t.key = target.key AND t.owner_token = target.owner_token AND t.status = 'completed') AS completed_by_owner

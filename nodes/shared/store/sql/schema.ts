@@ -23,12 +23,13 @@ export const LEASE_COLUMNS = [
  * ({ statusCode, headers, body } as jsonb: the body is text, replayed as it was stored). Rows
  * without them (NULL) never mismatch and replay nothing.
  */
-export type ColumnGroup = 'lease' | 'fingerprint' | 'response';
+export type ColumnGroup = 'lease' | 'fingerprint' | 'response' | 'steps';
 
 export const COLUMN_GROUPS: Record<ColumnGroup, ReadonlyArray<readonly [string, string]>> = {
 	lease: LEASE_COLUMNS,
 	fingerprint: [['fingerprint', 'text']],
 	response: [['response', 'jsonb']],
+	steps: [['steps', 'jsonb']],
 };
 
 export const OPTIONAL_COLUMN_NAMES: string[] = Object.values(COLUMN_GROUPS).flatMap((columns) =>
@@ -42,6 +43,8 @@ export interface GroupOptions {
 	fingerprint?: boolean;
 	/** Complete Key stores the response. */
 	response?: boolean;
+	/** Idempotency Step records what a step did (sql/steps.ts). */
+	steps?: boolean;
 }
 
 /** The column groups a node with these options needs (a table made before must get them). */
@@ -50,6 +53,7 @@ export function groupsNeeded(options: GroupOptions): ColumnGroup[] {
 	if (options.lease) groups.push('lease');
 	if (options.fingerprint) groups.push('fingerprint');
 	if (options.response) groups.push('response');
+	if (options.steps) groups.push('steps');
 	return groups;
 }
 
@@ -58,7 +62,7 @@ export function groupsForNewTable({
 	lease,
 	fingerprint = false,
 }: Omit<GroupOptions, 'response'>): ColumnGroup[] {
-	if (lease) return ['lease', 'fingerprint', 'response'];
+	if (lease) return ['lease', 'fingerprint', 'response', 'steps'];
 	return fingerprint ? ['fingerprint'] : [];
 }
 

@@ -1,0 +1,85 @@
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { KeyError } from '../../shared/keys/KeyError';
+
+/** How long a step's recorded items may be, in UTF-8 bytes of their JSON, by default. */
+export const DEFAULT_MAX_STEP_BYTES = 256 * 1024;
+
+/** What an item says about a step, in idempotency.step: where it went and when the step was recorded. */
+export interface StepMark extends IDataObject {
+	name: string;
+	/** run: not done yet, the step runs; done: recorded earlier, skipped; recorded: recorded now. */
+	status: 'run' | 'done' | 'recorded';
+	recordedAt?: string;
+}
+
+/** The step's name as the node holds it: trimmed, not empty (it is the record's name in the key row). */
+export function stepNameOf(value: unknown): string {
+	const name = typeof value === 'string' ? value.trim() : '';
+	if (name === '')
+		throw new KeyError(
+			'Step Name is empty',
+			'Name the step, e.g. "create customer": the same name in its Skip If Done and its Record Step.',
+		);
+	return name;
+}
+
+/** The item's json with `idempotency.step` set, keeping what Reserve put in idempotency. */
+export function withStepMark(json: IDataObject, mark: StepMark): IDataObject {
+	const idempotency = (json.idempotency ?? {}) as IDataObject;
+	return { ...json, idempotency: { ...idempotency, step: mark } };
+}
+
+/** An item that Skip If Done sent past the step (done), which Record Step passes on as it is. */
+export function isSkipped(item: INodeExecutionData, step: string): boolean {
+	const mark = (item.json.idempotency as { step?: Partial<StepMark> } | undefined)?.step;
+	return mark?.name === step && mark.status === 'done';
+}
+
+/**
+ * An item the step's node did not make: Skip If Done's `run` item unchanged, or n8n's error item
+ * (`error` with at most `message` and `details`, the shape n8n itself routes to an error output). A
+ * node that fails while its On Error setting continues passes its input on as its output, so
+ * recording such an item would record a failed step as done.
+ */
+export function notTheStepsOutput(item: INodeExecutionData, step: string): KeyError | undefined {
+	const mark = (item.json.idempotency as { step?: Partial<StepMark> } | undefined)?.step;
+	if (mark?.name === step && mark.status === 'run')
+		return new KeyError(
+			`Record Step got the item Skip If Done sent to step "${step}", unchanged: the step's node passed its input on, which n8n does when a node fails with On Error set to continue`,
+			"Nothing is recorded, so a retry runs the step again. Give the step's node an error output to Release Key; a node that passes its input on by design (Edit Fields with Include Other Input Fields) should output only its own fields.",
+		);
+	const keys = Object.keys(item.json);
+	if (
+		item.json.error !== undefined &&
+		keys.every((key) => ['error', 'message', 'details'].includes(key))
+	)
+		return new KeyError(
+			`Record Step got an error item for step "${step}": ${String((item.json.error as { message?: unknown })?.message ?? item.json.error)}`,
+			"Nothing is recorded, so a retry runs the step again. Connect the step's error output to Release Key instead of passing errors on.",
+		);
+	return undefined;
+}
+
+/** What is recorded of one output item: its json, without the idempotency bookkeeping. */
+export function recordedJson(item: INodeExecutionData): IDataObject {
+	const json = { ...item.json };
+	delete json.idempotency;
+	return json;
+}
+
+const utf8 = new TextEncoder();
+
+/** Recorded items are kept in the key row: over the limit, the items fail instead of being cut. */
+export function recordingProblem(
+	step: string,
+	items: unknown[],
+	maxBytes: number,
+): KeyError | undefined {
+	const bytes = utf8.encode(JSON.stringify(items)).length;
+	if (bytes <= maxBytes) return undefined;
+	return new KeyError(
+		`Step "${step}" produced ${bytes} bytes of output, over the limit of ${maxBytes} bytes to record`,
+		'Raise Max Output Size, or put a node before Record Step that keeps only what the later steps read (for example only the ids).',
+	);
+}

@@ -1,0 +1,411 @@
+// Step records (resume, don't redo), through n8n's engine on a real PostgreSQL: a workflow of two
+// side effects, each between Idempotency Step's Skip If Done and Record Step. A retry of an event
+// runs only the steps it has not done; a recorded step carries what it produced the first time; a
+// record is fenced by the reservation's token; records survive Release Key and go with a purge.
+const { describe, test, expect, beforeEach } = require('@jest/globals');
+const { useTestDatabase } = require('../support/database');
+const { PACKAGE, registerNodeType, runWorkflow } = require('../support/engine');
+const { webhookItem } = require('../support/webhookItems');
+const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+
+const db = useTestDatabase();
+const credentials = () => db.credential();
+
+/** Calls of each side effect, by event id, and what each call was given. */
+const calls = { customer: [], receipt: [] };
+/** Event ids whose next "send receipt" call fails (once each). */
+const failReceiptOnce = new Set();
+/** Called while "create customer" runs, to act from another execution in between. */
+let duringCustomer = async () => undefined;
+
+beforeEach(() => {
+	calls.customer.length = 0;
+	calls.receipt.length = 0;
+	failReceiptOnce.clear();
+	duringCustomer = async () => undefined;
+});
+
+/**
+ * A side effect as an n8n node: each call is counted, and its output is its own (an HTTP Request's
+ * answer), so nothing of the Reserve output is left in the item. Its `event` parameter says which
+ * event the call is for (an expression over an earlier node's output).
+ */
+function registerSideEffect(name, calledWith, output) {
+	registerNodeType(`test.${name}`, {
+		description: {
+			displayName: name,
+			name,
+			group: ['transform'],
+			version: 1,
+			defaults: {},
+			inputs: ['main'],
+			outputs: ['main'],
+			properties: [
+				{ displayName: 'Event', name: 'event', type: 'string', default: '' },
+				{ displayName: 'Customer', name: 'customer', type: 'string', default: '' },
+			],
+		},
+		async execute() {
+			const items = this.getInputData();
+			const out = [];
+			for (let item = 0; item < items.length; item++) {
+				const event = String(this.getNodeParameter('event', item));
+				const customer = String(this.getNodeParameter('customer', item, ''));
+				calledWith.push({ event, customer });
+				if (name === 'createCustomer') await duringCustomer(event);
+				if (name === 'sendReceipt' && failReceiptOnce.delete(event)) {
+					if (!this.continueOnFail()) throw new Error(`SMTP timeout for ${event}`);
+					out.push({ json: { error: `SMTP timeout for ${event}` }, pairedItem: { item } });
+					continue;
+				}
+				out.push({ json: output(event, calledWith.length), pairedItem: { item } });
+			}
+			return [out];
+		},
+	});
+}
+
+registerSideEffect('createCustomer', calls.customer, (event, n) => ({
+	customerId: `cus_${event}_${n}`,
+}));
+registerSideEffect('sendReceipt', calls.receipt, (event) => ({ receiptSent: event }));
+
+const credential = { idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' } };
+const table = { schema: 'public', table: 'processed_events' };
+const reserveNode = {
+	...reserveWorkflow.nodes[0],
+	parameters: { ...reserveWorkflow.nodes[0].parameters, mode: 'lease', leaseSeconds: 60 },
+};
+/** Key mapped per item (a batch); the template leaves it empty for its one event per execution. */
+const KEY = "={{ $('Idempotency Reserve').item.json.idempotency.key }}";
+const EVENT = "={{ $('Idempotency Reserve').item.json.body.id }}";
+
+const step = (name, operation, stepName) => ({
+	name,
+	type: `${PACKAGE}.idempotencyStep`,
+	typeVersion: 1,
+	position: [0, 0],
+	parameters: { operation, step: stepName, key: KEY, ...table },
+	credentials: credential,
+});
+const effect = (name, type, parameters, extra = {}) => ({
+	name,
+	type,
+	typeVersion: 1,
+	position: [0, 0],
+	parameters,
+	...extra,
+});
+const keyNode = (name, type, parameters = {}) => ({
+	name,
+	type: `${PACKAGE}.${type}`,
+	typeVersion: 1,
+	position: [0, 0],
+	parameters: { key: KEY, ...table, ...parameters },
+	credentials: credential,
+});
+const to = (...nodes) => [nodes.map((node) => ({ node, type: 'main', index: 0 }))];
+
+/**
+ * Webhook → Reserve → Skip If Done "create customer" → (run) Create Customer → Record → Skip If
+ * Done "send receipt" → (run) Send Receipt → Record → Complete Key; each `done` goes to its Record,
+ * Send Receipt's error output to Release Key. The receipt names the customer through the Record
+ * node, which runs whichever way the step went (`customerFrom` changes that for the pitfall test).
+ */
+function multiStep({ customerFrom = 'Record: create customer' } = {}) {
+	return {
+		name: 'multi-step',
+		nodes: [
+			reserveNode,
+			step('Skip If Done: create customer', 'skipIfDone', 'create customer'),
+			effect('Create Customer', 'test.createCustomer', { event: EVENT }),
+			step('Record: create customer', 'record', 'create customer'),
+			step('Skip If Done: send receipt', 'skipIfDone', 'send receipt'),
+			effect(
+				'Send Receipt',
+				'test.sendReceipt',
+				{ event: EVENT, customer: `={{ $('${customerFrom}').item.json.customerId }}` },
+				{ onError: 'continueErrorOutput' },
+			),
+			step('Record: send receipt', 'record', 'send receipt'),
+			keyNode('Complete Key', 'idempotencyComplete'),
+			keyNode('Release Key', 'idempotencyRelease'),
+		],
+		connections: {
+			'Idempotency Reserve': { main: to('Skip If Done: create customer') },
+			'Skip If Done: create customer': {
+				main: [
+					[{ node: 'Create Customer', type: 'main', index: 0 }],
+					[{ node: 'Record: create customer', type: 'main', index: 0 }],
+				],
+			},
+			'Create Customer': { main: to('Record: create customer') },
+			'Record: create customer': { main: to('Skip If Done: send receipt') },
+			'Skip If Done: send receipt': {
+				main: [
+					[{ node: 'Send Receipt', type: 'main', index: 0 }],
+					[{ node: 'Record: send receipt', type: 'main', index: 0 }],
+				],
+			},
+			'Send Receipt': {
+				main: [
+					[{ node: 'Record: send receipt', type: 'main', index: 0 }],
+					[{ node: 'Release Key', type: 'main', index: 0 }],
+				],
+			},
+			'Record: send receipt': { main: to('Complete Key') },
+		},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const deliver = async (ids, workflow = multiStep()) =>
+	await runWorkflow(
+		workflow,
+		ids.map((id) => webhookItem({ body: { id, type: 'checkout.session.completed' } })),
+		{ credentials: credentials() },
+	);
+
+const row = async (key) =>
+	(await db.query(`SELECT status, attempts, steps FROM processed_events WHERE key = $1`, [key]))
+		.rows[0];
+
+describe('a retry resumes instead of redoing', () => {
+	test('the second step fails: the retry skips the first, carrying its output, and runs the second', async () => {
+		failReceiptOnce.add('evt_a');
+		const first = await deliver(['evt_a']);
+		expect(first.allOutputs('Release Key')[0].json.idempotency).toMatchObject({
+			key: 'evt:evt_a',
+			released: true,
+			stepsKept: true,
+		});
+		expect(first.ran('Complete Key')).toBe(false);
+		// Released with a step recorded: the row stays, in progress, its lease ended now.
+		const released = await row('evt:evt_a');
+		expect(released.status).toBe('in_progress');
+		expect(Object.keys(released.steps)).toEqual(['create customer']);
+		expect(released.steps['create customer'].items).toEqual([{ customerId: 'cus_evt_a_1' }]);
+
+		const retry = await deliver(['evt_a']);
+		expect(retry.output('Idempotency Reserve', 0)[0].json.idempotency).toMatchObject({
+			isNew: true,
+			attempt: 2,
+		});
+		expect(retry.output('Skip If Done: create customer', 0)).toHaveLength(0);
+		const done = retry.output('Skip If Done: create customer', 1);
+		expect(done).toHaveLength(1);
+		expect(done[0].json).toMatchObject({
+			customerId: 'cus_evt_a_1',
+			idempotency: { key: 'evt:evt_a', step: { name: 'create customer', status: 'done' } },
+		});
+		expect(retry.ran('Create Customer')).toBe(false);
+		expect(retry.output('Complete Key')[0].json.idempotency).toMatchObject({ completed: true });
+
+		// Create Customer ran once in all; Send Receipt twice (one failure, one success), for the
+		// customer the first execution created.
+		expect(calls.customer).toEqual([{ event: 'evt_a', customer: '' }]);
+		expect(calls.receipt).toEqual([
+			{ event: 'evt_a', customer: 'cus_evt_a_1' },
+			{ event: 'evt_a', customer: 'cus_evt_a_1' },
+		]);
+		const completed = await row('evt:evt_a');
+		expect(completed.status).toBe('completed');
+		expect(Object.keys(completed.steps).sort()).toEqual(['create customer', 'send receipt']);
+
+		// A duplicate after completion runs nothing.
+		const duplicate = await deliver(['evt_a']);
+		expect(duplicate.output('Idempotency Reserve', 1)).toHaveLength(1);
+		expect(calls.customer).toHaveLength(1);
+		expect(calls.receipt).toHaveLength(2);
+	});
+
+	test('without step records (a release deletes the key), the retry runs the first step again', async () => {
+		// The same workflow with both Idempotency Step pairs taken out: today's template with two steps.
+		const plain = multiStep();
+		const withoutSteps = {
+			...plain,
+			nodes: plain.nodes.filter((node) => !node.type.endsWith('idempotencyStep')),
+			connections: {
+				'Idempotency Reserve': { main: to('Create Customer') },
+				'Create Customer': { main: to('Send Receipt') },
+				'Send Receipt': {
+					main: [
+						[{ node: 'Complete Key', type: 'main', index: 0 }],
+						[{ node: 'Release Key', type: 'main', index: 0 }],
+					],
+				},
+			},
+		};
+		withoutSteps.nodes = withoutSteps.nodes.map((node) =>
+			node.name === 'Send Receipt'
+				? { ...node, parameters: { event: EVENT, customer: '={{ $json.customerId }}' } }
+				: node,
+		);
+		failReceiptOnce.add('evt_plain');
+		await deliver(['evt_plain'], withoutSteps);
+		expect(await row('evt:evt_plain')).toBeUndefined();
+		await deliver(['evt_plain'], withoutSteps);
+		expect(calls.customer.map((call) => call.event)).toEqual(['evt_plain', 'evt_plain']);
+	});
+
+	test('a batch whose events are at different steps: each runs only what it has not done', async () => {
+		failReceiptOnce.add('evt_b1');
+		await deliver(['evt_b1']);
+		calls.customer.length = 0;
+		calls.receipt.length = 0;
+
+		const batch = await deliver(['evt_b1', 'evt_b2', 'evt_b3']);
+		expect(
+			batch.output('Skip If Done: create customer', 1).map((item) => item.json.customerId),
+		).toEqual(['cus_evt_b1_1']);
+		expect(calls.customer.map((call) => call.event).sort()).toEqual(['evt_b2', 'evt_b3']);
+		expect(calls.receipt.map((call) => call.event).sort()).toEqual(['evt_b1', 'evt_b2', 'evt_b3']);
+		// evt_b1's receipt names the customer its first execution created.
+		expect(calls.receipt.find((call) => call.event === 'evt_b1').customer).toBe('cus_evt_b1_1');
+		for (const id of ['evt_b1', 'evt_b2', 'evt_b3']) {
+			const state = await row(`evt:${id}`);
+			expect(state.status).toBe('completed');
+			expect(Object.keys(state.steps).sort()).toEqual(['create customer', 'send receipt']);
+		}
+	});
+});
+
+describe('a record is fenced by the reservation', () => {
+	test('an execution whose lease was taken over mid-step cannot record, and runs nothing more', async () => {
+		duringCustomer = async (event) => {
+			// The lease ends while the step runs, and the sender's retry (another execution) takes it over.
+			await db.query(
+				`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`,
+				[`evt:${event}`],
+			);
+			duringCustomer = async () => undefined;
+			const body = { id: event, type: 'checkout.session.completed' };
+			const retry = await runWorkflow(reserveWorkflow, [webhookItem({ body })], {
+				credentials: credentials(),
+				nodeOverrides: {
+					'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } },
+				},
+			});
+			expect(retry.output('Idempotency Reserve', 0)[0].json.idempotency.attempt).toBe(2);
+		};
+		const late = await deliver(['evt_fenced']);
+		expect(late.error?.message).toMatch(
+			/evt:evt_fenced" was taken over by another execution \(attempt 2\)/,
+		);
+		expect(late.error?.description).toMatch(/Step "create customer" ran here but is not recorded/);
+		expect(late.ran('Send Receipt')).toBe(false);
+		const state = await row('evt:evt_fenced');
+		expect(state.attempts).toBe(2);
+		expect(state.steps).toBeNull();
+	});
+
+	test('Skip If Done refuses an item whose execution no longer holds its key', async () => {
+		const first = await runWorkflow(reserveWorkflow, [webhookItem({ body: { id: 'evt_gone' } })], {
+			credentials: credentials(),
+			nodeOverrides: { 'Idempotency Reserve': { parameters: { mode: 'lease', leaseSeconds: 60 } } },
+		});
+		const reserved = first.output('Idempotency Reserve', 0);
+		await db.query(`DELETE FROM processed_events WHERE key = 'evt:evt_gone'`);
+		const check = {
+			name: 'check',
+			nodes: [
+				{
+					...step('Skip If Done: create customer', 'skipIfDone', 'create customer'),
+					parameters: {
+						operation: 'skipIfDone',
+						step: 'create customer',
+						key: '={{ $json.idempotency.key }}',
+						reservation: '={{ $json.idempotency.token }}',
+						...table,
+					},
+				},
+			],
+			connections: {},
+		};
+		const result = await runWorkflow(check, reserved, { credentials: credentials() });
+		expect(result.error?.message).toMatch(/"evt:evt_gone" is no longer reserved/);
+		expect(result.error?.description).toMatch(/did not run here/);
+	});
+});
+
+describe('records go where the event goes', () => {
+	test('a purge deletes them with the key, and the next delivery runs every step', async () => {
+		failReceiptOnce.add('evt_purged');
+		await deliver(['evt_purged']);
+		expect((await row('evt:evt_purged')).steps).not.toBeNull();
+		const purge = {
+			name: 'purge',
+			nodes: [
+				{
+					...keyNode('Idempotency Keys', 'idempotencyKeys'),
+					parameters: {
+						operation: 'purge',
+						purgeBy: 'keys',
+						keys: 'evt:evt_purged',
+						dryRun: false,
+						includeRunningLeases: true,
+						...table,
+					},
+				},
+			],
+			connections: {},
+		};
+		const purged = await runWorkflow(purge, [{ json: {} }], { credentials: credentials() });
+		expect(purged.output('Idempotency Keys')[0].json).toMatchObject({ deleted: 1 });
+		await deliver(['evt_purged']);
+		expect(calls.customer.map((call) => call.event)).toEqual(['evt_purged', 'evt_purged']);
+	});
+
+	test("the operators' look-up lists an event's recorded steps", async () => {
+		failReceiptOnce.add('evt_look');
+		await deliver(['evt_look']);
+		const lookUp = {
+			name: 'look up',
+			nodes: [
+				{
+					...keyNode('Idempotency Keys', 'idempotencyKeys'),
+					parameters: { operation: 'lookUp', lookUpBy: 'keys', keys: 'evt:evt_look', ...table },
+				},
+			],
+			connections: {},
+		};
+		const found = await runWorkflow(lookUp, [{ json: {} }], { credentials: credentials() });
+		const [item] = found.output('Idempotency Keys');
+		expect(item.json.steps).toEqual([{ step: 'create customer', recordedAt: expect.any(String) }]);
+	});
+});
+
+test("n8n's pitfall: in the retry, an expression naming the skipped node fails, and Record Step records nothing of it", async () => {
+	failReceiptOnce.add('evt_pitfall');
+	const pitfall = multiStep({ customerFrom: 'Create Customer' });
+	await deliver(['evt_pitfall'], pitfall);
+	const retry = await deliver(['evt_pitfall'], pitfall);
+	// Create Customer did not run in the retry, so n8n cannot resolve $('Create Customer').item there.
+	expect(retry.ran('Create Customer')).toBe(false);
+	expect(retry.nodeError('Send Receipt')?.message).toBe(
+		"Node 'Create Customer' hasn't been executed",
+	);
+	// n8n passes a failed node's input on as its output when On Error continues: Record Step refuses it.
+	expect(retry.error?.message).toMatch(
+		/Record Step got the item Skip If Done sent to step "send receipt", unchanged/,
+	);
+	expect(retry.ran('Complete Key')).toBe(false);
+	expect(calls.receipt).toHaveLength(1);
+	const state = await row('evt:evt_pitfall');
+	expect(state.status).toBe('in_progress');
+	expect(Object.keys(state.steps)).toEqual(['create customer']);
+});
+
+test('Record Step refuses a record larger than Max Output Size, and records none of it', async () => {
+	const small = multiStep();
+	small.nodes = small.nodes.map((node) =>
+		node.name === 'Record: create customer'
+			? { ...node, parameters: { ...node.parameters, maxOutputBytes: 10 } }
+			: node,
+	);
+	const result = await deliver(['evt_large'], small);
+	expect(result.error?.message).toMatch(
+		/Step "create customer" produced \d+ bytes of output, over the limit of 10 bytes/,
+	);
+	expect((await row('evt:evt_large')).steps).toBeNull();
+});
