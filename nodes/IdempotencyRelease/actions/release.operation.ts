@@ -13,7 +13,11 @@ function releasedRoute(key: string, result: OwnedKeyResult | undefined): ItemRou
 	if (result?.done === true)
 		return {
 			output: 0,
-			idempotency: { key, released: true, ...(result.reopened === true ? { stepsKept: true } : {}) },
+			idempotency: {
+				key,
+				released: true,
+				...(result.reopened === true ? { stepsKept: true } : {}),
+			},
 		};
 	// A key this execution completed stays: its effect committed, and freeing it would run it again.
 	const reason =
