@@ -11,7 +11,7 @@ import { ownedKeyProperties } from '../shared/parameters/ownedKeyProperties';
 import { schemaProperty, tableProperty } from '../shared/parameters/properties';
 import { responseProperties } from '../shared/parameters/responseProperties';
 import { execute } from './actions/exactlyOnce.operation';
-import { statementProperties } from './description/statementProperties';
+import { finishProperties, statementProperties } from './description/statementProperties';
 
 export class IdempotencyExactlyOnce implements INodeType {
 	description: INodeTypeDescription = {
@@ -23,7 +23,8 @@ export class IdempotencyExactlyOnce implements INodeType {
 		},
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ "SQL + complete in " + $parameter["table"] }}',
+		subtitle:
+			'={{ ($parameter["finish"] === "recordStep" ? "SQL + step " + $parameter["step"] : "SQL + complete") + " in " + $parameter["table"] }}',
 		description:
 			'Run the business SQL and complete the idempotency key in one PostgreSQL transaction: the effect happens exactly once, even if n8n crashes or the lease is lost',
 		defaults: { name: 'Business Step (exactly once)' },
@@ -39,8 +40,15 @@ export class IdempotencyExactlyOnce implements INodeType {
 		],
 		properties: [
 			...statementProperties,
+			...finishProperties,
 			...ownedKeyProperties({ action: 'complete' }),
-			...responseProperties,
+			...responseProperties.map((property) => ({
+				...property,
+				displayOptions: {
+					...property.displayOptions,
+					show: { ...property.displayOptions?.show, finish: ['complete'] },
+				},
+			})),
 			schemaProperty,
 			tableProperty,
 		],

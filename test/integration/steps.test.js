@@ -409,3 +409,58 @@ test('Record Step refuses a record larger than Max Output Size, and records none
 	);
 	expect((await row('evt:evt_large')).steps).toBeNull();
 });
+
+test('Exactly-Once SQL records its step in its own transaction: the retry skips it with the rows it returned', async () => {
+	await db.query(
+		`CREATE TABLE IF NOT EXISTS orders (id serial PRIMARY KEY, event_key text NOT NULL)`,
+	);
+	const workflow = multiStep({ customerFrom: 'Insert order' });
+	workflow.nodes = [
+		...workflow.nodes.filter((node) => !/create customer/i.test(node.name)),
+		{
+			name: 'Insert order',
+			type: `${PACKAGE}.idempotencyExactlyOnce`,
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {
+				query: 'INSERT INTO orders (event_key) VALUES ($1) RETURNING id AS "customerId"',
+				queryParameters: KEY,
+				finish: 'recordStep',
+				step: 'insert order',
+				key: KEY,
+				...table,
+			},
+			credentials: credential,
+		},
+	];
+	workflow.connections = {
+		...workflow.connections,
+		'Idempotency Reserve': { main: to('Insert order') },
+		'Insert order': { main: to('Skip If Done: send receipt') },
+	};
+	delete workflow.connections['Skip If Done: create customer'];
+	delete workflow.connections['Create Customer'];
+	delete workflow.connections['Record: create customer'];
+
+	failReceiptOnce.add('evt_sql');
+	const first = await deliver(['evt_sql'], workflow);
+	const [inserted] = first.output('Insert order');
+	expect(inserted.json).toMatchObject({
+		customerId: expect.any(Number),
+		idempotency: { key: 'evt:evt_sql', step: { name: 'insert order', status: 'recorded' } },
+	});
+	expect((await row('evt:evt_sql')).status).toBe('in_progress');
+
+	const retry = await deliver(['evt_sql'], workflow);
+	expect(retry.output('Insert order')[0].json).toMatchObject({
+		customerId: inserted.json.customerId,
+		idempotency: { step: { name: 'insert order', status: 'done' } },
+	});
+	expect(retry.output('Complete Key')[0].json.idempotency).toMatchObject({ completed: true });
+	const orders = await db.query(`SELECT id FROM orders WHERE event_key = 'evt:evt_sql'`);
+	expect(orders.rows).toEqual([{ id: inserted.json.customerId }]);
+	expect(calls.receipt.map((call) => call.customer)).toEqual([
+		String(inserted.json.customerId),
+		String(inserted.json.customerId),
+	]);
+});

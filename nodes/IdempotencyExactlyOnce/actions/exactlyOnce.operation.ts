@@ -5,16 +5,17 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
-import type { StoredResponse } from '../../shared/answers/storedResponse';
 import type { WebhookAnswer } from '../../shared/answers/webhookAnswer';
 import { lostInTransactionError } from '../../shared/errors/lostKeys';
 import { inputError } from '../../shared/errors/nodeErrors';
 import { answerReader, type AnswerReader } from '../../shared/parameters/answerReader';
 import { ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { respondToWebhook } from '../../shared/run/respondToWebhook';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { claimId, type ClaimedKey, type KeyHold } from '../../shared/store/completingTransaction';
+import type { Finish } from '../description/statementProperties';
 import { statementReader, type ItemStatement } from '../helpers/readStatement';
 
 interface ItemWork {
@@ -29,17 +30,18 @@ interface ItemRows {
 	rowCount: number;
 }
 
-/** The output of one item whose statement committed: its rows, or one item saying how many rows changed. */
+/** What one item's statement gave: its rows, or one item saying how many rows changed. */
+function rowItems(ran: ItemRows): IDataObject[] {
+	return ran.rows.length === 0 ? [{ rowCount: ran.rowCount }] : ran.rows;
+}
+
+/** The output of one item whose statement committed, each row with the item's `idempotency`. */
 function committedItems(
-	key: string,
 	ran: ItemRows,
 	itemIndex: number,
-	response: StoredResponse | WebhookAnswer | undefined,
+	idempotency: IDataObject,
 ): INodeExecutionData[] {
-	const idempotency = { key, completed: true, ...(response ? { response } : {}) };
-	if (ran.rows.length === 0)
-		return [{ json: { rowCount: ran.rowCount, idempotency }, pairedItem: { item: itemIndex } }];
-	return ran.rows.map((row) => ({
+	return rowItems(ran).map((row) => ({
 		json: { ...row, idempotency },
 		pairedItem: { item: itemIndex },
 	}));
@@ -64,23 +66,30 @@ function itemWorkReader(
 
 /**
  * Runs every item's statement and completes the items' keys in one transaction on the key store's
- * database (see KeyStore.completeInTransaction). An item whose key this execution no longer holds
+ * database (see KeyStore.completeInTransaction); with After the Query set to Record as a Step, records
+ * the rows as a step of the event instead, and runs nothing for a step recorded already. An item whose key this execution no longer holds
  * fails and runs nothing; without "continue on error" the whole transaction is then rolled back.
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const node = this.getNode();
 	const continueOnFail = this.continueOnFail();
 
-	const opened = await openStoreStep(this, 1);
+	const finish = this.getNodeParameter('finish', 0, 'complete') as Finish;
+	const opened = await openStoreStep(this, 1, () =>
+		finish === 'recordStep' ? stepNameOf(this.getNodeParameter('step', 0, '')) : undefined,
+	);
 	if (opened instanceof FailedStep) return opened.outputs;
-	const answers = answerReader(this);
+	const step = opened.settings;
+	// Recording a step, the key stays in progress: nothing is answered or stored with a completion.
+	const answers = step === undefined ? answerReader(this) : undefined;
 	const targets = await readItemTargets(this, itemWorkReader(this, answers));
 	const outcome = await statementStep(
 		this,
 		opened,
 		{
 			outputCount: 1,
-			action: 'run the step and complete the keys',
+			action:
+				step === undefined ? 'run the step and complete the keys' : `run and record step "${step}"`,
 			// A lost connection rolled the transaction back, or its COMMIT's answer was lost: the
 			// retry locks the rows again and finds each key in progress (nothing committed: the
 			// step runs once) or completed under this token (committed: alreadyCompleted, nothing runs).
@@ -92,11 +101,12 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				addColumns: true,
 				lease: false,
 				response: answers?.store === true,
+				steps: step !== undefined,
 			},
 			itemErrors: targets.failed,
 		},
 		async (store) =>
-			await store.completeInTransaction({
+			await store.completeInTransaction<Map<number, ItemRows>>({
 				claims: targets.present.map((work) => work.claim),
 				stopIfAnyLost: !continueOnFail,
 				statements: async (run, holds) => {
@@ -111,6 +121,18 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 					}
 					return ranByItem;
 				},
+				...(step === undefined
+					? {}
+					: {
+							step: {
+								name: step,
+								// Every row of every item of the key, in item order: what a retry gets back.
+								itemsOf: (ranByItem, key) =>
+									[...ranByItem]
+										.filter(([itemIndex]) => targets.byItem[itemIndex]?.claim.key === key)
+										.flatMap(([, ran]) => rowItems(ran)),
+							},
+						}),
 			}),
 	);
 	if (outcome instanceof FailedStep) return outcome.outputs;
@@ -136,10 +158,23 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		if (lost !== undefined) return lost;
 		firstAnswer ??= work.sent;
 		const { key } = work.claim;
-		if (holdOf(work).state === 'completedByOwner') {
+		const hold = holdOf(work);
+		if (hold.state === 'completedByOwner') {
 			// Completed by this execution before (the node retried): the effect committed then, once.
 			const idempotency = { key, completed: true, alreadyCompleted: true };
 			return { output: 0, items: [{ json: { idempotency }, pairedItem: { item: itemIndex } }] };
+		}
+		if (hold.state === 'stepRecorded' && step !== undefined) {
+			// Recorded by an earlier execution of the event: its rows, not a second effect.
+			const idempotency = {
+				key,
+				step: { name: step, status: 'done', recordedAt: hold.record.at },
+			};
+			const items = hold.record.items.map((row) => ({
+				json: { ...(row as IDataObject), idempotency },
+				pairedItem: { item: itemIndex },
+			}));
+			return { output: 0, items };
 		}
 		const ran = outcome.result?.get(itemIndex);
 		if (ran === undefined)
@@ -147,7 +182,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				itemIndex,
 			});
 		const response = work.claim.response ?? work.sent;
-		return { output: 0, items: committedItems(key, ran, itemIndex, response) };
+		const idempotency =
+			step === undefined
+				? { key, completed: true, ...(response ? { response } : {}) }
+				: { key, step: { name: step, status: 'recorded' } };
+		return { output: 0, items: committedItems(ran, itemIndex, idempotency) };
 	});
 	if (firstAnswer !== undefined) await respondToWebhook(this, firstAnswer);
 	return outputs;

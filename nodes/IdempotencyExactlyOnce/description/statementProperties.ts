@@ -32,3 +32,40 @@ export const statementProperties: INodeProperties[] = [
 			'The values of $1, $2, …: an expression that gives an array, or a comma-separated list whose entries are text or one {{ expression }} each (as in the Postgres node)',
 	},
 ];
+
+/** What the transaction does after the query: complete the key (the default), or record a step. */
+export type Finish = 'complete' | 'recordStep';
+
+export const finishProperties: INodeProperties[] = [
+	{
+		displayName: 'After the Query',
+		name: 'finish',
+		type: 'options',
+		noDataExpression: true,
+		default: 'complete',
+		options: [
+			{
+				name: 'Complete the Key',
+				value: 'complete',
+				description:
+					'The query is the business step: the key is completed in its transaction, so a duplicate is answered as one',
+			},
+			{
+				name: 'Record as a Step',
+				value: 'recordStep',
+				description:
+					'The query is one step of several (Idempotency Step): its rows are recorded under the event key in its transaction, and a retry of the event skips it with those rows. The key stays in progress for the next steps and Complete Key.',
+			},
+		],
+	},
+	{
+		displayName: 'Step Name',
+		name: 'step',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'insert order',
+		description: "The step's name under the event key, different for each step of the workflow",
+		displayOptions: { show: { finish: ['recordStep'] } },
+	},
+];

@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { lostStepError } from '../../shared/errors/lostKeys';
 import { ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { ownedKeyId, type StepRecordTarget } from '../../shared/store/KeyStore';
@@ -11,7 +12,6 @@ import {
 	notTheStepsOutput,
 	recordedJson,
 	recordingProblem,
-	stepNameOf,
 	withStepMark,
 } from '../helpers/stepItems';
 

@@ -2,10 +2,11 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { lostStepError } from '../../shared/errors/lostKeys';
 import { ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { ownedKeyId } from '../../shared/store/KeyStore';
-import { stepNameOf, withStepMark } from '../helpers/stepItems';
+import { withStepMark } from '../helpers/stepItems';
 
 export const RUN_OUTPUT = 0;
 export const DONE_OUTPUT = 1;

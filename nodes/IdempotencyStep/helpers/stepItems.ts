@@ -13,17 +13,6 @@ export interface StepMark extends IDataObject {
 	recordedAt?: string;
 }
 
-/** The step's name as the node holds it: trimmed, not empty (it is the record's name in the key row). */
-export function stepNameOf(value: unknown): string {
-	const name = typeof value === 'string' ? value.trim() : '';
-	if (name === '')
-		throw new KeyError(
-			'Step Name is empty',
-			'Name the step, e.g. "create customer": the same name in its Skip If Done and its Record Step.',
-		);
-	return name;
-}
-
 /** The item's json with `idempotency.step` set, keeping what Reserve put in idempotency. */
 export function withStepMark(json: IDataObject, mark: StepMark): IDataObject {
 	const idempotency = (json.idempotency ?? {}) as IDataObject;

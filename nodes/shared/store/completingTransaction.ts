@@ -2,7 +2,9 @@ import type { StoredResponse } from '../answers/storedResponse';
 import { sessionEnded } from '../transport/connectionRetry';
 import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
+import type { StepRecord } from './keyStoreTypes';
 import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql/ownedKeys';
+import { recordLockedStepSql } from './sql/steps';
 import { StepStatementError } from './StepStatementError';
 
 /** A reserved key and the token of the reservation the item claims to hold it with. */
@@ -19,6 +21,8 @@ export type KeyHold =
 	| { state: 'owned' }
 	/** This token completed the key earlier: its effect committed then and must not run again. */
 	| { state: 'completedByOwner' }
+	/** Recording as a step: the step is recorded already (this or an earlier execution); nothing runs. */
+	| { state: 'stepRecorded'; record: StepRecord }
 	/** Someone else holds it, or nobody (released, purged). Nothing runs for it. */
 	| { state: 'lost'; rowExists: boolean; attempt?: number; completed?: boolean };
 
@@ -35,6 +39,11 @@ export interface CompletingTransaction<T> {
 	stopIfAnyLost: boolean;
 	/** The user's statements, for the claims that are owned, in the caller's (item) order. */
 	statements: (run: RunStatement, holds: ReadonlyMap<string, KeyHold>) => Promise<T>;
+	/**
+	 * Record the statements as a step of the event instead of completing the key (a step of a
+	 * workflow with several): `itemsOf` gives what is recorded for a key from what they returned.
+	 */
+	step?: { name: string; itemsOf: (result: T, key: string) => unknown[] };
 }
 
 export interface CompletingTransactionResult<T> {
@@ -56,11 +65,15 @@ interface LockedRow {
 	owner_token: string | null;
 	status: string | null;
 	attempts: number | null;
+	/** Only when recording a step: its record, if there is one. */
+	step_record?: StepRecord | null;
 }
 
 function holdOf(claim: ClaimedKey, row: LockedRow | undefined): KeyHold {
 	if (row === undefined) return { state: 'lost', rowExists: false };
 	if (row.owner_token === claim.token) {
+		if (row.status === 'in_progress' && row.step_record)
+			return { state: 'stepRecorded', record: row.step_record };
 		if (row.status === 'in_progress') return { state: 'owned' };
 		if (row.status === 'completed') return { state: 'completedByOwner' };
 	}
@@ -75,7 +88,8 @@ function holdOf(claim: ClaimedKey, row: LockedRow | undefined): KeyHold {
 /**
  * The exactly-once step, on one connection inside BEGIN … COMMIT (the caller's): lock the claimed
  * key rows in key order and check that each claim still holds its key in progress, run the user's
- * statements, mark the owned keys completed. The effect and the completion then commit together or
+ * statements, mark the owned keys completed (or, as a step of a longer workflow, record the step;
+ * a step recorded already runs nothing). The effect and the completion then commit together or
  * not at all: a crash anywhere leaves the key in progress without the effect, and an execution whose
  * lease was taken over cannot commit, because the takeover's UPDATE waits for these row locks and
  * the owner check runs on the newest row version.
@@ -86,7 +100,11 @@ export async function runCompletingTransaction<T>(
 	transaction: CompletingTransaction<T>,
 ): Promise<CompletingTransactionResult<T> & { rollback: boolean }> {
 	const keys = [...new Set(transaction.claims.map((claim) => claim.key))].sort();
-	const locked = await client.query<LockedRow>(lockOwnedKeysSql(ref), [keys]);
+	const { step } = transaction;
+	const locked = await client.query<LockedRow>(
+		lockOwnedKeysSql(ref, { step: step !== undefined }),
+		step === undefined ? [keys] : [keys, step.name],
+	);
 	const rowByKey = new Map<string, LockedRow>();
 	for (const row of locked.rows) if (row.key !== null) rowByKey.set(row.key, row);
 
@@ -121,6 +139,11 @@ export async function runCompletingTransaction<T>(
 		throw new StepStatementError(itemIndex, failure as Error);
 	};
 	const result = await transaction.statements(run, holds);
+	if (step !== undefined) {
+		const items = ownedKeys.map((key) => JSON.stringify(step.itemsOf(result, key)));
+		await client.query(recordLockedStepSql(ref), [ownedKeys, items, step.name]);
+		return { holds, result, committed: true, rollback: false };
+	}
 	const responseByKey = new Map<string, StoredResponse | undefined>();
 	for (const claim of transaction.claims)
 		if (!responseByKey.has(claim.key)) responseByKey.set(claim.key, claim.response);

@@ -81,11 +81,13 @@ FROM target`;
  * the setting from before is handed back (`previous_lock_timeout`) so the user's own statements
  * keep the database's. One row at least, even when no key exists (the LEFT JOIN).
  */
-export function lockOwnedKeysSql(ref: TableRef): string {
+export function lockOwnedKeysSql(ref: TableRef, { step = false } = {}): string {
+	// With `step`, also each key's record of step $2 (sql/steps.ts), read under the same lock.
+	const record = step ? ', t.steps -> $2::text AS step_record' : '';
 	return `WITH previous AS MATERIALIZED (
   SELECT current_setting('lock_timeout') AS lock_timeout
 ), ${lockBoundCte(' FROM previous')}, locked AS MATERIALIZED (
-  SELECT t.key, t.owner_token, t.status, t.attempts
+  SELECT t.key, t.owner_token, t.status, t.attempts${record}
   FROM ${ref.qualified} t CROSS JOIN lock_bound
   WHERE t.key = ANY($1::text[])
   ORDER BY t.key

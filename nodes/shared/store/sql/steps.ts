@@ -60,3 +60,16 @@ LEFT JOIN LATERAL (
   SELECT t.key, t.owner_token, t.status, t.attempts, t.steps FROM ${ref.qualified} t WHERE t.key = target.key LIMIT 1
 ) existing ON true`;
 }
+
+/**
+ * The exactly-once step recording itself as step $3 inside its transaction, for keys whose rows it
+ * has locked and found owned ($1), with each key's items ($2, a jsonb array per key, aligned): the
+ * statements' effect and the record commit together. The key stays in progress.
+ */
+export function recordLockedStepSql(ref: TableRef): string {
+	return `UPDATE ${ref.qualified} AS t
+SET steps = coalesce(t.steps, '{}'::jsonb)
+  || jsonb_build_object($3::text, jsonb_build_object('at', now(), 'items', c.items))
+FROM unnest($1::text[], $2::jsonb[]) AS c(key, items)
+WHERE t.key = c.key`;
+}
