@@ -464,3 +464,49 @@ test('Exactly-Once SQL records its step in its own transaction: the retry skips 
 		String(inserted.json.customerId),
 	]);
 });
+
+test('an event whose step output holds an error item records none of it, even when Record Step continues on error', async () => {
+	registerNodeType('test.halfFailed', {
+		description: {
+			displayName: 'Half Failed',
+			name: 'halfFailed',
+			group: ['transform'],
+			version: 1,
+			defaults: {},
+			inputs: ['main'],
+			outputs: ['main'],
+			properties: [],
+		},
+		async execute() {
+			// Two output items for one event: an answer, and n8n's error item for a second call.
+			return [
+				this.getInputData().flatMap((_item, item) => [
+					{ json: { invoiceId: 'inv_1' }, pairedItem: { item } },
+					{ json: { error: 'the second call failed' }, pairedItem: { item } },
+				]),
+			];
+		},
+	});
+	const workflow = {
+		name: 'half failed',
+		nodes: [
+			reserveNode,
+			step('Skip If Done: invoice', 'skipIfDone', 'invoice'),
+			effect('Create invoices', 'test.halfFailed', {}),
+			{ ...step('Record: invoice', 'record', 'invoice'), onError: 'continueRegularOutput' },
+		],
+		connections: {
+			'Idempotency Reserve': { main: to('Skip If Done: invoice') },
+			'Skip If Done: invoice': { main: to('Create invoices') },
+			'Create invoices': { main: to('Record: invoice') },
+		},
+	};
+	const result = await deliver(['evt_half'], workflow);
+	const recorded = result.output('Record: invoice');
+	expect(recorded).toHaveLength(2);
+	expect(recorded.map((item) => item.json.error)).toEqual([
+		'Record Step got an error item for step "invoice": the second call failed',
+		'Record Step got an error item for step "invoice": the second call failed',
+	]);
+	expect((await row('evt:evt_half')).steps).toBeNull();
+});

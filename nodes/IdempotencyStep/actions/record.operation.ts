@@ -45,27 +45,30 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	if (opened instanceof FailedStep) return opened.outputs;
 	const { step, maxBytes } = opened.settings;
 
-	// Every output item of one event is part of its record, in item order.
+	// Every output item of one event is part of its record, in item order. An event with an item
+	// that cannot be recorded records none of them: a partial record would give a retry fewer items
+	// than the step produced.
 	const byKey = new Map<string, StepRecordTarget>();
+	const unrecordable = new Map<string, Error>();
 	const targets = await readItemTargets(this, (item, itemIndex): RecordTarget => {
 		if (isSkipped(item, step)) return { skipped: true };
-		const notOutput = notTheStepsOutput(item, step);
-		if (notOutput !== undefined) throw notOutput;
 		const owned = readTarget(item, itemIndex);
 		const id = ownedKeyId(owned);
+		const refused = notTheStepsOutput(item, step);
+		if (refused !== undefined) {
+			if (!unrecordable.has(id)) unrecordable.set(id, refused);
+			throw refused;
+		}
 		const target = byKey.get(id) ?? { ...owned, items: [] };
 		target.items.push(recordedJson(item));
 		byKey.set(id, target);
 		return target;
 	});
-	// A record too large fails every item of its event, and none of it is recorded: a partial record
-	// would give a retry fewer items than the step produced.
-	const tooLarge = new Map<string, Error>();
 	for (const [id, target] of byKey) {
-		const problem = recordingProblem(step, target.items, maxBytes);
-		if (problem !== undefined) tooLarge.set(id, problem);
+		const tooLarge = recordingProblem(step, target.items, maxBytes);
+		if (tooLarge !== undefined && !unrecordable.has(id)) unrecordable.set(id, tooLarge);
 	}
-	const toRecord = [...byKey].filter(([id]) => !tooLarge.has(id)).map(([, target]) => target);
+	const toRecord = [...byKey].filter(([id]) => !unrecordable.has(id)).map(([, target]) => target);
 	const results = await statementStep(
 		this,
 		opened,
@@ -87,7 +90,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		if (target.skipped === true)
 			return { output: 0, items: [{ ...item, pairedItem: { item: itemIndex } }] };
 		const id = ownedKeyId(target);
-		const problem = tooLarge.get(id);
+		const problem = unrecordable.get(id);
 		if (problem !== undefined) return problem;
 		const result = results.get(id);
 		if (result?.done !== true && result?.alreadyRecorded !== true)
