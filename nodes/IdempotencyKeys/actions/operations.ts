@@ -1,20 +1,13 @@
 import {
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeProperties,
-} from 'n8n-workflow';
-
+	operationParameters,
+	operationRouter,
+	type OperationEntry,
+} from '../../shared/parameters/operationTable';
 import * as lookUp from './lookUp.operation';
 import * as purge from './purge.operation';
 import * as report from './report.operation';
 
-/**
- * The node's operations, once: each one's label, its parameters and its code. The Operation
- * parameter, the displayOptions of every parameter and the router are all made from this table
- * (the Resource/Operation layout of n8n's Postgres node), so an operation cannot be listed without
- * its code or run without its parameters. Values are stored in workflows: never rename them.
- */
+/** The node's operations, once (see operationTable.ts). Values are stored in workflows: never rename them. */
 const OPERATIONS = {
 	lookUp: {
 		name: 'Look Up',
@@ -34,34 +27,9 @@ const OPERATIONS = {
 		description: 'Counts by state, stuck keys, oldest key, recent reservations, takeovers',
 		module: report,
 	},
-} satisfies Record<
-	string,
-	{
-		name: string;
-		action: string;
-		description: string;
-		module: {
-			description: INodeProperties[];
-			execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[][]>;
-		};
-	}
->;
+} satisfies Record<string, OperationEntry>;
 
 export type Operation = keyof typeof OPERATIONS;
-
-const operationProperty: INodeProperties = {
-	displayName: 'Operation',
-	name: 'operation',
-	type: 'options',
-	noDataExpression: true,
-	default: 'lookUp',
-	options: Object.entries(OPERATIONS).map(([value, { name, action, description }]) => ({
-		name,
-		value,
-		action,
-		description,
-	})),
-};
 
 /**
  * The node's subtitle: the operation's name (from the table above) and the table. A purge says
@@ -71,24 +39,6 @@ export const operationSubtitle = `={{ (${JSON.stringify(
 	Object.fromEntries(Object.entries(OPERATIONS).map(([value, { name }]) => [value, name])),
 )})[$parameter["operation"]] + ($parameter["operation"] === "purge" && $parameter["dryRun"] !== false ? " (dry run)" : "") + " in " + $parameter["table"] }}`;
 
-/** Each operation's parameters, shown only with it (a parameter's own conditions are kept). */
-export const operationProperties: INodeProperties[] = [
-	operationProperty,
-	...Object.entries(OPERATIONS).flatMap(([operation, { module }]) =>
-		module.description.map((property) => ({
-			...property,
-			displayOptions: {
-				...property.displayOptions,
-				show: { ...property.displayOptions?.show, operation: [operation] },
-			},
-		})),
-	),
-];
+export const operationProperties = operationParameters(OPERATIONS, 'lookUp');
 
-export async function route(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const operation = this.getNodeParameter('operation', 0) as Operation;
-	const entry = OPERATIONS[operation];
-	if (entry === undefined)
-		throw new NodeOperationError(this.getNode(), `Unknown operation "${String(operation)}"`);
-	return await entry.module.execute.call(this);
-}
+export const route = operationRouter(OPERATIONS);

@@ -1,17 +1,12 @@
 import {
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeProperties,
-} from 'n8n-workflow';
-
+	operationParameters,
+	operationRouter,
+	type OperationEntry,
+} from '../../shared/parameters/operationTable';
 import * as record from './record.operation';
 import * as skipIfDone from './skipIfDone.operation';
 
-/**
- * The node's two operations, once (as in the Keys node): the Operation parameter, each operation's
- * parameters and the router are made from this table. Values are stored in workflows: never rename them.
- */
+/** The node's two operations, once (see operationTable.ts). Values are stored in workflows: never rename them. */
 const OPERATIONS = {
 	skipIfDone: {
 		name: 'Skip If Done',
@@ -27,18 +22,7 @@ const OPERATIONS = {
 			'After the side effect: record its output under the event key, so a retry of the event skips it',
 		module: record,
 	},
-} satisfies Record<
-	string,
-	{
-		name: string;
-		action: string;
-		description: string;
-		module: {
-			description: INodeProperties[];
-			execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[][]>;
-		};
-	}
->;
+} satisfies Record<string, OperationEntry>;
 
 export type Operation = keyof typeof OPERATIONS;
 
@@ -51,20 +35,7 @@ export const stepOutputsExpression = `={{ $parameter["operation"] === "record" ?
 /** "skip if done: create customer", "record: create customer". */
 export const stepSubtitle = `={{ ($parameter["operation"] === "record" ? "record: " : "skip if done: ") + $parameter["step"] }}`;
 
-export const operationProperties: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		default: 'skipIfDone',
-		options: Object.entries(OPERATIONS).map(([value, { name, action, description }]) => ({
-			name,
-			value,
-			action,
-			description,
-		})),
-	},
+export const operationProperties = operationParameters(OPERATIONS, 'skipIfDone', [
 	{
 		displayName: 'Step Name',
 		name: 'step',
@@ -75,21 +46,6 @@ export const operationProperties: INodeProperties[] = [
 		description:
 			"The step's name under the event key: the same in its Skip If Done and its Record Step, different for each step of the workflow",
 	},
-	...Object.entries(OPERATIONS).flatMap(([operation, { module }]) =>
-		module.description.map((property) => ({
-			...property,
-			displayOptions: {
-				...property.displayOptions,
-				show: { ...property.displayOptions?.show, operation: [operation] },
-			},
-		})),
-	),
-];
+]);
 
-export async function route(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const operation = this.getNodeParameter('operation', 0) as Operation;
-	const entry = OPERATIONS[operation];
-	if (entry === undefined)
-		throw new NodeOperationError(this.getNode(), `Unknown operation "${String(operation)}"`);
-	return await entry.module.execute.call(this);
-}
+export const route = operationRouter(OPERATIONS);
