@@ -16,6 +16,7 @@ const calls = { customer: [], receipt: [] };
 /** Event ids whose next "send receipt" call fails (once each). */
 const failReceiptOnce = new Set();
 /** Called while "create customer" runs, to act from another execution in between. */
+/** @type {(event: string) => Promise<void>} */
 let duringCustomer = async () => undefined;
 
 beforeEach(() => {
@@ -29,6 +30,11 @@ beforeEach(() => {
  * A side effect as an n8n node: each call is counted, and its output is its own (an HTTP Request's
  * answer), so nothing of the Reserve output is left in the item. Its `event` parameter says which
  * event the call is for (an expression over an earlier node's output).
+ */
+/**
+ * @param {string} name
+ * @param {Array<{ event: string, customer: string }>} calledWith
+ * @param {(event: string, calls: number) => object} output
  */
 function registerSideEffect(name, calledWith, output) {
 	registerNodeType(`test.${name}`, {
@@ -112,6 +118,9 @@ const to = (...nodes) => [nodes.map((node) => ({ node, type: 'main', index: 0 })
  * Send Receipt's error output to Release Key. The receipt names the customer through the Record
  * node, which runs whichever way the step went (`customerFrom` changes that for the pitfall test).
  */
+/** @typedef {{ name: string, nodes: Array<Record<string, any>>, connections: Record<string, any>, settings?: object }} WorkflowJson */
+
+/** @returns {WorkflowJson} */
 function multiStep({ customerFrom = 'Record: create customer' } = {}) {
 	return {
 		name: 'multi-step',
@@ -159,6 +168,10 @@ function multiStep({ customerFrom = 'Record: create customer' } = {}) {
 	};
 }
 
+/**
+ * @param {string[]} ids
+ * @param {WorkflowJson} [workflow]
+ */
 const deliver = async (ids, workflow = multiStep()) =>
 	await runWorkflow(
 		workflow,
