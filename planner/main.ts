@@ -25,6 +25,7 @@ import {
 	type TemplateKind,
 } from './plan';
 import { startSignatureCheck } from './signatureUi';
+import { startRetryExplainer } from './stepsUi';
 
 function element<T extends HTMLElement>(id: string): T {
 	const found = document.getElementById(id);
@@ -303,3 +304,4 @@ fields.downloadApi.addEventListener('click', () =>
 void update();
 startSignatureCheck();
 startDuplicateExplainer();
+startRetryExplainer();

@@ -174,6 +174,20 @@ async function explainDuplicate(page, { key, row = '', mode }) {
 	}));
 }
 
+/**
+ * Fills "Explain a retry of a multi-step event" and returns what it shows.
+ * @param {import('playwright-core').Page} page
+ * @param {{ steps: string[], row?: string }} input
+ */
+async function explainRetry(page, { steps, row = '' }) {
+	await fill(page, { retrySteps: steps.join('\n'), retryRow: row });
+	return await page.evaluate(() => ({
+		verdict: document.getElementById('retryVerdict').textContent,
+		plan: [...document.querySelectorAll('#retryPlan li')].map((item) => item.textContent),
+		warnings: document.getElementById('retryWarnings').textContent,
+	}));
+}
+
 /** Waits until the page has shown the result of the latest input (aria-busy on the key's live region). */
 async function settled(page) {
 	await page.waitForSelector('#keyResult[aria-busy="false"]', { state: 'attached' });
@@ -337,6 +351,7 @@ async function servePlanner() {
 module.exports = {
 	checkSignature,
 	explainDuplicate,
+	explainRetry,
 	headerText,
 	nodeHeaders,
 	servePlanner,
