@@ -15,6 +15,9 @@ const NO_VERIFY_TABLE = 'processed_events_nover';
 const EXACTLY_ONCE_TABLE = 'processed_events_once';
 const NO_FINGERPRINT_TABLE = 'processed_events_nofp';
 const API_FILE = 'workflows/idempotent-api.json';
+const MULTI_STEP_FILE = 'workflows/multi-step.json';
+const MULTI_STEP_TABLE = 'processed_events_multi';
+const MULTI_PLAIN_TABLE = 'processed_events_multiplain';
 const API_TABLE = 'processed_events_api';
 /** The API template's scope for a caller without Authorization: 'orders-' + 16 hex of sha256('anonymous'). */
 const API_SCOPE = `orders-${createHash('sha256').update('anonymous').digest('hex').slice(0, 16)}`;
@@ -90,6 +93,87 @@ function templateWithoutFingerprint() {
 	return { ...template, id: 'IdemWebhookNoFp01', name: `${template.name} (no fingerprint)` };
 }
 
+/**
+ * The multi-step template with its two HTTP steps made PostgreSQL statements the bench can count: the
+ * first is the floor's business step (INSERT INTO business_log), the second a round trip that writes
+ * nothing (SELECT). With `steps: false`, the same two steps without step records (the Skip If Done and
+ * Record nodes taken out, each `done` and `run` path joined): what the webhook template with two
+ * steps is, so multiStep ÷ multiStepPlain is what recording the steps costs per event.
+ */
+function multiStepTemplate({ steps }) {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, MULTI_STEP_FILE), 'utf8'));
+	const business = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8')).nodes.find(
+		(node) => node.type === 'n8n-nodes-base.postgres',
+	);
+	const httpSteps = template.nodes.filter((node) => node.type === 'n8n-nodes-base.httpRequest');
+	if (!business || httpSteps.length !== 2)
+		throw new Error(
+			`${MULTI_STEP_FILE} should have two HTTP steps, and ${TEMPLATE_FILE} a Postgres step`,
+		);
+	const asPostgres = (node, parameters) => ({
+		...structuredClone(business),
+		...node,
+		type: business.type,
+		typeVersion: business.typeVersion,
+		parameters,
+		credentials: business.credentials,
+	});
+	const [first, second] = httpSteps;
+	const replaced = new Map([
+		[first.name, asPostgres(first, business.parameters)],
+		[
+			second.name,
+			asPostgres(second, {
+				operation: 'executeQuery',
+				query: 'SELECT $1::text AS receipt',
+				options: {
+					queryReplacement: "={{ [$('Idempotency Reserve').item.json.idempotency.key] }}",
+				},
+			}),
+		],
+	]);
+	let nodes = template.nodes.map((node) => replaced.get(node.name) ?? node);
+	let connections = structuredClone(template.connections);
+	if (!steps) {
+		const isStep = (node) => node.type === 'n8n-nodes-idempotency.idempotencyStep';
+		nodes = nodes.filter((node) => !isStep(node) && node.type !== 'n8n-nodes-base.stickyNote');
+		connections = {
+			Webhook: connections.Webhook,
+			'Idempotency Reserve': {
+				main: [
+					[{ node: first.name, type: 'main', index: 0 }],
+					...connections['Idempotency Reserve'].main.slice(1),
+				],
+			},
+			[first.name]: {
+				main: [[{ node: second.name, type: 'main', index: 0 }], connections[first.name].main[1]],
+			},
+			[second.name]: {
+				main: [
+					[{ node: 'Complete Key', type: 'main', index: 0 }],
+					connections[second.name].main[1],
+				],
+			},
+			'Release Key': connections['Release Key'],
+		};
+	}
+	for (const node of nodes) {
+		if (node.type === 'n8n-nodes-base.webhook' && !steps) {
+			node.parameters.path = 'idempotent-multi-plain';
+			node.webhookId = randomUUID();
+		}
+		if (node.type.startsWith('n8n-nodes-idempotency.'))
+			node.parameters.table = steps ? MULTI_STEP_TABLE : MULTI_PLAIN_TABLE;
+	}
+	return {
+		...template,
+		id: steps ? 'IdemMultiStep0001' : 'IdemMultiPlain001',
+		name: steps ? template.name : `${template.name} (no step records)`,
+		nodes,
+		connections,
+	};
+}
+
 /** The idempotent API template as shipped, with an id and its own key table. */
 function apiTemplate() {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, API_FILE), 'utf8'));
@@ -130,6 +214,10 @@ export function loadVariants() {
 	writeFileSync(NO_FINGERPRINT_FILE, JSON.stringify(templateWithoutFingerprint(), null, 2));
 	const API_COPY = path.join(generatedDir, 'idempotent-api.json');
 	writeFileSync(API_COPY, JSON.stringify(apiTemplate(), null, 2));
+	const MULTI_STEP_COPY = path.join(generatedDir, 'multi-step.json');
+	writeFileSync(MULTI_STEP_COPY, JSON.stringify(multiStepTemplate({ steps: true }), null, 2));
+	const MULTI_PLAIN_FILE = path.join(generatedDir, 'multi-step-without-records.json');
+	writeFileSync(MULTI_PLAIN_FILE, JSON.stringify(multiStepTemplate({ steps: false }), null, 2));
 
 	// One entry per variant: adding a variant is adding an entry (and its workflow file).
 	//   file        the workflow; `template: true` marks the webhook template startStack publishes itself
@@ -242,6 +330,23 @@ export function loadVariants() {
 		},
 		// --history (bench/webhook/history.mjs): Remove Duplicates and the template at several history sizes.
 		...historyVariants(generatedDir, TEMPLATE_FILE),
+		// workflows/multi-step.json with two PostgreSQL steps, and the same without step records.
+		multiStep: {
+			file: MULTI_STEP_COPY,
+			tag: 'mst',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: MULTI_STEP_TABLE,
+			businessKey: (id) => `evt:${id}`,
+		},
+		multiStepPlain: {
+			file: MULTI_PLAIN_FILE,
+			tag: 'msp',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: MULTI_PLAIN_TABLE,
+			businessKey: (id) => `evt:${id}`,
+		},
 		packageNoVerify: {
 			file: NO_VERIFY_FILE,
 			tag: 'pnv',
