@@ -170,6 +170,7 @@ const RATIO_PAIRS = [
 	['package', 'packageBefore'],
 	['packageBefore', 'floor'],
 	['exactlyOnce', 'packageBefore'],
+	['multiStep', 'multiStepPlain'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */
