@@ -4,14 +4,9 @@
  * planner's schema and table.
  */
 import { tableRef } from '../nodes/shared/store/identifiers';
+import { element, listItem } from './dom';
 import { explainDuplicate } from './duplicate';
 import type { Mode } from './plan';
-
-function element<T extends HTMLElement>(id: string): T {
-	const found = document.getElementById(id);
-	if (found === null) throw new Error(`#${id} is missing`);
-	return found as T;
-}
 
 /** The row of one key as JSON, without the owner token (what Complete Key and Release Key prove ownership with). */
 export function lookUpSql(schema: string, table: string, key: string): string {
@@ -44,13 +39,7 @@ export function startDuplicateExplainer(): void {
 		fields.explain.textContent = result.explain;
 		fields.next.textContent = `Next: ${result.next}`;
 		fields.keyNote.textContent = result.keyNote;
-		fields.warnings.replaceChildren(
-			...result.warnings.map((warning) => {
-				const item = document.createElement('li');
-				item.textContent = warning;
-				return item;
-			}),
-		);
+		fields.warnings.replaceChildren(...result.warnings.map(listItem));
 		try {
 			fields.sql.textContent = lookUpSql(
 				fields.schema.value,

@@ -6,6 +6,7 @@ import type { FingerprintSource } from '../nodes/IdempotencyReserve/helpers/rese
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
 import apiTemplate from '../workflows/idempotent-api.json';
 import template from '../workflows/idempotent-webhook.json';
+import { element } from './dom';
 import { startDuplicateExplainer } from './duplicateUi';
 import {
 	configureWorkflow,
@@ -26,12 +27,6 @@ import {
 } from './plan';
 import { startSignatureCheck } from './signatureUi';
 import { startRetryExplainer } from './stepsUi';
-
-function element<T extends HTMLElement>(id: string): T {
-	const found = document.getElementById(id);
-	if (found === null) throw new Error(`#${id} is missing`);
-	return found as T;
-}
 
 const fields = {
 	body: element<HTMLTextAreaElement>('body'),

@@ -10,6 +10,7 @@ import {
 	type Provider,
 	type SignatureEncoding,
 } from '../nodes/shared/webhook/signatureSchemes';
+import { element } from './dom';
 import {
 	bodyFacts,
 	checkSignature,
@@ -21,12 +22,6 @@ import {
 
 /** Text shown of a signed payload; the verdict always covers all of it. */
 const SHOWN_CHARACTERS = 200_000;
-
-function element<T extends HTMLElement>(id: string): T {
-	const found = document.getElementById(id);
-	if (found === null) throw new Error(`#${id} is missing`);
-	return found as T;
-}
 
 export function startSignatureCheck(): void {
 	const fields = {

@@ -2,19 +2,8 @@
  * The "Explain a retry of a multi-step event" part of the page: step names and the key's row in,
  * what the next retry skips and runs out (steps.ts).
  */
+import { element, listItem } from './dom';
 import { explainRetry } from './steps';
-
-function element<T extends HTMLElement>(id: string): T {
-	const found = document.getElementById(id);
-	if (found === null) throw new Error(`#${id} is missing`);
-	return found as T;
-}
-
-function listItem(text: string): HTMLLIElement {
-	const item = document.createElement('li');
-	item.textContent = text;
-	return item;
-}
 
 export function startRetryExplainer(): void {
 	const fields = {
