@@ -3,7 +3,7 @@
 // `idempotency`, and refuse to guess when the execution reserved several keys or none.
 const { test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
-const { PACKAGE, registerNodeType, runWorkflow } = require('../support/engine');
+const { PACKAGE, registerTestNode, runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
@@ -12,34 +12,21 @@ const db = useTestDatabase();
 /**
  * A one-input, one-output node type of this test; its output items are its own ({ stored: true }).
  * @param {string} name
- * @param {string} displayName
  * @param {(items: object[]) => Promise<void>} [beforeOutput]
  */
-function registerStep(name, displayName, beforeOutput = async () => undefined) {
-	registerNodeType(`test.${name}`, {
-		description: {
-			displayName,
-			name,
-			group: ['transform'],
-			version: 1,
-			defaults: {},
-			inputs: ['main'],
-			outputs: ['main'],
-			properties: [],
-		},
-		async execute() {
-			const items = this.getInputData();
-			await beforeOutput(items);
-			return [items.map((_item, item) => ({ json: { stored: true }, pairedItem: { item } }))];
-		},
+function registerStep(name, beforeOutput = async () => undefined) {
+	registerTestNode(name, async function () {
+		const items = this.getInputData();
+		await beforeOutput(items);
+		return [items.map((_item, item) => ({ json: { stored: true }, pairedItem: { item } }))];
 	});
 }
 
 /** A business step whose output is its own: nothing of the Reserve output is left in the item. */
-registerStep('businessStep', 'Business Step');
+registerStep('businessStep');
 
 /** While the business step runs, its lease ends and a retry in another execution takes the key over. */
-registerStep('leaseLostDuringStep', 'Lease Lost During Step', async (items) => {
+registerStep('leaseLostDuringStep', async (items) => {
 	for (const { json } of items) {
 		await db.query(
 			`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`,

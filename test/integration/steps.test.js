@@ -4,7 +4,7 @@
 // record is fenced by the reservation's token; records survive Release Key and go with a purge.
 const { describe, test, expect, beforeEach } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
-const { PACKAGE, registerNodeType, runWorkflow } = require('../support/engine');
+const { PACKAGE, registerTestNode, runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
@@ -37,21 +37,9 @@ beforeEach(() => {
  * @param {(event: string, calls: number) => object} output
  */
 function registerSideEffect(name, calledWith, output) {
-	registerNodeType(`test.${name}`, {
-		description: {
-			displayName: name,
-			name,
-			group: ['transform'],
-			version: 1,
-			defaults: {},
-			inputs: ['main'],
-			outputs: ['main'],
-			properties: [
-				{ displayName: 'Event', name: 'event', type: 'string', default: '' },
-				{ displayName: 'Customer', name: 'customer', type: 'string', default: '' },
-			],
-		},
-		async execute() {
+	registerTestNode(
+		name,
+		async function () {
 			const items = this.getInputData();
 			const out = [];
 			for (let item = 0; item < items.length; item++) {
@@ -68,7 +56,11 @@ function registerSideEffect(name, calledWith, output) {
 			}
 			return [out];
 		},
-	});
+		[
+			{ displayName: 'Event', name: 'event', type: 'string', default: '' },
+			{ displayName: 'Customer', name: 'customer', type: 'string', default: '' },
+		],
+	);
 }
 
 registerSideEffect('createCustomer', calls.customer, (event, n) => ({
@@ -479,26 +471,14 @@ test('Exactly-Once SQL records its step in its own transaction: the retry skips 
 });
 
 test('an event whose step output holds an error item records none of it, even when Record Step continues on error', async () => {
-	registerNodeType('test.halfFailed', {
-		description: {
-			displayName: 'Half Failed',
-			name: 'halfFailed',
-			group: ['transform'],
-			version: 1,
-			defaults: {},
-			inputs: ['main'],
-			outputs: ['main'],
-			properties: [],
-		},
-		async execute() {
-			// Two output items for one event: an answer, and n8n's error item for a second call.
-			return [
-				this.getInputData().flatMap((_item, item) => [
-					{ json: { invoiceId: 'inv_1' }, pairedItem: { item } },
-					{ json: { error: 'the second call failed' }, pairedItem: { item } },
-				]),
-			];
-		},
+	registerTestNode('halfFailed', async function () {
+		// Two output items for one event: an answer, and n8n's error item for a second call.
+		return [
+			this.getInputData().flatMap((_item, item) => [
+				{ json: { invoiceId: 'inv_1' }, pairedItem: { item } },
+				{ json: { error: 'the second call failed' }, pairedItem: { item } },
+			]),
+		];
 	});
 	const workflow = {
 		name: 'half failed',

@@ -58,6 +58,29 @@ function registerNodeType(typeName, node) {
 	nodeTypes.types[typeName] = node;
 }
 
+/**
+ * A one-input, one-output node type of a test, `test.<name>`, run by the real engine like any node:
+ * a side effect or business step whose output the test decides.
+ * @param {string} name
+ * @param {(this: import('n8n-workflow').IExecuteFunctions) => Promise<import('n8n-workflow').INodeExecutionData[][]>} execute
+ * @param {object[]} [properties] its parameters
+ */
+function registerTestNode(name, execute, properties = []) {
+	registerNodeType(`test.${name}`, {
+		description: {
+			displayName: name,
+			name,
+			group: ['transform'],
+			version: 1,
+			defaults: {},
+			inputs: ['main'],
+			outputs: ['main'],
+			properties,
+		},
+		execute,
+	});
+}
+
 /** Hands every node the credential data given to the run, by credential type. */
 class TestCredentialsHelper extends ICredentialsHelper {
 	constructor(credentialsByType) {
@@ -232,4 +255,4 @@ function describeRun(run) {
 	};
 }
 
-module.exports = { registerNodeType, runWorkflow, PACKAGE };
+module.exports = { registerNodeType, registerTestNode, runWorkflow, PACKAGE };
