@@ -14,7 +14,7 @@ import { defineConfig } from 'eslint/config';
 import { ESLint } from 'eslint';
 import glob from 'fast-glob';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -188,6 +188,15 @@ async function main() {
 	const work = mkdtempSync(path.join(tmpdir(), 'scan-package-'));
 	try {
 		const { packageDir, tarball } = packAndExtract(root, work);
+		// Without a build the tarball has no dist/ and nothing to find: that is not a pass.
+		const manifest = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+		const missing = [...manifest.n8n.nodes, ...manifest.n8n.credentials, DRIVER].filter(
+			(file) => !existsSync(path.join(packageDir, file)),
+		);
+		if (missing.length) {
+			console.error(`The tarball lacks ${missing.join(', ')}: run npm run build first.`);
+			return 1;
+		}
 		const scan = await scanFolder(packageDir);
 		report(scan, `npm pack (${tarball})`);
 		return scan.failures.length ? 1 : 0;
