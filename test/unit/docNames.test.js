@@ -225,10 +225,11 @@ function problemsIn(line, before = '') {
 	// Nodes and credentials by name.
 	for (const span of bold) {
 		const name = span.trim();
-		const known = [...knownNames].some(
+		// "**Idempotency Keys' in-progress index …**" starts with a name; "**Idempotency Complete**" is none.
+		const startsWithName = [...knownNames].some(
 			(known) => name === known || new RegExp(`^${known}(?![\\w -])`).test(name),
 		);
-		if (/^Idempotency /.test(name) && !name.includes('→') && !known)
+		if (/^Idempotency /.test(name) && !name.includes('→') && !startsWithName)
 			problems.push(`no node or credential is called "${name}"`);
 	}
 	for (const match of prose.matchAll(/\*\*([^*]+?)\*\* credential/g)) {
