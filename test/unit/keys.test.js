@@ -226,12 +226,12 @@ describe('the key source table', () => {
 		expect(map.svix).toBe('Svix');
 	});
 
-	test("the README's Keys table lists every source with its stored value and where it reads the id", () => {
-		const readme = require('node:fs').readFileSync(
-			require('node:path').join(__dirname, '../../README.md'),
+	test("docs/keys.md's Key sources table lists every source with its stored value and where it reads the id", () => {
+		const doc = require('node:fs').readFileSync(
+			require('node:path').join(__dirname, '../../docs/keys.md'),
 			'utf8',
 		);
-		const keys = readme.slice(readme.indexOf('## Keys'), readme.indexOf('### Numbers'));
+		const keys = doc.slice(doc.indexOf('## Key sources'), doc.indexOf('## The rules'));
 		for (const { name, value, location } of KEY_SOURCES) {
 			const row = keys.split('\n').find((line) => line.startsWith(`| ${name} (\`${value}\``));
 			expect({ value, row }).toEqual({ value, row: expect.any(String) });

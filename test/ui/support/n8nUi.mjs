@@ -160,13 +160,16 @@ export function webhookUrlsSection(page) {
 
 /**
  * In an open node: "Connect to …" (no credential yet) or the pencil next to the chosen one; with
- * `unset`, the first credential the node still lacks (Reserve has two when it verifies signatures).
+ * `unset`, the first credential the node still lacks (Reserve has two when it verifies signatures),
+ * with `last` too, the last one it lacks (Reserve lists Webhook Signing Secret API after Idempotency
+ * Postgres: the Quick start sets the secret first).
  */
-export async function openNodeCredential(page, { unset = false } = {}) {
+export async function openNodeCredential(page, { unset = false, last = false } = {}) {
 	if (await credentialModal(page).isVisible()) return;
 	const connect = page.getByTestId('node-credentials-empty-state');
 	const edit = page.getByTestId('credential-edit-button');
-	await (unset ? connect : connect.or(edit)).first().click();
+	const candidates = unset ? connect : connect.or(edit);
+	await (last ? candidates.last() : candidates.first()).click();
 	await credentialModal(page).waitFor();
 }
 
