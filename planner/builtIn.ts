@@ -43,7 +43,7 @@ export const BUILT_IN_PREFIX = 'n8n-nodes-base.';
 /** What this path cannot promise next to the package; shown on the page, in the sticky note, in docs/cloud.md. */
 export const BUILT_IN_NOTES: readonly string[] = [
 	'Signatures are compared by an If node as text, not in constant time (the package uses crypto.timingSafeEqual).',
-	"One signing secret, in a Crypto credential: no previous secret during a rotation (Stripe's several v1 signatures in one header are accepted).",
+	"One signing secret (in a Crypto credential; with --n8n 1, from an environment variable): no previous secret during a rotation (Stripe's several v1 signatures in one header are accepted).",
 	"Stripe and Slack sign a text made of the body: Extract From File decodes the raw body as UTF-8, so a body that is not valid UTF-8 fails the check (401). The body hash of the sha256: key is taken of that text too: the same as the package's for any UTF-8 body.",
 	'No stored answers: a duplicate is answered {"status":"duplicate"}, not with the first delivery\'s answer (Complete Key\'s stored response).',
 	'No fingerprints: a key reused with another payload is a plain duplicate.',
@@ -92,7 +92,16 @@ export interface BuiltInOptions {
 	/** A provider of nodes/shared/webhook/providers.ts whose signature the Crypto node checks. */
 	provider: string;
 	webhookPath?: string;
+	/**
+	 * n8n's major version. 2 (default, and n8n Cloud): Crypto v2, the HMAC secret in a Crypto
+	 * credential. 1: n8n 1.x has only Crypto v1, whose HMAC secret is a node parameter: it reads the
+	 * environment variable SECRET_ENV, so the secret is not written into the workflow.
+	 */
+	n8nLine?: 1 | 2;
 }
+
+/** Where the n8n 1.x variant's HMAC node reads the signing secret from ($env). */
+export const SECRET_ENV = 'WEBHOOK_SIGNING_SECRET';
 
 interface WorkflowNode {
 	id: string;
@@ -200,6 +209,16 @@ function keyExpression(settings: PlannerSettings): string {
 	return `={{ ((id) => ${prefix} + (id === undefined || id === null || id === '' ? ${hash} : typeof id === 'string' ? 'evt:' + id : Number.isSafeInteger(id) ? 'evt:' + String(id) : ${refuse('event id')}))(${id}) }}`;
 }
 
+/** The error a check throws (the nodes' own namespace and table rules), or undefined when it passes. */
+function problemOf(check: () => void): { message: string; hint?: string } | undefined {
+	try {
+		check();
+		return undefined;
+	} catch (error) {
+		return { message: (error as Error).message, hint: (error as { hint?: string }).hint };
+	}
+}
+
 function checkSettings(settings: PlannerSettings): void {
 	if (settings.mode !== 'lease' && settings.mode !== 'simple')
 		throw new BuiltInError(`Unknown mode "${String(settings.mode)}"`, 'Use lease or simple.');
@@ -216,16 +235,15 @@ function checkSettings(settings: PlannerSettings): void {
 			'The built-in workflow takes a fixed namespace, not an expression',
 			'Give the namespace as text, for example orders.',
 		);
-	try {
+	const refused = problemOf(() => {
 		assertNamespace(settings.namespace);
 		tableRef(settings.schema, settings.table);
-	} catch (error) {
+	});
+	if (refused !== undefined)
 		throw new BuiltInError(
-			(error as Error).message,
-			(error as { hint?: string }).hint ??
-				'Use a plain schema and table name, such as public and processed_events.',
+			refused.message,
+			refused.hint ?? 'Use a plain schema and table name, such as public and processed_events.',
 		);
-	}
 }
 
 // ---- the workflow ------------------------------------------------------------------------------
@@ -297,7 +315,7 @@ function postgres(
 	};
 }
 
-function signatureNodes(signature: BuiltInSignature): WorkflowNode[] {
+function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[] {
 	const hmacInput =
 		signature.input.kind === 'binary'
 			? { binaryData: true, binaryPropertyName: 'data' }
@@ -320,7 +338,7 @@ function signatureNodes(signature: BuiltInSignature): WorkflowNode[] {
 			id: id(2),
 			name: NODES.hmac,
 			type: 'n8n-nodes-base.crypto',
-			typeVersion: 2,
+			typeVersion: line,
 			position: [440, 300],
 			parameters: {
 				action: 'hmac',
@@ -328,8 +346,9 @@ function signatureNodes(signature: BuiltInSignature): WorkflowNode[] {
 				type: 'SHA256',
 				dataPropertyName: 'expectedSignature',
 				encoding: signature.encoding,
+				...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),
 			},
-			credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } },
+			...(line === 2 ? { credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } } } : {}),
 		},
 		{
 			id: id(3),
@@ -370,6 +389,12 @@ export function builtInWorkflow(
 		);
 	checkSettings(settings);
 	const signature = support.signature;
+	const line = options.n8nLine ?? 2;
+	if (line !== 1 && line !== 2)
+		throw new BuiltInError(
+			`Unknown n8n version ${String(line)}`,
+			'Use 2 (n8n 2.x and n8n Cloud) or 1.',
+		);
 	const lease = settings.mode === 'lease';
 	const sql = builtInStatements(settings);
 	const leaseSeconds = settings.leaseSeconds;
@@ -406,13 +431,13 @@ export function builtInWorkflow(
 				options: { encoding: 'utf8', stripBOM: false, keepSource: 'both' },
 			},
 		},
-		...signatureNodes(signature),
+		...signatureNodes(signature, line),
 		respond(id(4), NODES.invalid, 401, '={{ { "status": "invalid signature" } }}', [880, 560]),
 		{
 			id: id(5),
 			name: NODES.bodyHash,
 			type: 'n8n-nodes-base.crypto',
-			typeVersion: 2,
+			typeVersion: line,
 			position: [880, 200],
 			parameters: {
 				action: 'hash',
@@ -430,7 +455,7 @@ export function builtInWorkflow(
 						id: id(6),
 						name: NODES.token,
 						type: 'n8n-nodes-base.crypto',
-						typeVersion: 2,
+						typeVersion: line,
 						position: [1100, 200] as [number, number],
 						parameters: {
 							action: 'generate',
@@ -555,7 +580,7 @@ export function builtInWorkflow(
 			type: 'n8n-nodes-base.stickyNote',
 			typeVersion: 1,
 			position: [0, -420],
-			parameters: { content: stickyNote(settings, signature, sql), height: 660, width: 900 },
+			parameters: { content: stickyNote(settings, signature, sql, line), height: 660, width: 900 },
 		},
 	];
 
@@ -579,7 +604,7 @@ export function builtInWorkflow(
 		[NODES.release]: { main: [to(NODES.failed)] },
 	};
 	return {
-		name: `Idempotent webhook, built-in nodes only (${signature.label}, ${settings.mode} mode)`,
+		name: `Idempotent webhook, built-in nodes only (${signature.label}, ${settings.mode} mode${line === 1 ? ', n8n 1.x' : ''})`,
 		nodes,
 		connections,
 		settings: { executionOrder: 'v1' },
@@ -592,11 +617,16 @@ function stickyNote(
 	settings: PlannerSettings,
 	signature: BuiltInSignature,
 	sql: BuiltInStatements,
+	line: 1 | 2,
 ): string {
+	const secret =
+		line === 2
+			? `a **Crypto** credential "${BUILT_IN_CREDENTIALS.crypto}" with the ${signature.label} signing secret as HMAC Secret`
+			: `n8n 1.x has no Crypto credential: Signature HMAC reads the ${signature.label} signing secret from the environment variable ${SECRET_ENV} (allowed unless N8N_BLOCK_ENV_ACCESS_IN_NODE=true)`;
 	return [
 		`## Idempotent webhook with built-in nodes only (${signature.label})`,
 		'Made by the n8n-nodes-idempotency key planner for n8n Cloud and for instances without community packages. Every node is an n8n-nodes-base node; no Code node.',
-		`Credentials: a **Crypto** credential "${BUILT_IN_CREDENTIALS.crypto}" with the ${signature.label} signing secret as HMAC Secret; **Postgres** credentials "${BUILT_IN_CREDENTIALS.postgres}" (the key table) and "${BUILT_IN_CREDENTIALS.business}" (your business step).`,
+		`Credentials: ${secret}; **Postgres** credentials "${BUILT_IN_CREDENTIALS.postgres}" (the key table) and "${BUILT_IN_CREDENTIALS.business}" (your business step).`,
 		`Key table ${tableRef(settings.schema, settings.table).qualified}, ${settings.mode} mode${settings.mode === 'lease' ? `, lease ${settings.leaseSeconds} s` : ''}${settings.namespace ? `, namespace ${settings.namespace}` : ''}. Create it once:`,
 		'```sql',
 		sql.createTable,

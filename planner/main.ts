@@ -322,8 +322,10 @@ function builtInFor(current: PlannerSettings): ReturnType<typeof builtInWorkflow
 	try {
 		return builtInWorkflow(current, { provider: fields.builtInProvider.value });
 	} catch (error) {
-		if (error instanceof BuiltInError) return error;
-		throw error;
+		// Anything else is a bug in the page: shown the same way, so the button cannot save a broken file.
+		return error instanceof BuiltInError
+			? error
+			: new BuiltInError((error as Error).message, 'This is a bug: please report it.');
 	}
 }
 

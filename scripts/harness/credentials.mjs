@@ -23,8 +23,8 @@ function postgresData(fields) {
  * all of n8n's own types: the key table's Postgres, the business step's, and a Crypto credential
  * whose HMAC secret is the stack's Stripe signing secret.
  */
-function builtInCredentials(keys, business) {
-	return [
+function builtInCredentials(keys, business, line) {
+	const all = [
 		{
 			id: 'BiKeyPgCredE2E001',
 			name: 'Idempotency Postgres (built-in)',
@@ -44,6 +44,8 @@ function builtInCredentials(keys, business) {
 			data: { hmacSecret: E2E_STRIPE_SECRET },
 		},
 	];
+	// n8n 1.x has no Crypto credential type (its Crypto v1 takes the secret as a node parameter).
+	return line === 1 ? all.filter(({ type }) => type !== 'crypto') : all;
 }
 
 /**

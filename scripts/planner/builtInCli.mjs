@@ -16,10 +16,11 @@ const FLAGS = {
 	'--lease': 'leaseSeconds',
 	'--mode': 'mode',
 	'--path': 'webhookPath',
+	'--n8n': 'n8nLine',
 };
 
 export const USAGE =
-	'Usage: npm run planner -- --built-in --provider <stripe|github|shopify|slack> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>]';
+	'Usage: npm run planner -- --built-in --provider <stripe|github|shopify|slack> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>]';
 
 class UsageError extends Error {}
 
@@ -90,11 +91,14 @@ export function builtInFromArgs(args, bundle) {
 			leaseSeconds,
 			fingerprint: 'none',
 		};
+		if (values.n8nLine !== undefined && values.n8nLine !== '1' && values.n8nLine !== '2')
+			throw new UsageError(`--n8n is 2 (n8n 2.x, n8n Cloud) or 1 (n8n 1.x), not ${values.n8nLine}`);
 		if (keySource === 'custom' && settings.eventIdPath === '')
 			throw new UsageError('--key-source custom needs --event-id with the Custom Key expression');
 		const workflow = builtIn.builtInWorkflow(settings, {
 			provider: values.provider,
 			...(values.webhookPath ? { webhookPath: values.webhookPath } : {}),
+			...(values.n8nLine ? { n8nLine: Number(values.n8nLine) } : {}),
 		});
 		return { ok: true, json: `${JSON.stringify(workflow, null, 2)}\n` };
 	} catch (error) {

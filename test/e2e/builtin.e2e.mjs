@@ -3,7 +3,8 @@
 // (N8N_COMMUNITY_PACKAGES_ENABLED=false) and this package not installed: the nearest thing here to
 // n8n Cloud's node set. Imported and published as a user would, against a real PostgreSQL; the key
 // table created once with the statement the workflow's note gives. One stack for the file.
-// With N8N_LINE=1 the same file runs on n8n 1.123.81 (scripts/harness/install.mjs).
+// With N8N_LINE=1 it runs on n8n 1.123.81 (scripts/harness/install.mjs) the CLI's `--n8n 1` variant:
+// 1.x has only Crypto v1, whose HMAC secret is a node parameter, read there from $env.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 import {
 	BUSINESS_STEP,
+	E2E_STRIPE_SECRET,
 	deliverWithFailingBusinessStep,
 	runBurst,
 	runSeedSequence,
@@ -26,6 +28,8 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 /** Long enough for n8n to restart after kill -9 with lease left; short enough to wait out. */
 const LEASE_SECONDS = 60;
 const SLOW_EVENT = { id: 'evt_builtin_crash', type: 'slow.business.step' };
+/** n8n's major version under test (the harness reads the same variable). */
+const LINE = process.env.N8N_LINE === '1' ? '1' : '2';
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
@@ -46,6 +50,8 @@ function workflowFromCli() {
 			'stripe',
 			'--lease',
 			String(LEASE_SECONDS),
+			'--n8n',
+			LINE,
 		],
 		{ encoding: 'utf8' },
 	);
@@ -65,7 +71,12 @@ function createTableFromNote() {
 before(
 	async () => {
 		workflow = workflowFromCli();
-		stack = await startStack({ label: 'builtin', builtInWorkflow: workflow });
+		stack = await startStack({
+			label: 'builtin',
+			builtInWorkflow: workflow,
+			// The 1.x variant's Signature HMAC reads the secret from the environment (planner/builtIn.ts, SECRET_ENV).
+			...(LINE === '1' ? { env: { WEBHOOK_SIGNING_SECRET: E2E_STRIPE_SECRET } } : {}),
+		});
 		const db = stack.keysDb;
 		await db.query(createTableFromNote());
 		// A killed n8n's sleeping insert must be cancelled, not committed after it (lease-crash.e2e.mjs).

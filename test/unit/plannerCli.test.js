@@ -107,3 +107,21 @@ test.each([
 	expect(stdout).toBe('');
 	expect(stderr).toMatch(message);
 });
+
+test('--built-in --n8n 1: Crypto v1 nodes, the secret read from the environment, no Crypto credential', () => {
+	const { code, stdout } = runCli(['--built-in', '--provider', 'stripe', '--n8n', '1']);
+	expect(code).toBe(0);
+	const workflow = JSON.parse(stdout);
+	const crypto = workflow.nodes.filter(
+		(/** @type {{ type: string }} */ n) => n.type === 'n8n-nodes-base.crypto',
+	);
+	expect(crypto.map((/** @type {{ typeVersion: number }} */ n) => n.typeVersion)).toEqual([
+		1, 1, 1,
+	]);
+	const hmac = crypto.find((/** @type {{ name: string }} */ n) => n.name === 'Signature HMAC');
+	expect(hmac.parameters.secret).toBe('={{ $env.WEBHOOK_SIGNING_SECRET }}');
+	expect(hmac.credentials).toBeUndefined();
+	expect(runCli(['--built-in', '--provider', 'stripe', '--n8n', '3']).stderr).toMatch(
+		/--n8n is 2 \(n8n 2.x, n8n Cloud\) or 1/,
+	);
+});
