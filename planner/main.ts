@@ -6,6 +6,7 @@ import type { FingerprintSource } from '../nodes/IdempotencyReserve/helpers/rese
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
 import apiTemplate from '../workflows/idempotent-api.json';
 import template from '../workflows/idempotent-webhook.json';
+import { BUILT_IN_NOTES, BUILT_IN_SIGNATURES, BuiltInError, builtInWorkflow } from './builtIn';
 import { element } from './dom';
 import { startDuplicateExplainer } from './duplicateUi';
 import {
@@ -59,6 +60,11 @@ const fields = {
 	downloadStatus: element<HTMLSpanElement>('downloadStatus'),
 	downloadApi: element<HTMLButtonElement>('downloadApiWorkflow'),
 	downloadApiStatus: element<HTMLSpanElement>('downloadApiStatus'),
+	builtInProvider: element<HTMLSelectElement>('builtInProvider'),
+	downloadBuiltIn: element<HTMLButtonElement>('downloadBuiltInWorkflow'),
+	downloadBuiltInStatus: element<HTMLSpanElement>('downloadBuiltInStatus'),
+	builtInRefusal: element<HTMLParagraphElement>('builtInRefusal'),
+	builtInNotes: element<HTMLUListElement>('builtInNotes'),
 };
 
 // The node lists its options sorted by label (nodes/IdempotencyReserve/keyProperties.ts); so does the page.
@@ -75,6 +81,18 @@ for (const source of FINGERPRINT_SOURCES) {
 	fields.fingerprintSource.add(new Option(source.name, source.value, selected, selected));
 }
 fields.fingerprintExpression.value = FINGERPRINT_EXPRESSION_DEFAULT;
+// Every provider of the table; those the Crypto node cannot check say so when chosen (builtInSignature.ts).
+for (const support of BUILT_IN_SIGNATURES) {
+	const [value, label] = support.supported
+		? [support.signature.provider, support.signature.label]
+		: [support.provider, `${support.label} (not with built-in nodes)`];
+	fields.builtInProvider.add(new Option(label, value, value === 'stripe', value === 'stripe'));
+}
+for (const note of BUILT_IN_NOTES) {
+	const item = document.createElement('li');
+	item.textContent = note;
+	fields.builtInNotes.append(item);
+}
 
 /** The exact bytes of a loaded file; undefined when the key comes from the textarea's text. */
 let fileBytes: Uint8Array | undefined;
@@ -204,11 +222,14 @@ async function update(): Promise<void> {
 		fields.sql.textContent = sqlText(planStatements(current, key, fingerprint));
 		fields.download.disabled = false;
 		fields.downloadApi.disabled = false;
+		showBuiltInRefusal();
 	} catch (error) {
 		// Schema or table refused (nodes/shared/store/identifiers.ts): the node refuses them before any SQL runs.
 		fields.sql.textContent = `-- The node refuses these settings before any SQL runs: ${(error as Error).message}`;
 		fields.download.disabled = true;
 		fields.downloadApi.disabled = true;
+		fields.downloadBuiltIn.disabled = true;
+		fields.builtInRefusal.textContent = '';
 	}
 	busy(false);
 }
@@ -275,8 +296,13 @@ function downloadTemplate(
 	fileName: string,
 	status: HTMLElement,
 ): void {
-	const workflow = configureWorkflow(source, settings(), kind);
-	const blob = new Blob([`${JSON.stringify(workflow, null, '\t')}\n`], {
+	saveJson(configureWorkflow(source, settings(), kind), fileName);
+	status.textContent = `Saved as ${fileName}.`;
+}
+
+/** Saves JSON as a file through a blob link: nothing leaves the page. */
+function saveJson(value: unknown, fileName: string): void {
+	const blob = new Blob([`${JSON.stringify(value, null, '\t')}\n`], {
 		type: 'application/json',
 	});
 	const link = document.createElement('a');
@@ -286,12 +312,51 @@ function downloadTemplate(
 	link.click();
 	link.remove();
 	window.setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-	status.textContent = `Saved as ${fileName}.`;
 }
 
 fields.download.addEventListener('click', () =>
 	downloadTemplate(template, 'webhook', 'idempotent-webhook.json', fields.downloadStatus),
 );
+/** The built-in workflow for the page's settings, or why these settings cannot have one. */
+function builtInFor(current: PlannerSettings): ReturnType<typeof builtInWorkflow> | BuiltInError {
+	try {
+		return builtInWorkflow(current, { provider: fields.builtInProvider.value });
+	} catch (error) {
+		// Anything else is a bug in the page: shown the same way, so the button cannot save a broken file.
+		return error instanceof BuiltInError
+			? error
+			: new BuiltInError((error as Error).message, 'This is a bug: please report it.');
+	}
+}
+
+function showBuiltInRefusal(): void {
+	const result = builtInFor(settings());
+	const refused = result instanceof BuiltInError;
+	fields.downloadBuiltIn.disabled = refused;
+	fields.builtInRefusal.textContent = refused ? `${result.message} ${result.hint}` : '';
+}
+
+fields.builtInProvider.addEventListener('change', () => {
+	fields.downloadBuiltInStatus.textContent = '';
+	showBuiltInRefusal();
+});
+fields.keySource.addEventListener('change', () => {
+	// The signature and the key come from one sender: a provider's preset chooses its signature too.
+	const provider = [...fields.builtInProvider.options].find(
+		(option) => option.value === fields.keySource.value,
+	);
+	if (provider !== undefined) fields.builtInProvider.value = provider.value;
+	showBuiltInRefusal();
+});
+
+fields.downloadBuiltIn.addEventListener('click', () => {
+	const result = builtInFor(settings());
+	if (result instanceof BuiltInError) return showBuiltInRefusal();
+	const fileName = `idempotent-webhook-builtin-${fields.builtInProvider.value}.json`;
+	saveJson(result, fileName);
+	fields.downloadBuiltInStatus.textContent = `Saved as ${fileName}.`;
+});
+
 fields.downloadApi.addEventListener('click', () =>
 	downloadTemplate(apiTemplate, 'api', 'idempotent-api.json', fields.downloadApiStatus),
 );

@@ -62,6 +62,19 @@ const page = (await readFile(join(root, 'planner/page.html'), 'utf8'))
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, page);
 
+// The built-in-nodes workflow for Node.js too: `npm run planner -- --built-in` (scripts/planner.mjs)
+// and the tests build it with the same code as the page's button.
+await build({
+	entryPoints: [join(root, 'planner/builtIn.ts')],
+	bundle: true,
+	outfile: join(root, 'dist/planner/builtIn.cjs'),
+	platform: 'node',
+	format: 'cjs',
+	target: 'node20',
+	legalComments: 'none',
+	logLevel: 'warning',
+});
+
 // n8n-node build copies every .png and .svg of the repository into dist/ (for node icons): the README's
 // screenshot of this page and the browser tests' screenshots are not part of the package.
 await rm(join(root, 'dist/test-output'), { recursive: true, force: true });

@@ -1,13 +1,27 @@
 #!/usr/bin/env node
 // `npm run planner`: says where the key planner page is (open it in a browser, it works from file://).
 // `npm run planner -- --serve [--port N]`: serves it on http://127.0.0.1 (a free port unless given).
+// `npm run planner -- --built-in --provider stripe [...]`: the built-in-nodes workflow on standard output
+// (scripts/planner/builtInCli.mjs).
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { builtInFromArgs } from './planner/builtInCli.mjs';
+
 const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'planner', 'index.html');
 const args = process.argv.slice(2);
+
+if (args.includes('--built-in')) {
+	const result = builtInFromArgs(
+		args,
+		join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'planner', 'builtIn.cjs'),
+	);
+	if ('json' in result) process.stdout.write(result.json);
+	else console.error(result.message);
+	process.exit('json' in result ? 0 : 1);
+}
 
 if (!existsSync(file)) {
 	console.error(`The key planner is not built yet (${file} is missing): run npm run build first.`);

@@ -66,6 +66,11 @@ export {
  * @param {boolean} [options.businessOnN8nServer] the Business Postgres credential (the webhook
  *   template's business step) on a database of its own on n8n's server, not on the keys database,
  *   so a key-store fault leaves the business rows alone; stack.businessDb reads them.
+ * @param {object} [options.builtInWorkflow] n8n as n8n Cloud has it: the package is neither built
+ *   nor installed, community packages are off (N8N_COMMUNITY_PACKAGES_ENABLED=false), and this
+ *   workflow (the planner's built-in-nodes workflow) takes the webhook template's place (same id,
+ *   so stack.deliver and stack.executions read it); the purge template is not imported, and the
+ *   credentials are n8n's own (credentials.mjs, builtInCredentials).
  * @returns {Promise<RunningStack>}
  */
 export async function startStack({
@@ -79,6 +84,7 @@ export async function startStack({
 	templateParameters = {},
 	pooler,
 	businessOnN8nServer,
+	builtInWorkflow,
 } = {}) {
 	const startedAt = Date.now();
 	const teardown = createTeardown(`stack stopped (${label})`);
@@ -107,8 +113,10 @@ export async function startStack({
 			businessOnN8nServer,
 			teardown,
 		});
-		const tarball = await buildAndPack(path.join(workDir, 'pack'));
-		const packageDir = await installIntoUserFolder(tarball, userFolder);
+		const packageDir = builtInWorkflow
+			? undefined
+			: await installIntoUserFolder(await buildAndPack(path.join(workDir, 'pack')), userFolder);
+		const withoutPackages = builtInWorkflow ? { N8N_COMMUNITY_PACKAGES_ENABLED: 'false' } : {};
 
 		/** @type {import('./n8n.mjs').N8nContext} */
 		const ctx = {
@@ -124,22 +132,26 @@ export async function startStack({
 				password: databases.server.password,
 				database: databases.n8nDatabase,
 			},
-			...(env || queue
+			...(env || queue || builtInWorkflow
 				? {
 						extraEnv: {
 							...(queue ? queueEnv({ token: queueToken, ...queue }) : {}),
+							...withoutPackages,
 							...(env ?? {}),
 						},
 					}
 				: {}),
 		};
-		await importStackCredentials(ctx, workDir, databases.keysFields, databases.businessFields);
+		await importStackCredentials(ctx, workDir, databases.keysFields, databases.businessFields, {
+			builtIn: Boolean(builtInWorkflow),
+		});
 		const workflows = await importStackWorkflows(ctx, {
 			workDir,
 			n8nDb: databases.n8nDb,
 			purgeEverySeconds,
 			extraWorkflows,
 			templateParameters,
+			builtInWorkflow,
 		});
 
 		const n8n = await startN8nServer(ctx);

@@ -33,15 +33,18 @@ import {
  * @param {number} [options.purgeEverySeconds]
  * @param {Array<import('./templates.mjs').ExtraWorkflow>} options.extraWorkflows
  * @param {Record<string, Record<string, unknown>>} options.templateParameters
+ * @param {object} [options.builtInWorkflow] takes the webhook template's place; no purge template.
  */
 export async function importStackWorkflows(
 	ctx,
-	{ workDir, n8nDb, purgeEverySeconds, extraWorkflows, templateParameters },
+	{ workDir, n8nDb, purgeEverySeconds, extraWorkflows, templateParameters, builtInWorkflow },
 ) {
 	const workflowsDir = path.join(workDir, 'workflows');
 	mkdirSync(workflowsDir);
 	const webhookWorkflow = withParameters(
-		importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID),
+		builtInWorkflow
+			? { ...builtInWorkflow, id: WEBHOOK_WORKFLOW_ID, active: false }
+			: importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID),
 		templateParameters,
 	);
 	const purgeWorkflow = purgeEverySeconds
@@ -50,7 +53,8 @@ export async function importStackWorkflows(
 	const write = (name, workflow) =>
 		writeFileSync(path.join(workflowsDir, name), JSON.stringify(workflow, null, 2));
 	write('idempotent-webhook.json', webhookWorkflow);
-	write('purge-keys.json', purgeWorkflow);
+	// The purge template is made of the package's nodes: without the package there is nothing to import.
+	if (!builtInWorkflow) write('purge-keys.json', purgeWorkflow);
 	const extras = extraWorkflows.map(extraWorkflowCopy);
 	for (const [index, { workflow }] of extras.entries()) write(`extra-${index}.json`, workflow);
 	await runN8nCli(ctx, ['import:workflow', '--separate', `--input=${workflowsDir}`], {

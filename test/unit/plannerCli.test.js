@@ -31,3 +31,97 @@ test('--serve serves the page on 127.0.0.1 (a free port), with the same CSP as a
 		child.kill('SIGTERM');
 	}
 });
+
+/** @param {string[]} args */
+function runCli(args) {
+	try {
+		const stdout = execFileSync(process.execPath, [script, ...args], {
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		return { code: 0, stdout, stderr: '' };
+	} catch (error) {
+		const failed = /** @type {{ status: number, stdout: string, stderr: string }} */ (error);
+		return { code: failed.status, stdout: failed.stdout, stderr: failed.stderr };
+	}
+}
+
+test('--built-in writes the page workflow for these settings to standard output', () => {
+	const { builtInWorkflow, DEFAULT_SETTINGS } = require('../../dist/planner/builtIn.cjs');
+	const { code, stdout } = runCli([
+		'--built-in',
+		'--provider',
+		'github',
+		'--namespace=orders',
+		'--schema',
+		'billing',
+		'--table',
+		'keys',
+		'--lease',
+		'45',
+		'--path',
+		'gh',
+	]);
+	expect(code).toBe(0);
+	const expected = builtInWorkflow(
+		{
+			...DEFAULT_SETTINGS,
+			keySource: 'github',
+			namespace: 'orders',
+			schema: 'billing',
+			table: 'keys',
+			leaseSeconds: 45,
+			fingerprint: 'none',
+		},
+		{ provider: 'github', webhookPath: 'gh' },
+	);
+	expect(JSON.parse(stdout)).toEqual(expected);
+	expect(
+		JSON.parse(stdout).nodes.every((/** @type {{ type: string }} */ n) =>
+			n.type.startsWith('n8n-nodes-base.'),
+		),
+	).toBe(true);
+	const simple = JSON.parse(
+		runCli(['--built-in', '--provider', 'stripe', '--mode', 'simple']).stdout,
+	);
+	expect(simple.name).toContain('simple mode');
+});
+
+test.each([
+	[['--built-in'], /--provider is required/],
+	[
+		['--built-in', '--provider', 'standardWebhooks'],
+		/Standard Webhooks cannot be checked with built-in nodes/,
+	],
+	[['--built-in', '--provider', 'svix'], /Svix cannot be checked/],
+	[['--built-in', '--provider', 'stripe', '--lease', 'soon'], /--lease needs a positive number/],
+	[['--built-in', '--provider', 'stripe', '--mode', 'sometimes'], /Unknown mode "sometimes"/],
+	[['--built-in', '--provider', 'stripe', '--colour', 'red'], /Unknown option --colour/],
+	[['--built-in', '--provider', 'stripe', '--key-source', 'nope'], /Unknown --key-source nope/],
+	[['--built-in', '--provider', 'stripe', '--table'], /--table needs a value/],
+	[['--built-in', '--provider', 'stripe', '--key-source', 'custom'], /needs --event-id/],
+	[['--built-in', '--provider', 'stripe', '--provider', 'github'], /given twice/],
+])('--built-in %j fails with a clear message and exit 1', (args, message) => {
+	const { code, stdout, stderr } = runCli(args);
+	expect(code).toBe(1);
+	expect(stdout).toBe('');
+	expect(stderr).toMatch(message);
+});
+
+test('--built-in --n8n 1: Crypto v1 nodes, the secret read from the environment, no Crypto credential', () => {
+	const { code, stdout } = runCli(['--built-in', '--provider', 'stripe', '--n8n', '1']);
+	expect(code).toBe(0);
+	const workflow = JSON.parse(stdout);
+	const crypto = workflow.nodes.filter(
+		(/** @type {{ type: string }} */ n) => n.type === 'n8n-nodes-base.crypto',
+	);
+	expect(crypto.map((/** @type {{ typeVersion: number }} */ n) => n.typeVersion)).toEqual([
+		1, 1, 1,
+	]);
+	const hmac = crypto.find((/** @type {{ name: string }} */ n) => n.name === 'Signature HMAC');
+	expect(hmac.parameters.secret).toBe('={{ $env.WEBHOOK_SIGNING_SECRET }}');
+	expect(hmac.credentials).toBeUndefined();
+	expect(runCli(['--built-in', '--provider', 'stripe', '--n8n', '3']).stderr).toMatch(
+		/--n8n is 2 \(n8n 2.x, n8n Cloud\) or 1/,
+	);
+});

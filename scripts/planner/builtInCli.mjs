@@ -1,0 +1,113 @@
+// `npm run planner -- --built-in --provider stripe [--key-source S] [--event-id EXPR] [--namespace N]
+// [--schema S] [--table T] [--lease SECONDS] [--mode lease|simple] [--path P]`: the planner page's
+// "Download (built-in nodes only)" workflow, written to standard output. The workflow is built by
+// the page's own code (planner/builtIn.ts, bundled to dist/planner/builtIn.cjs by npm run build).
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/** Flags and the setting each one sets; --built-in itself is read by scripts/planner.mjs. */
+const FLAGS = {
+	'--provider': 'provider',
+	'--key-source': 'keySource',
+	'--event-id': 'eventIdPath',
+	'--namespace': 'namespace',
+	'--schema': 'schema',
+	'--table': 'table',
+	'--lease': 'leaseSeconds',
+	'--mode': 'mode',
+	'--path': 'webhookPath',
+	'--n8n': 'n8nLine',
+};
+
+export const USAGE =
+	'Usage: npm run planner -- --built-in --provider <stripe|github|shopify|slack> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>]';
+
+class UsageError extends Error {}
+
+/** `--name value` and `--name=value` pairs, each flag at most once. */
+function parseFlags(args) {
+	/** @type {Record<string, string>} */
+	const values = {};
+	for (let at = 0; at < args.length; at++) {
+		const arg = args[at];
+		if (arg === '--built-in') continue;
+		const [flag, inline] = arg.includes('=')
+			? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+			: [arg, undefined];
+		const setting = FLAGS[/** @type {keyof typeof FLAGS} */ (flag)];
+		if (setting === undefined) throw new UsageError(`Unknown option ${flag} for --built-in`);
+		if (setting in values) throw new UsageError(`${flag} is given twice`);
+		const value = inline ?? args[++at];
+		if (value === undefined || (inline === undefined && value.startsWith('--')))
+			throw new UsageError(`${flag} needs a value`);
+		values[setting] = value;
+	}
+	return values;
+}
+
+/**
+ * The workflow JSON for these arguments, or the message to print and the exit code.
+ * @param {string[]} args
+ * @param {string} bundle dist/planner/builtIn.cjs
+ * @returns {{ ok: true, json: string } | { ok: false, message: string }}
+ */
+export function builtInFromArgs(args, bundle) {
+	if (!existsSync(bundle))
+		return {
+			ok: false,
+			message: `The planner is not built yet (${bundle} is missing): run npm run build first.`,
+		};
+	const builtIn = createRequire(import.meta.url)(bundle);
+	try {
+		const values = parseFlags(args);
+		if (values.provider === undefined) throw new UsageError('--provider is required');
+		const defaults = builtIn.DEFAULT_SETTINGS;
+		// The signature and the key come from one sender: the provider's own key source unless one is given.
+		const keySource = values.keySource ?? values.provider;
+		if (!builtIn.KEY_SOURCES.some((/** @type {{ value: string }} */ s) => s.value === keySource))
+			throw new UsageError(
+				`Unknown --key-source ${keySource}: use one of ${builtIn.KEY_SOURCES.map((/** @type {{ value: string }} */ s) => s.value).join(', ')}`,
+			);
+		if (
+			values.eventIdPath !== undefined &&
+			keySource !== 'eventIdOrBodyHash' &&
+			keySource !== 'custom'
+		)
+			throw new UsageError('--event-id is read only with --key-source eventIdOrBodyHash or custom');
+		const leaseSeconds =
+			values.leaseSeconds === undefined ? defaults.leaseSeconds : Number(values.leaseSeconds);
+		if (values.leaseSeconds !== undefined && !(Number.isFinite(leaseSeconds) && leaseSeconds > 0))
+			throw new UsageError(
+				`--lease needs a positive number of seconds, not ${values.leaseSeconds}`,
+			);
+		const settings = {
+			...defaults,
+			keySource,
+			eventIdPath: values.eventIdPath ?? (keySource === 'custom' ? '' : defaults.eventIdPath),
+			namespace: values.namespace ?? defaults.namespace,
+			schema: values.schema ?? defaults.schema,
+			table: values.table ?? defaults.table,
+			mode: values.mode ?? defaults.mode,
+			leaseSeconds,
+			fingerprint: 'none',
+		};
+		if (values.n8nLine !== undefined && values.n8nLine !== '1' && values.n8nLine !== '2')
+			throw new UsageError(`--n8n is 2 (n8n 2.x, n8n Cloud) or 1 (n8n 1.x), not ${values.n8nLine}`);
+		if (keySource === 'custom' && settings.eventIdPath === '')
+			throw new UsageError('--key-source custom needs --event-id with the Custom Key expression');
+		const workflow = builtIn.builtInWorkflow(settings, {
+			provider: values.provider,
+			...(values.webhookPath ? { webhookPath: values.webhookPath } : {}),
+			...(values.n8nLine ? { n8nLine: Number(values.n8nLine) } : {}),
+		});
+		return { ok: true, json: `${JSON.stringify(workflow, null, 2)}\n` };
+	} catch (error) {
+		if (error instanceof UsageError) return { ok: false, message: `${error.message}\n${USAGE}` };
+		if (error instanceof builtIn.BuiltInError)
+			return {
+				ok: false,
+				message: `${error.message}\n${/** @type {{ hint: string }} */ (error).hint}`,
+			};
+		throw error;
+	}
+}

@@ -1,0 +1,319 @@
+// End-to-end: the key planner's "built-in nodes only" workflow, as `npm run planner -- --built-in
+// --provider stripe` writes it, in a real n8n 2.41.1 with community packages turned off
+// (N8N_COMMUNITY_PACKAGES_ENABLED=false) and this package not installed: the nearest thing here to
+// n8n Cloud's node set. Imported and published as a user would, against a real PostgreSQL; the key
+// table created once with the statement the workflow's note gives. One stack for the file.
+// With N8N_LINE=1 it runs on n8n 1.123.81 (scripts/harness/install.mjs) the CLI's `--n8n 1` variant:
+// 1.x has only Crypto v1, whose HMAC secret is a node parameter, read there from $env.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import {
+	BUSINESS_STEP,
+	E2E_STRIPE_SECRET,
+	deliverWithFailingBusinessStep,
+	runBurst,
+	runSeedSequence,
+	startStack,
+	waitFor,
+	withStackLogs,
+} from '../../scripts/harness/index.mjs';
+import { sha256Hex } from '../support/webhookItems.js';
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Long enough for n8n to restart after kill -9 with lease left; short enough to wait out. */
+const LEASE_SECONDS = 60;
+const SLOW_EVENT = { id: 'evt_builtin_crash', type: 'slow.business.step' };
+/** n8n's major version under test (the harness reads the same variable). */
+const LINE = process.env.N8N_LINE === '1' ? '1' : '2';
+
+/** @type {Awaited<ReturnType<typeof startStack>>} */
+let stack;
+/** @type {any} */
+let workflow;
+
+/** The workflow as a user gets it: the CLI's standard output. */
+function workflowFromCli() {
+	execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-planner.mjs')], {
+		stdio: 'ignore',
+	});
+	const out = execFileSync(
+		process.execPath,
+		[
+			path.join(ROOT, 'scripts/planner.mjs'),
+			'--built-in',
+			'--provider',
+			'stripe',
+			'--lease',
+			String(LEASE_SECONDS),
+			'--n8n',
+			LINE,
+		],
+		{ encoding: 'utf8' },
+	);
+	return JSON.parse(out);
+}
+
+/** The CREATE TABLE statement the workflow's sticky note tells the user to run once. */
+function createTableFromNote() {
+	const note = workflow.nodes.find(
+		(/** @type {any} */ node) => node.type === 'n8n-nodes-base.stickyNote',
+	);
+	const sql = /```sql\n([\s\S]*?)\n```/.exec(note.parameters.content)?.[1];
+	assert.ok(sql, 'the sticky note carries the CREATE TABLE statement');
+	return sql;
+}
+
+before(
+	async () => {
+		workflow = workflowFromCli();
+		stack = await startStack({
+			label: 'builtin',
+			builtInWorkflow: workflow,
+			// The 1.x variant's Signature HMAC reads the secret from the environment (planner/builtIn.ts, SECRET_ENV).
+			...(LINE === '1' ? { env: { WEBHOOK_SIGNING_SECRET: E2E_STRIPE_SECRET } } : {}),
+		});
+		const db = stack.keysDb;
+		await db.query(createTableFromNote());
+		// A killed n8n's sleeping insert must be cancelled, not committed after it (lease-crash.e2e.mjs).
+		await db.query(
+			`ALTER DATABASE "${stack.keysDatabase}" SET client_connection_check_interval = '200ms'`,
+		);
+		await db.query(`CREATE TABLE slow_business_step (event_type text PRIMARY KEY)`);
+		await db.query(`CREATE FUNCTION sleep_when_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF EXISTS (SELECT 1 FROM slow_business_step s WHERE s.event_type = NEW.event_type) THEN
+					PERFORM pg_sleep(60);
+				END IF;
+				RETURN NEW;
+			END $$`);
+		await db.query(
+			`CREATE TRIGGER sleep_when_slow BEFORE INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
+		);
+	},
+	{ timeout: 60 * 60_000 },
+);
+
+after(async () => await stack?.stop(), { timeout: 120_000 });
+
+const withN8nLog = (/** @type {() => Promise<void>} */ fn) => withStackLogs(stack, fn);
+
+async function keyRow(/** @type {string} */ key) {
+	const { rows } = await stack.keysDb.query(
+		`SELECT status, attempts, extract(epoch FROM lease_until - now())::float8 AS lease_left FROM processed_events WHERE key = $1`,
+		[key],
+	);
+	return rows[0];
+}
+
+test('the workflow is n8n-nodes-base only, and n8n runs without this package', () => {
+	assert.deepEqual(
+		workflow.nodes.filter((/** @type {any} */ node) => !node.type.startsWith('n8n-nodes-base.')),
+		[],
+	);
+	assert.equal(
+		existsSync(
+			path.join(stack.ctx.userFolder, '.n8n', 'nodes', 'node_modules', 'n8n-nodes-idempotency'),
+		),
+		false,
+	);
+	assert.equal(stack.ctx.extraEnv?.N8N_COMMUNITY_PACKAGES_ENABLED, 'false');
+});
+
+test(
+	'seed sequence: A, A re-signed, B → 3 executions, 2 business rows, the repeat a duplicate',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const steps = await runSeedSequence(stack);
+			assert.deepEqual(
+				steps.map((step) => [step.status, step.answer]),
+				[
+					[200, { status: 'processed' }],
+					[200, { status: 'duplicate', key: 'evt:evt_A' }],
+					[200, { status: 'processed' }],
+				],
+			);
+			assert.notEqual(steps[0].signature, steps[1].signature);
+			const executions = await stack.executions.list({ workflowId: stack.webhookWorkflowId });
+			assert.equal(executions.length, 3);
+			for (const execution of executions) assert.equal(execution.status, 'success');
+			assert.deepEqual(
+				(await stack.businessRows()).map((row) => row.event_key),
+				['evt:evt_A', 'evt:evt_B'],
+			);
+			assert.deepEqual(
+				[(await keyRow('evt:evt_A'))?.status, (await keyRow('evt:evt_B'))?.status],
+				['completed', 'completed'],
+			);
+		}),
+);
+
+test(
+	'a body without an id, twice: the sha256: key of its bytes, the second a duplicate',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const body = Buffer.from(JSON.stringify({ type: 'ping', note: 'no id here' }));
+			const key = `sha256:${sha256Hex(body)}`;
+			const first = await stack.deliver(body, { headers: { 'content-type': 'application/json' } });
+			const second = await stack.deliver(body, { headers: { 'content-type': 'application/json' } });
+			assert.deepEqual(
+				[first.response.status, first.response.json],
+				[200, { status: 'processed' }],
+			);
+			assert.deepEqual(
+				[second.response.status, second.response.json],
+				[200, { status: 'duplicate', key }],
+			);
+			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
+);
+
+test('64 simultaneous deliveries of one event → 1 business row', { timeout: 300_000 }, () =>
+	withN8nLog(async () => {
+		const event = { id: 'evt_builtin_burst', type: 'payment_intent.succeeded' };
+		const burst = await runBurst(stack, event, { size: 64, label: 'builtin' });
+		assert.equal(burst.processed.length, 1, burst.answers.join(', '));
+		assert.equal(
+			burst.processed.length + burst.inFlight.length + burst.duplicates.length,
+			64,
+			burst.answers.join(', '),
+		);
+		assert.equal((await stack.businessRows(`evt:${event.id}`)).length, 1);
+		process.stderr.write(
+			`[builtin] burst: ${burst.processed.length} processed, ${burst.inFlight.length} in flight (409), ${burst.duplicates.length} duplicate\n`,
+		);
+	}),
+);
+
+test('a forged signature and a stale timestamp → 401, nothing reserved', { timeout: 120_000 }, () =>
+	withN8nLog(async () => {
+		const forged = { id: 'evt_builtin_forged', type: 'payment_intent.succeeded' };
+		const bytes = Buffer.from(JSON.stringify(forged));
+		const forgedAnswer = await stack.deliver(bytes, {
+			headers: {
+				'content-type': 'application/json',
+				'stripe-signature': stack.fakeStripeSignature(),
+			},
+		});
+		const stale = { id: 'evt_builtin_stale', type: 'payment_intent.succeeded' };
+		const staleAnswer = await stack.deliver(stale, {
+			signedAt: Math.floor(Date.now() / 1000) - 600,
+		});
+		const wrongSecret = { id: 'evt_builtin_other_secret', type: 'payment_intent.succeeded' };
+		const otherBytes = Buffer.from(JSON.stringify(wrongSecret));
+		const otherAnswer = await stack.deliver(otherBytes, {
+			headers: {
+				'content-type': 'application/json',
+				'stripe-signature': stack.stripeSignature(otherBytes, { secret: 'whsec_not_the_one' }),
+			},
+		});
+		for (const answer of [forgedAnswer, staleAnswer, otherAnswer]) {
+			assert.deepEqual(
+				[answer.response.status, answer.response.json],
+				[401, { status: 'invalid signature' }],
+			);
+			assert.equal(answer.execution.nodesRun.includes('Reserve Key'), false);
+		}
+		for (const event of [forged, stale, wrongSecret]) {
+			assert.deepEqual(await stack.keyRows(`evt:${event.id}`), []);
+			assert.deepEqual(await stack.businessRows(`evt:${event.id}`), []);
+		}
+	}),
+);
+
+test(
+	'a failing business step → Release Key, 500, and the retry is processed',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const event = { id: 'evt_builtin_fails', type: 'refused.by.business' };
+			const key = `evt:${event.id}`;
+			const failed = await deliverWithFailingBusinessStep(stack, event);
+			assert.deepEqual(
+				[failed.response.status, failed.response.json],
+				[500, { status: 'failed', key }],
+			);
+			assert.ok(failed.execution.nodesRun.includes('Release Key'));
+			assert.equal(await keyRow(key), undefined, 'the key was released');
+			const retried = await stack.deliver(event);
+			assert.deepEqual(
+				[retried.response.status, retried.response.json],
+				[200, { status: 'processed' }],
+			);
+			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
+);
+
+/** Is an INSERT into business_log running in the keys database (the slow business step)? */
+async function businessInsertRunning() {
+	const { rows } = await stack.keysDb.query(
+		`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
+		[stack.keysDatabase],
+	);
+	return rows.length > 0;
+}
+
+test(
+	'kill -9 during the business step: 409 while the lease runs, then processed once after it',
+	{ timeout: 600_000 },
+	() =>
+		withN8nLog(async () => {
+			const key = `evt:${SLOW_EVENT.id}`;
+			await stack.keysDb.query(`INSERT INTO slow_business_step VALUES ($1)`, [SLOW_EVENT.type]);
+			const first = stack.send(SLOW_EVENT, { timeoutMs: 300_000 }).catch((error) => ({ error }));
+			await waitFor('the slow business step to be running', businessInsertRunning, {
+				timeoutMs: 60_000,
+				intervalMs: 100,
+			});
+			assert.equal((await keyRow(key)).status, 'in_progress');
+
+			await stack.crashAndRestartN8n();
+			/** @type {{ error?: Error, status?: number }} */
+			const lost = await first;
+			assert.ok(lost.error || (lost.status ?? 0) >= 500, 'the killed execution never answered 2xx');
+			await waitFor(
+				"PostgreSQL to cancel the dead execution's insert",
+				async () => !(await businessInsertRunning()),
+				{
+					timeoutMs: 30_000,
+					intervalMs: 200,
+				},
+			);
+			assert.equal((await stack.businessRows(key)).length, 0);
+			await stack.keysDb.query(`DELETE FROM slow_business_step`);
+
+			const leaseLeft = (await keyRow(key)).lease_left;
+			let retryAfter = 0;
+			if (leaseLeft > 3) {
+				const early = await stack.deliver(SLOW_EVENT);
+				assert.equal(early.response.status, 409, early.response.text);
+				assert.equal(early.branch, 'in flight');
+				retryAfter = Number(early.response.headers['retry-after']);
+				assert.ok(retryAfter >= 1 && retryAfter <= LEASE_SECONDS, `Retry-After ${retryAfter}`);
+			}
+			await new Promise((resolve) =>
+				setTimeout(resolve, (Math.max(retryAfter, leaseLeft) + 1) * 1000),
+			);
+			const retried = await stack.deliver(SLOW_EVENT);
+			assert.deepEqual(
+				[retried.response.status, retried.response.json],
+				[200, { status: 'processed' }],
+			);
+			assert.ok(retried.execution.nodesRun.includes(BUSINESS_STEP));
+			const row = await keyRow(key);
+			assert.deepEqual([row.status, row.attempts], ['completed', 2]);
+
+			const late = await stack.deliver(SLOW_EVENT);
+			assert.deepEqual([late.response.status, late.response.json?.status], [200, 'duplicate']);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			process.stderr.write(
+				`[builtin] kill -9: lease ${LEASE_SECONDS} s, ${leaseLeft.toFixed(0)} s left after the restart, then processed once (attempt 2)\n`,
+			);
+		}),
+);
