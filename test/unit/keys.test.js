@@ -184,7 +184,7 @@ describe("numeric ids: the raw body's exact text", () => {
 });
 
 describe('the key source table', () => {
-	test('every value the node stored before is still there, with the presets of issue 10', () => {
+	test('every value the node stored before is still there, with the presets of issues 10 and 38', () => {
 		expect(KEY_SOURCES.map((source) => source.value).sort()).toEqual(
 			[
 				'bodyHash',
@@ -192,6 +192,7 @@ describe('the key source table', () => {
 				'eventIdOrBodyHash',
 				'github',
 				'idempotencyKeyHeader',
+				'rabbitmqMessage',
 				'shopify',
 				'slack',
 				'standardWebhooks',
@@ -232,7 +233,16 @@ describe('the key source table', () => {
 			'utf8',
 		);
 		const keys = readme.slice(readme.indexOf('## Keys'), readme.indexOf('### Numbers'));
+		// Message presets are not webhook sources: docs/queues.md's Key table lists them.
+		const queues = require('node:fs').readFileSync(
+			require('node:path').join(__dirname, '../../docs/queues.md'),
+			'utf8',
+		);
 		for (const { name, value, location } of KEY_SOURCES) {
+			if (location.kind === 'amqpMessage') {
+				expect(queues).toContain(`| ${name} (\`${value}\`)`);
+				continue;
+			}
 			const row = keys.split('\n').find((line) => line.startsWith(`| ${name} (\`${value}\``));
 			expect({ value, row }).toEqual({ value, row: expect.any(String) });
 			if (location.kind === 'headers')

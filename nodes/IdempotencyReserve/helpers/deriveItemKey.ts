@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { messageContentText } from '../../shared/keys/amqpMessage';
 import { composeKey } from '../../shared/keys/composeKey';
 import { KeyError } from '../../shared/keys/KeyError';
 import {
@@ -32,6 +33,34 @@ function bodyHashOf(bytes: Uint8Array | undefined, rawBodyProperty: string): str
 		);
 	}
 	return sha256Hex(bytes);
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A message's body hash: of its content, or of the binary content the trigger wrote ("Content Is
+ * Binary"), read as UTF-8 text when it is text so it keys like the same message read as text.
+ */
+function messageHashOf(
+	context: IExecuteFunctions,
+	item: INodeExecutionData,
+	itemIndex: number,
+	content: unknown,
+	rawBodyProperty: string,
+): string | Promise<string> {
+	if (content !== undefined || item.binary?.[rawBodyProperty] === undefined)
+		return sha256Hex(messageContentText(content));
+	const hashBytes = (bytes: Uint8Array | undefined) => {
+		if (bytes === undefined) return sha256Hex(messageContentText(undefined));
+		try {
+			return sha256Hex(messageContentText(UTF8.decode(bytes)));
+		} catch (error) {
+			if (error instanceof KeyError) throw error;
+			return sha256Hex(bytes);
+		}
+	};
+	const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
+	return raw instanceof Promise ? raw.then(hashBytes) : hashBytes(raw);
 }
 
 /** Synchronous unless the raw body must be read (binary data may live outside memory). */
@@ -73,6 +102,13 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 			return raw instanceof Promise
 				? raw.then((bytes) => keyOf(settleNumericId(resolution, bytes)))
 				: keyOf(settleNumericId(resolution, raw));
+		}
+		if (resolution.kind === 'messageContent') {
+			const hash = messageHashOf(context, item, itemIndex, resolution.content, rawBodyProperty);
+			const bodyHash: KeyIdentity = { kind: 'bodyHash' };
+			return hash instanceof Promise
+				? hash.then((hex) => keyOf(bodyHash, hex))
+				: keyOf(bodyHash, hash);
 		}
 		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
 		const bytes = readRequestBytes(context, item, itemIndex, rawBodyProperty);
