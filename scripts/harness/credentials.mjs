@@ -9,9 +9,10 @@ import { runN8nCli } from './n8n.mjs';
 
 /**
  * `keys`: { host, port, database, user, password } of the keys database (or the pooler before it);
- * `business`: the same for the Business Postgres credential when it is not the keys database.
+ * `business`: the same for the Business Postgres credential when it is not the keys database;
+ * `extra`: more credentials as n8n's import file holds them ({ id, name, type, data }), e.g. RabbitMQ.
  */
-export async function importStackCredentials(ctx, workDir, keys, business = keys) {
+export async function importStackCredentials(ctx, workDir, keys, business = keys, extra = []) {
 	const credentialsFile = path.join(workDir, 'credentials.json');
 	const credentials = [
 		{
@@ -39,6 +40,7 @@ export async function importStackCredentials(ctx, workDir, keys, business = keys
 				sshTunnel: false,
 			},
 		},
+		...extra,
 	];
 	writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2), { mode: 0o600 });
 	await runN8nCli(ctx, ['import:credentials', `--input=${credentialsFile}`], {

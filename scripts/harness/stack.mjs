@@ -66,6 +66,9 @@ export {
  * @param {boolean} [options.businessOnN8nServer] the Business Postgres credential (the webhook
  *   template's business step) on a database of its own on n8n's server, not on the keys database,
  *   so a key-store fault leaves the business rows alone; stack.businessDb reads them.
+ * @param {Array<{ id: string, name: string, type: string, data: object }>} [options.extraCredentials]
+ *   more credentials imported beside the stack's own, referenced by name in extra workflows (the
+ *   RabbitMQ consumer's `rabbitmq` credential: rabbitmq.mjs rabbitMqCredential).
  * @returns {Promise<RunningStack>}
  */
 export async function startStack({
@@ -79,6 +82,7 @@ export async function startStack({
 	templateParameters = {},
 	pooler,
 	businessOnN8nServer,
+	extraCredentials = [],
 } = {}) {
 	const startedAt = Date.now();
 	const teardown = createTeardown(`stack stopped (${label})`);
@@ -133,7 +137,13 @@ export async function startStack({
 					}
 				: {}),
 		};
-		await importStackCredentials(ctx, workDir, databases.keysFields, databases.businessFields);
+		await importStackCredentials(
+			ctx,
+			workDir,
+			databases.keysFields,
+			databases.businessFields,
+			extraCredentials,
+		);
 		const workflows = await importStackWorkflows(ctx, {
 			workDir,
 			n8nDb: databases.n8nDb,
