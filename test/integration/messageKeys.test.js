@@ -35,7 +35,11 @@ function triggerItem(body, properties = {}, as = 'text') {
 	return {
 		json: message,
 		binary: {
-			data: { data: bytes.toString('base64'), mimeType: 'text/plain', fileSize: String(bytes.length) },
+			data: {
+				data: bytes.toString('base64'),
+				mimeType: 'text/plain',
+				fileSize: String(bytes.length),
+			},
 		},
 	};
 }

@@ -37,6 +37,15 @@ function bodyHashOf(bytes: Uint8Array | undefined, rawBodyProperty: string): str
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The bytes as text, or undefined when they are not UTF-8 (then the bytes themselves are hashed). */
+function utf8Text(bytes: Uint8Array): string | undefined {
+	try {
+		return UTF8.decode(bytes);
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * A message's body hash: of its content, or of the binary content the trigger wrote ("Content Is
  * Binary"), read as UTF-8 text when it is text so it keys like the same message read as text.
@@ -52,12 +61,8 @@ function messageHashOf(
 		return sha256Hex(messageContentText(content));
 	const hashBytes = (bytes: Uint8Array | undefined) => {
 		if (bytes === undefined) return sha256Hex(messageContentText(undefined));
-		try {
-			return sha256Hex(messageContentText(UTF8.decode(bytes)));
-		} catch (error) {
-			if (error instanceof KeyError) throw error;
-			return sha256Hex(bytes);
-		}
+		const text = utf8Text(bytes);
+		return sha256Hex(text === undefined ? bytes : messageContentText(text));
 	};
 	const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
 	return raw instanceof Promise ? raw.then(hashBytes) : hashBytes(raw);

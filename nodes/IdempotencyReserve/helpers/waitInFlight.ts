@@ -1,3 +1,5 @@
+import { sleep } from 'n8n-workflow';
+
 import type { LeaseOutcome, ReserveTarget } from '../../shared/store/KeyStore';
 
 /**
@@ -18,7 +20,7 @@ export const MAX_POLL_MS = 2000;
 
 export type Sleep = (ms: number) => Promise<void>;
 
-const sleepFor: Sleep = async (ms) => await new Promise((resolve) => setTimeout(resolve, ms));
+const sleepFor: Sleep = async (ms) => await sleep(ms);
 
 /** Keys in progress elsewhere for the same request (a mismatch is answered at once, never waited on). */
 function waitingTargets(outcome: LeaseOutcome, targets: readonly ReserveTarget[]): ReserveTarget[] {
@@ -26,7 +28,9 @@ function waitingTargets(outcome: LeaseOutcome, targets: readonly ReserveTarget[]
 		const held = outcome.held.get(target.key);
 		if (held === undefined || held.status !== 'in_progress') return false;
 		const stored = held.storedFingerprint;
-		return target.fingerprint === undefined || stored === undefined || target.fingerprint === stored;
+		return (
+			target.fingerprint === undefined || stored === undefined || target.fingerprint === stored
+		);
 	});
 }
 

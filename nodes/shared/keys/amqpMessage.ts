@@ -41,7 +41,10 @@ export function readAmqpMessage(json: unknown): AmqpKeyInput {
 		);
 	}
 	const messageId = idValue(raw, 'message-id');
-	return { messageId: messageId === undefined ? undefined : String(messageId), content: json.content };
+	return {
+		messageId: messageId === undefined ? undefined : String(messageId),
+		content: json.content,
+	};
 }
 
 /** An integer JSON.parse could not hold exactly: two different texts may have given it. */
