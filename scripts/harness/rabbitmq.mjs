@@ -3,12 +3,14 @@
 // the cached n8n install by absolute path (like ioredis in redis.mjs): the client the RabbitMQ
 // Trigger itself uses, and not a dependency of this package.
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { progress, waitFor } from './log.mjs';
+import { importableCopy } from './templates.mjs';
 
 const run = promisify(execFile);
 
@@ -106,4 +108,53 @@ export async function queueCounts(queue) {
 			return { ready: Number(ready), unacked: Number(unacked), consumers: Number(consumers) };
 	}
 	throw new Error(`rabbitmqctl lists no queue ${queue}`);
+}
+
+export const CONSUMER_TEMPLATE = 'workflows/rabbitmq-consumer.json';
+const TRIGGER = 'RabbitMQ Trigger';
+
+/**
+ * The two consumers the queue suite and benchmark publish: the template (only its queue changed)
+ * and the same trigger (same options) straight into an insert with n8n's Postgres node, the
+ * consumer built without Reserve. Both write business_log with the routing key (the queue) as
+ * event_type; the Reserve-less one keys rows by message-id, else the content.
+ * @param {{ queues: { template: string, bare: string }, ids: { template: string, bare: string } }} options
+ */
+export function consumerWorkflows({ queues, ids }) {
+	const template = importableCopy(CONSUMER_TEMPLATE, ids.template);
+	const templateTrigger = template.nodes.find((node) => node.name === TRIGGER);
+	templateTrigger.parameters = { ...templateTrigger.parameters, queue: queues.template };
+	const reserve = template.nodes.find((node) => node.name === 'Idempotency Reserve');
+
+	const source = importableCopy(CONSUMER_TEMPLATE, ids.bare);
+	const trigger = { ...source.nodes.find((node) => node.name === TRIGGER), id: randomUUID() };
+	trigger.parameters = { ...trigger.parameters, queue: queues.bare };
+	const insert = {
+		parameters: {
+			operation: 'executeQuery',
+			query: 'INSERT INTO business_log (event_key, event_type) VALUES ($1, $2)',
+			options: {
+				queryReplacement:
+					'={{ [$json.properties.messageId ?? $json.content, $json.fields.routingKey] }}',
+			},
+		},
+		id: randomUUID(),
+		name: 'Insert business_log',
+		type: 'n8n-nodes-base.postgres',
+		typeVersion: 2.6,
+		position: [240, 300],
+		credentials: { postgres: { name: 'Business Postgres' } },
+	};
+	const bare = {
+		...source,
+		name: 'RabbitMQ consumer without Reserve (comparison)',
+		nodes: [trigger, insert],
+		connections: { [TRIGGER]: { main: [[{ node: insert.name, type: 'main', index: 0 }]] } },
+	};
+	return {
+		template,
+		bare,
+		leaseSeconds: reserve.parameters.leaseSeconds,
+		waitSeconds: reserve.parameters.options.waitInFlightSeconds,
+	};
 }

@@ -24,16 +24,14 @@ import {
 } from '../../scripts/harness/index.mjs';
 import {
 	connectRabbitMq,
+	consumerWorkflows,
 	queueCounts,
 	rabbitMqCredential,
 } from '../../scripts/harness/rabbitmq.mjs';
-import { importableCopy } from '../../scripts/harness/templates.mjs';
 
-const TEMPLATE = 'workflows/rabbitmq-consumer.json';
 const RUN = randomUUID().slice(0, 8);
 const QUEUES = { template: `idem-e2e-${RUN}-template`, bare: `idem-e2e-${RUN}-bare` };
 const IDS = { template: 'IdemRabbitTpl0001', bare: 'IdemRabbitBare001' };
-const TRIGGER = 'RabbitMQ Trigger';
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
@@ -42,53 +40,11 @@ let connection;
 /** @type {any} */
 let channel;
 /** The template's lease and wait, read from the file: the in-flight bound is made of them. */
-let leaseSeconds;
-let waitSeconds;
+const consumers = consumerWorkflows({ queues: QUEUES, ids: IDS });
+const { leaseSeconds, waitSeconds } = consumers;
 const suiteStartedAt = Date.now();
 /** What each run gave, per consumer, for the side-by-side table. */
 const results = [];
-
-function templateCopy() {
-	const workflow = importableCopy(TEMPLATE, IDS.template);
-	const trigger = workflow.nodes.find((node) => node.name === TRIGGER);
-	trigger.parameters = { ...trigger.parameters, queue: QUEUES.template };
-	const reserve = workflow.nodes.find((node) => node.name === 'Idempotency Reserve');
-	leaseSeconds = reserve.parameters.leaseSeconds;
-	waitSeconds = reserve.parameters.options.waitInFlightSeconds;
-	return workflow;
-}
-
-/** The same trigger (same options) straight into an insert: the consumer built without Reserve. */
-function bareCopy() {
-	const template = importableCopy(TEMPLATE, IDS.bare);
-	const trigger = {
-		...template.nodes.find((node) => node.name === TRIGGER),
-		id: randomUUID(),
-	};
-	trigger.parameters = { ...trigger.parameters, queue: QUEUES.bare };
-	const insert = {
-		parameters: {
-			operation: 'executeQuery',
-			query: 'INSERT INTO business_log (event_key, event_type) VALUES ($1, $2)',
-			options: {
-				queryReplacement:
-					'={{ [$json.properties.messageId ?? $json.content, $json.fields.routingKey] }}',
-			},
-		},
-		id: randomUUID(),
-		name: 'Insert business_log',
-		type: 'n8n-nodes-base.postgres',
-		typeVersion: 2.6,
-		position: [240, 300],
-		credentials: { postgres: { name: 'Business Postgres' } },
-	};
-	return {
-		...template,
-		name: 'RabbitMQ consumer without Reserve (e2e comparison)',
-		nodes: [trigger, insert],
-		connections: { [TRIGGER]: { main: [[{ node: insert.name, type: 'main', index: 0 }]] } },
-	};
-}
 
 before(
 	async () => {
@@ -100,7 +56,7 @@ before(
 		stack = await startStack({
 			label: 'rabbitmq',
 			extraCredentials: [rabbitMqCredential()],
-			extraWorkflows: [{ workflow: templateCopy() }, { workflow: bareCopy() }],
+			extraWorkflows: [{ workflow: consumers.template }, { workflow: consumers.bare }],
 		});
 		await waitForConsumers();
 	},
