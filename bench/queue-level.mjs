@@ -178,12 +178,26 @@ async function main() {
 		lines.push(
 			`${row.shape.padEnd(9)} ${row.variant.padEnd(9)} ${row.messagesPerSecond.toFixed(1).padStart(5)}   ${row.n8nCpuMsPerMessage.toFixed(1).padStart(6)}          ${(row.othersShare * 100).toFixed(0)} %`,
 		);
+	// Ratios round by round (both variants ran back to back), then their median and range: the
+	// machine drifts over minutes, a ratio within one round does not.
+	const ratios = {};
 	for (const shape of SHAPES) {
-		const [template, bare] = VARIANTS.map((variant) =>
-			summary.find((row) => row.shape === shape && row.variant === variant),
-		);
+		const perRound = (field) =>
+			samples
+				.filter((s) => s.shape === shape && s.variant === 'template')
+				.map((t) => {
+					const b = samples.find(
+						(s) => s.shape === shape && s.variant === 'bare' && s.round === t.round,
+					);
+					return t[field] / b[field];
+				});
+		const describe = (values) =>
+			`${median(values).toFixed(2)}× (rounds ${Math.min(...values).toFixed(2)}…${Math.max(...values).toFixed(2)})`;
+		const cpu = perRound('n8nCpuMsPerMessage');
+		const rate = perRound('messagesPerSecond');
+		ratios[shape] = { cpu, rate };
 		lines.push(
-			`${shape}: template / bare = ${(template.n8nCpuMsPerMessage / bare.n8nCpuMsPerMessage).toFixed(2)}× CPU per message, ${(template.messagesPerSecond / bare.messagesPerSecond).toFixed(2)}× messages/s`,
+			`${shape}: template / bare = ${describe(cpu)} n8n CPU per message, ${describe(rate)} messages/s`,
 		);
 	}
 	process.stderr.write(`\n${lines.join('\n')}\n`);
@@ -191,6 +205,7 @@ async function main() {
 		config: { rounds: ROUNDS, messages: MESSAGES, shapes: SHAPES },
 		samples,
 		summary,
+		ratios,
 		failures,
 	});
 	process.stderr.write(`results: ${file}\n`);
