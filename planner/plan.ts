@@ -354,6 +354,8 @@ function explainIdentity(
 					: `none of the ${location.names.join(', ')} headers has a value`;
 			return `${definition?.name}: ${missing}, so the key fell back to "sha256:" + ${hash}.`;
 		}
+		case 'amqpMessage':
+			return `${definition?.name}: "evt:" + the message-id property, else "sha256:" + the content's SHA-256.`;
 		case 'idempotencyKeyHeader':
 			return `"idk:" + the client's Idempotency-Key header (quoted or bare), after the namespace that scopes it to the client.`;
 	}
@@ -476,6 +478,9 @@ export async function planKey(
 		);
 		const numeric = resolution.kind === 'number';
 		// The template's Webhook node has Raw Body on: the exact bytes are always there.
+		// A webhook request is never a RabbitMQ message: resolveKeyIdentity refuses it before this.
+		if (resolution.kind === 'messageContent')
+			throw new KeyError('The planner models webhook requests, not broker messages', '');
 		const identity =
 			resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
 		const hex = identity.kind === 'bodyHash' ? await sha256Hex(delivery.bytes) : undefined;

@@ -52,16 +52,17 @@ function builtInCredentials(keys, business, line) {
  * `keys`: { host, port, database, user, password } of the keys database (or the pooler before it);
  * `business`: the same for the Business Postgres credential when it is not the keys database.
  * `builtIn`: the built-in-nodes workflow's credentials instead (no package types: it is not installed).
+ * `extra`: more credentials as n8n's import file holds them ({ id, name, type, data }), e.g. RabbitMQ.
  */
 export async function importStackCredentials(
 	ctx,
 	workDir,
 	keys,
 	business = keys,
-	{ builtIn = false } = {},
+	{ builtIn = false, extra = [] } = {},
 ) {
 	const credentialsFile = path.join(workDir, 'credentials.json');
-	const credentials = builtIn
+	const own = builtIn
 		? builtInCredentials(keys, business)
 		: [
 				{
@@ -84,6 +85,7 @@ export async function importStackCredentials(
 					data: postgresData(business),
 				},
 			];
+	const credentials = [...own, ...extra];
 	writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2), { mode: 0o600 });
 	await runN8nCli(ctx, ['import:credentials', `--input=${credentialsFile}`], {
 		label: 'import-credentials',

@@ -71,6 +71,9 @@ export {
  *   workflow (the planner's built-in-nodes workflow) takes the webhook template's place (same id,
  *   so stack.deliver and stack.executions read it); the purge template is not imported, and the
  *   credentials are n8n's own (credentials.mjs, builtInCredentials).
+ * @param {Array<{ id: string, name: string, type: string, data: object }>} [options.extraCredentials]
+ *   more credentials imported beside the stack's own, referenced by name in extra workflows (the
+ *   RabbitMQ consumer's `rabbitmq` credential: rabbitmq.mjs rabbitMqCredential).
  * @returns {Promise<RunningStack>}
  */
 export async function startStack({
@@ -85,6 +88,7 @@ export async function startStack({
 	pooler,
 	businessOnN8nServer,
 	builtInWorkflow,
+	extraCredentials = [],
 } = {}) {
 	const startedAt = Date.now();
 	const teardown = createTeardown(`stack stopped (${label})`);
@@ -144,6 +148,7 @@ export async function startStack({
 		};
 		await importStackCredentials(ctx, workDir, databases.keysFields, databases.businessFields, {
 			builtIn: Boolean(builtInWorkflow),
+			extra: extraCredentials,
 		});
 		const workflows = await importStackWorkflows(ctx, {
 			workDir,

@@ -184,7 +184,7 @@ describe("numeric ids: the raw body's exact text", () => {
 });
 
 describe('the key source table', () => {
-	test('every value the node stored before is still there, with the presets of issue 10', () => {
+	test('every value the node stored before is still there, with the presets of issues 10 and 38', () => {
 		expect(KEY_SOURCES.map((source) => source.value).sort()).toEqual(
 			[
 				'bodyHash',
@@ -192,6 +192,7 @@ describe('the key source table', () => {
 				'eventIdOrBodyHash',
 				'github',
 				'idempotencyKeyHeader',
+				'rabbitmqMessage',
 				'shopify',
 				'slack',
 				'standardWebhooks',

@@ -6,6 +6,7 @@ const { describe, test, expect } = require('@jest/globals');
 const { createHmac } = require('node:crypto');
 const { PROVIDERS, GENERIC_HMAC } = require('../../dist/nodes/shared/webhook/providers');
 const { KEY_SOURCES, keySourcesFrom } = require('../../dist/nodes/shared/keys/keySourceTable');
+const { MESSAGE_PRESETS } = require('../../dist/nodes/shared/keys/messagePresets');
 const {
 	PROVIDER_OPTIONS,
 	SIGNATURE_SCHEMES,
@@ -69,7 +70,7 @@ function property(properties, name) {
 
 describe('the real table makes what the nodes use', () => {
 	test('the key sources, schemes and provider lists are its derivations', () => {
-		expect(KEY_SOURCES).toEqual(keySourcesFrom(PROVIDERS));
+		expect(KEY_SOURCES).toEqual(keySourcesFrom(PROVIDERS, MESSAGE_PRESETS));
 		expect(SIGNATURE_SCHEMES).toEqual(schemesFrom(PROVIDERS));
 		expect(PROVIDER_OPTIONS).toEqual(providerListFrom(PROVIDERS));
 		expect(providerOptions).toEqual(providerOptionsFrom(PROVIDERS));
@@ -122,7 +123,7 @@ describe('the real table makes what the nodes use', () => {
 
 describe('adding a provider is one entry of the table', () => {
 	test('it becomes a Key Source preset, after the real ones and before Body Hash Only', () => {
-		const sources = keySourcesFrom(TABLE);
+		const sources = keySourcesFrom(TABLE, MESSAGE_PRESETS);
 		const values = sources.map(({ value }) => value);
 		expect(values).toEqual([
 			...KEY_SOURCES.slice(0, 1 + PROVIDERS.length).map(({ value }) => value),

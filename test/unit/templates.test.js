@@ -89,3 +89,49 @@ test('the exactly-once template is the webhook template with its business step a
 		'continueErrorOutput',
 	]);
 });
+
+describe('the RabbitMQ consumer template (issue 38)', () => {
+	const workflow = templates.find(([name]) => name === 'rabbitmq-consumer.json')[1];
+	const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
+	const targets = (from, output) =>
+		(workflow.connections[from]?.main?.[output] ?? []).map((connection) => node(connection.node));
+	const reserve = node('Idempotency Reserve');
+
+	test('the trigger acknowledges only a successful execution, with a parallel-message limit', () => {
+		const trigger = node('RabbitMQ Trigger');
+		expect(trigger.type).toBe('n8n-nodes-base.rabbitmqTrigger');
+		// Any other mode acknowledges a message whose effect may not have committed (n8n's RabbitMQ
+		// Trigger: "executionFinishes" acks failed runs too, "immediately" acks before the run).
+		expect(trigger.parameters.options.acknowledge).toBe('executionFinishesSuccessfully');
+		expect(trigger.parameters.options.parallelMessages).toBeGreaterThan(0);
+		expect(targets('RabbitMQ Trigger', 0)).toEqual([reserve]);
+	});
+
+	test('Reserve keys on the message in lease mode and waits, bounded, while a key is in flight', () => {
+		expect(reserve.typeVersion).toBe(2);
+		expect(reserve.parameters).toMatchObject({
+			mode: 'lease',
+			keySource: 'rabbitmqMessage',
+			namespace: expect.stringMatching(/^[^:]+$/),
+		});
+		const { waitInFlightSeconds } = reserve.parameters.options;
+		expect(waitInFlightSeconds).toBeGreaterThan(0);
+		expect(waitInFlightSeconds).toBeLessThan(reserve.parameters.leaseSeconds);
+	});
+
+	test('new runs the Exactly-Once SQL step, duplicate ends without it, in flight fails the execution', () => {
+		const [step] = targets('Idempotency Reserve', 0);
+		expect(step.type).toBe('n8n-nodes-idempotency.idempotencyExactlyOnce');
+		expect(step.parameters.query).toMatch(/^INSERT INTO business_log/);
+		// A failed step must fail the execution (nack, redelivery), never continue to an acknowledgement.
+		expect(step.onError).toBeUndefined();
+		expect(targets('Idempotency Reserve', 1).map((next) => next.type)).toEqual([
+			'n8n-nodes-base.noOp',
+		]);
+		expect(targets('Idempotency Reserve', 2).map((next) => next.type)).toEqual([
+			'n8n-nodes-base.stopAndError',
+		]);
+		const leaves = [...targets('Idempotency Reserve', 1), ...targets('Idempotency Reserve', 2)];
+		for (const leaf of leaves) expect(workflow.connections[leaf.name]).toBeUndefined();
+	});
+});

@@ -15,14 +15,17 @@ import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
 import type { ReserveTarget } from '../../shared/store/KeyStore';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { itemKeyDeriver } from '../helpers/deriveItemKey';
+import { waitWhileInFlight } from '../helpers/waitInFlight';
 import { reserveOutputs, type ReserveOutputs } from '../helpers/reserveOutputs';
 import { routeLease, routeSimple } from '../helpers/reserveRoutes';
 import {
 	DEFAULT_LEASE_SECONDS,
 	DEFAULT_MODE,
 	DEFAULT_ON_MISMATCH,
+	DEFAULT_WAIT_IN_FLIGHT_SECONDS,
 	defaultFingerprint,
 	MAX_LEASE_SECONDS,
+	MAX_WAIT_IN_FLIGHT_SECONDS,
 	type FingerprintSource,
 	type MismatchHandling,
 	type ReserveMode,
@@ -37,6 +40,23 @@ function leaseSecondsOf(context: IExecuteFunctions): number {
 			{
 				description:
 					'Make it longer than the slowest run from Reserve to Complete Key (a few minutes is usual).',
+			},
+		);
+	}
+	return seconds;
+}
+
+function waitSecondsOf(context: IExecuteFunctions): number {
+	const seconds = Number(
+		context.getNodeParameter('options.waitInFlightSeconds', 0, DEFAULT_WAIT_IN_FLIGHT_SECONDS),
+	);
+	if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_IN_FLIGHT_SECONDS) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Wait While In Flight must be from 0 to ${MAX_WAIT_IN_FLIGHT_SECONDS} seconds, not ${String(seconds)}`,
+			{
+				description:
+					'For a queue consumer a few seconds is enough: each wait bounds how often a redelivered message runs while its lease lasts.',
 			},
 		);
 	}
@@ -87,16 +107,18 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		this.getNode().typeVersion,
 	);
 	let leaseSeconds = 0;
+	let waitSeconds = 0;
 	if (mode === 'lease') {
 		try {
 			leaseSeconds = leaseSecondsOf(this);
+			waitSeconds = waitSecondsOf(this);
 		} catch (error) {
 			// Like every setup failure: error items, never the input passed on as new but unreserved.
 			return failWhole(this, error as NodeOperationError, outputs.count);
 		}
 	}
 
-	const settings = { mode, leaseSeconds, onMismatch };
+	const settings = { mode, leaseSeconds, waitSeconds, onMismatch };
 	const invalidOutput = outputs.invalidSignature;
 	if (invalidOutput === undefined) return await reserveVerified(this, settings, outputs, undefined);
 
@@ -123,8 +145,14 @@ async function reserveVerified(
 	{
 		mode,
 		leaseSeconds,
+		waitSeconds,
 		onMismatch,
-	}: { mode: ReserveMode; leaseSeconds: number; onMismatch: MismatchHandling },
+	}: {
+		mode: ReserveMode;
+		leaseSeconds: number;
+		waitSeconds: number;
+		onMismatch: MismatchHandling;
+	},
 	outputs: ReserveOutputs,
 	only: ReadonlySet<number> | undefined,
 ): Promise<INodeExecutionData[][]> {
@@ -157,13 +185,14 @@ async function reserveVerified(
 		routeOf = (target) => routeSimple(outcome, target, onMismatch, outputs);
 	} else {
 		// Lease mode: new or taken over where this statement gave the key this execution's token.
-		const outcome = await statementStep(
-			context,
-			opened,
-			step,
-			async (store) =>
-				await store.reserveWithLease(targets.present, { token, leaseSeconds, fingerprint }),
-		);
+		const lease = { token, leaseSeconds, fingerprint };
+		const outcome = await statementStep(context, opened, step, async (store) => {
+			const first = await store.reserveWithLease(targets.present, lease);
+			if (waitSeconds === 0) return first;
+			const again = async (waiting: readonly ReserveTarget[]) =>
+				await store.reserveWithLease(waiting, lease);
+			return (await waitWhileInFlight(first, targets.present, waitSeconds * 1000, again)).outcome;
+		});
 		if (outcome instanceof FailedStep) return answeredFor(outcome.outputs, only);
 		routeOf = (target) => routeLease(outcome, target, token, leaseSeconds, onMismatch, outputs);
 	}

@@ -1,6 +1,10 @@
 import type { INodePropertyOptions, INodeProperties } from 'n8n-workflow';
 
 import { KEY_SOURCES } from '../../shared/keys/keySourceTable';
+import {
+	DEFAULT_WAIT_IN_FLIGHT_SECONDS,
+	MAX_WAIT_IN_FLIGHT_SECONDS,
+} from '../helpers/reserveSettings';
 
 /** The Key Source list, made from the one table of sources; n8n lists options sorted by name. */
 function keySourceOptions(): INodePropertyOptions[] {
@@ -66,6 +70,16 @@ export const keyProperties: INodeProperties[] = [
 				default: true,
 				description:
 					'Whether to add firstSeenAt (when the key was first reserved) to duplicates. It costs an index lookup per duplicate: turn it off for executions with thousands of items.',
+			},
+			{
+				displayName: 'Wait While In Flight (Seconds)',
+				name: 'waitInFlightSeconds',
+				type: 'number',
+				default: DEFAULT_WAIT_IN_FLIGHT_SECONDS,
+				typeOptions: { minValue: 0, maxValue: MAX_WAIT_IN_FLIGHT_SECONDS },
+				description:
+					'Lease mode, for queue consumers: how long to wait for a key another execution holds before answering in flight. Meanwhile it turns into a duplicate when that execution completes, or new when its lease ends. 0 answers at once (webhooks).',
+				displayOptions: { show: { '/mode': ['lease'] } },
 			},
 		],
 	},

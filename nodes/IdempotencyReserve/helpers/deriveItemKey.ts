@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { messageContentText } from '../../shared/keys/amqpMessage';
 import { composeKey } from '../../shared/keys/composeKey';
 import { KeyError } from '../../shared/keys/KeyError';
 import {
@@ -32,6 +33,39 @@ function bodyHashOf(bytes: Uint8Array | undefined, rawBodyProperty: string): str
 		);
 	}
 	return sha256Hex(bytes);
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The bytes as text, or undefined when they are not UTF-8 (then the bytes themselves are hashed). */
+function utf8Text(bytes: Uint8Array): string | undefined {
+	try {
+		return UTF8.decode(bytes);
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * A message's body hash: of its content, or of the binary content the trigger wrote ("Content Is
+ * Binary"), read as UTF-8 text when it is text so it keys like the same message read as text.
+ */
+function messageHashOf(
+	context: IExecuteFunctions,
+	item: INodeExecutionData,
+	itemIndex: number,
+	content: unknown,
+	rawBodyProperty: string,
+): string | Promise<string> {
+	if (content !== undefined || item.binary?.[rawBodyProperty] === undefined)
+		return sha256Hex(messageContentText(content));
+	const hashBytes = (bytes: Uint8Array | undefined) => {
+		if (bytes === undefined) return sha256Hex(messageContentText(undefined));
+		const text = utf8Text(bytes);
+		return sha256Hex(text === undefined ? bytes : messageContentText(text));
+	};
+	const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
+	return raw instanceof Promise ? raw.then(hashBytes) : hashBytes(raw);
 }
 
 /** Synchronous unless the raw body must be read (binary data may live outside memory). */
@@ -73,6 +107,13 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 			return raw instanceof Promise
 				? raw.then((bytes) => keyOf(settleNumericId(resolution, bytes)))
 				: keyOf(settleNumericId(resolution, raw));
+		}
+		if (resolution.kind === 'messageContent') {
+			const hash = messageHashOf(context, item, itemIndex, resolution.content, rawBodyProperty);
+			const bodyHash: KeyIdentity = { kind: 'bodyHash' };
+			return hash instanceof Promise
+				? hash.then((hex) => keyOf(bodyHash, hex))
+				: keyOf(bodyHash, hash);
 		}
 		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
 		const bytes = readRequestBytes(context, item, itemIndex, rawBodyProperty);

@@ -36,6 +36,14 @@ export const DEFAULT_LEASE_SECONDS = 300;
 /** A lease longer than a week would leave a dead execution's event waiting past most senders' retries. */
 export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
 
+/**
+ * Lease mode's Wait While In Flight (waitInFlight.ts): off by default, so webhook workflows answer an
+ * in-flight retry at once (409) as they always did. Five minutes at most: a waiting execution holds
+ * its trigger's slot (a queue's parallel-message limit) the whole time.
+ */
+export const DEFAULT_WAIT_IN_FLIGHT_SECONDS = 0;
+export const MAX_WAIT_IN_FLIGHT_SECONDS = 300;
+
 /** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
 export type FingerprintSource = 'rawBody' | 'expression' | 'none';
 

@@ -2,7 +2,8 @@
  * Every Key Source of Idempotency Reserve, defined once: the option's value and label, its
  * subtitle, and where the event id is read. The node's options, its subtitle and the key lookup
  * are all made from this table, so they cannot drift apart.
- * The presets are made from the provider table (nodes/shared/webhook/providers.ts): one per provider.
+ * The presets are made from the provider table (nodes/shared/webhook/providers.ts), one per
+ * provider, followed by the message presets (messagePresets.ts), one per broker item shape.
  * Values are stored in saved workflows: never rename one.
  */
 
@@ -12,12 +13,18 @@ import {
 	type ProviderDefinition,
 	type ProviderValue,
 } from '../webhook/providers';
+import {
+	MESSAGE_PRESETS,
+	type MessageIdLocation,
+	type MessagePresetDefinition,
+	type MessagePresetValue,
+} from './messagePresets';
 
 /** The sources that are not a provider's preset. */
 type GeneralSource = 'eventIdOrBodyHash' | 'bodyHash' | 'custom' | 'idempotencyKeyHeader';
 
-/** A general source or a provider's preset (the provider's value). */
-export type KeySource = GeneralSource | ProviderValue;
+/** A general source, a provider's preset (the provider's value) or a message preset. */
+export type KeySource = GeneralSource | ProviderValue | MessagePresetValue;
 
 /** Where a source finds the event id. Presets fall back to the body hash when it is missing or empty. */
 export type IdLocation =
@@ -29,6 +36,8 @@ export type IdLocation =
 	| { kind: 'none' }
 	/** A provider's preset: a field of the JSON body, or headers (see providers.ts). */
 	| EventIdLocation
+	/** A message preset: the broker's message id, else the content hash (messagePresets.ts). */
+	| MessageIdLocation
 	/** A client's Idempotency-Key request header (idempotencyKeyHeader.ts); no fallback: missing is an error. */
 	| { kind: 'idempotencyKeyHeader' };
 
@@ -67,6 +76,16 @@ function preset<P extends ProviderDefinition>({
 	};
 }
 
+/** A message preset: as a provider's, with the description its table gives. */
+function messagePreset<M extends MessagePresetDefinition>({
+	value,
+	label,
+	eventId,
+	description,
+}: M): KeySourceDefinition<M['value']> {
+	return { value, name: label, subtitle: label, location: eventId, description };
+}
+
 const EVENT_ID_OR_BODY_HASH: KeySourceDefinition<'eventIdOrBodyHash'> = {
 	value: 'eventIdOrBodyHash',
 	name: 'Event ID, Else Body Hash',
@@ -101,14 +120,26 @@ const AFTER_PRESETS: ReadonlyArray<KeySourceDefinition<GeneralSource>> = [
 	},
 ];
 
-/** Every source: Event ID or body hash first, then one preset per provider of the table, then the others. */
-export function keySourcesFrom<P extends ProviderDefinition>(
+/**
+ * Every source: Event ID or body hash first, then one preset per provider of the table, then the
+ * message presets, then the others.
+ */
+export function keySourcesFrom<P extends ProviderDefinition, M extends MessagePresetDefinition>(
 	providers: readonly P[],
-): Array<KeySourceDefinition<GeneralSource | P['value']>> {
-	return [EVENT_ID_OR_BODY_HASH, ...providers.map(preset), ...AFTER_PRESETS];
+	messages: readonly M[] = [],
+): Array<KeySourceDefinition<GeneralSource | P['value'] | M['value']>> {
+	return [
+		EVENT_ID_OR_BODY_HASH,
+		...providers.map(preset),
+		...messages.map(messagePreset),
+		...AFTER_PRESETS,
+	];
 }
 
-export const KEY_SOURCES: readonly KeySourceDefinition[] = keySourcesFrom(PROVIDERS);
+export const KEY_SOURCES: readonly KeySourceDefinition[] = keySourcesFrom(
+	PROVIDERS,
+	MESSAGE_PRESETS,
+);
 
 const BY_VALUE = new Map(KEY_SOURCES.map((definition) => [definition.value, definition]));
 

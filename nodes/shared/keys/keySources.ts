@@ -1,3 +1,4 @@
+import { readAmqpMessage } from './amqpMessage';
 import { headerIdText, readHeader } from './headerValue';
 import { clientKeyFromHeader, IDEMPOTENCY_KEY_HEADER } from './idempotencyKeyHeader';
 import { idValue, numberIdText, type IdValue } from './idText';
@@ -37,7 +38,16 @@ export interface NumericId {
 	bodyPath: readonly string[] | undefined;
 }
 
-export type KeyResolution = KeyIdentity | NumericId;
+/**
+ * A message without an id: its key is the hash of its content (amqpMessage.ts messageContentText),
+ * which the caller computes, reading the binary content when the item holds none.
+ */
+export interface MessageContentHash {
+	kind: 'messageContent';
+	content: unknown;
+}
+
+export type KeyResolution = KeyIdentity | NumericId | MessageContentHash;
 
 /** Follows own properties of objects, as `$json.body.a.b` does for a JSON body. */
 function readBodyPath(body: unknown, path: readonly string[]): unknown {
@@ -130,6 +140,11 @@ export function resolveKeyIdentity(
 		}
 		case 'headers':
 			return identityFromHeaders(item.headers, location.names);
+		case 'amqpMessage': {
+			const { messageId, content } = readAmqpMessage(item);
+			if (messageId !== undefined) return { kind: 'eventId', id: messageId };
+			return { kind: 'messageContent', content };
+		}
 		case 'idempotencyKeyHeader':
 			return {
 				kind: 'clientKey',
