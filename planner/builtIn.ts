@@ -189,6 +189,11 @@ function idExpression(settings: PlannerSettings): string | undefined {
 				'The Idempotency-Key header source is not offered with built-in nodes',
 				"It is the API template's source, whose promise is replaying the first answer (stored answers), which built-in nodes cannot keep. Use the package, or key on the request's event id.",
 			);
+		case 'amqpMessage':
+			throw new BuiltInError(
+				'The RabbitMQ Message source keys a RabbitMQ Trigger item, and this workflow starts with a Webhook',
+				'Use a webhook key source here; queue consumers are the package template workflows/rabbitmq-consumer.json (docs/queues.md).',
+			);
 	}
 }
 

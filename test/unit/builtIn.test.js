@@ -163,6 +163,7 @@ test('Standard Webhooks and Svix are refused: their secret is base64-decoded byt
 test.each([
 	[{ provider: 'nope' }, {}, /Unknown provider "nope"/],
 	[{ provider: 'stripe' }, { keySource: 'idempotencyKeyHeader' }, /Idempotency-Key header/],
+	[{ provider: 'stripe' }, { keySource: 'rabbitmqMessage' }, /RabbitMQ Trigger item/],
 	[{ provider: 'stripe' }, { namespace: 'a:b' }, /contains ":"/],
 	[{ provider: 'stripe' }, { namespace: '{{ $json.x }}' }, /fixed namespace/],
 	[{ provider: 'stripe' }, { table: 'bad"name' }, /./],
