@@ -10,6 +10,7 @@
 // registry. Everything else is n8n's default user path.
 import path from 'node:path';
 
+import { setLicenseFeature } from '../../../scripts/harness/communityApi.mjs';
 import { ensureN8n, progress, startN8nServer } from '../../../scripts/harness/index.mjs';
 import { freePort } from '../../../scripts/harness/ports.mjs';
 import { startRegistry } from '../../../scripts/harness/registry.mjs';
@@ -60,7 +61,7 @@ export async function startUiStack({ packageName }) {
 		};
 		const n8n = await startN8nServer(ctx);
 		teardown.push(() => n8n.stop());
-		await setFeature(n8n.baseUrl, CUSTOM_REGISTRY_FEATURE, true);
+		await setLicenseFeature(n8n.baseUrl, CUSTOM_REGISTRY_FEATURE, true);
 		progress(
 			`n8n: ${CUSTOM_REGISTRY_FEATURE} switched on through PATCH /rest/e2e/feature; registry ${registry.url}`,
 		);
@@ -79,17 +80,4 @@ export async function startUiStack({ packageName }) {
 		await teardown.stop();
 		throw error;
 	}
-}
-
-/** n8n's test-mode switch for one license feature (E2E_TESTS=true only). */
-async function setFeature(baseUrl, feature, enabled) {
-	const response = await fetch(`${baseUrl}/rest/e2e/feature`, {
-		method: 'PATCH',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ feature, enabled }),
-		signal: AbortSignal.timeout(10_000),
-	});
-	const text = await response.text();
-	if (!response.ok)
-		throw new Error(`PATCH /rest/e2e/feature answered ${response.status}: ${text.slice(0, 300)}`);
 }
