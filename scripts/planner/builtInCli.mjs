@@ -61,6 +61,16 @@ export function builtInFromArgs(args, bundle) {
 	try {
 		const values = parseFlags(args);
 		if (values.provider === undefined) throw new UsageError('--provider is required');
+		// Checked first: an unknown provider would otherwise be reported as an unknown key source.
+		const providers = builtIn.BUILT_IN_SIGNATURES.map(
+			(
+				/** @type {{ supported: boolean, provider?: string, signature?: { provider: string } }} */ s,
+			) => (s.supported ? s.signature?.provider : s.provider),
+		);
+		if (!providers.includes(values.provider))
+			throw new UsageError(
+				`Unknown --provider ${values.provider}: use one of ${providers.join(', ')}`,
+			);
 		const defaults = builtIn.DEFAULT_SETTINGS;
 		// The signature and the key come from one sender: the provider's own key source unless one is given.
 		const keySource = values.keySource ?? values.provider;

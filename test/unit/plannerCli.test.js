@@ -94,6 +94,10 @@ test.each([
 		/Standard Webhooks cannot be checked with built-in nodes/,
 	],
 	[['--built-in', '--provider', 'svix'], /Svix cannot be checked/],
+	[
+		['--built-in', '--provider', 'standard-webhooks'],
+		/Unknown --provider standard-webhooks: use one of stripe, github, shopify, standardWebhooks/,
+	],
 	[['--built-in', '--provider', 'stripe', '--lease', 'soon'], /--lease needs a positive number/],
 	[['--built-in', '--provider', 'stripe', '--mode', 'sometimes'], /Unknown mode "sometimes"/],
 	[['--built-in', '--provider', 'stripe', '--colour', 'red'], /Unknown option --colour/],
