@@ -1,6 +1,7 @@
 // n8n's REST API as the editor's Settings → Community nodes page calls it, for a test that has no
 // browser: the owner's session, POST/GET /rest/community-packages, the node types the editor loads
 // (/types/nodes.json) and the front-end settings. Every call is bounded and says what answered.
+// Also what an n8n needs to install from a throw-away registry (registryInstallEnv), shared with the UI suite.
 
 const BROWSER_ID = 'community-api-e2e';
 
@@ -125,4 +126,24 @@ export async function setLicenseFeature(baseUrl, feature, enabled) {
 	const text = await response.text();
 	if (!response.ok)
 		throw new Error(`PATCH /rest/e2e/feature answered ${response.status}: ${text.slice(0, 300)}`);
+}
+
+/** The license feature n8n needs to install community packages from a registry other than npmjs.org. */
+export const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
+
+/**
+ * The environment that lets an n8n install community packages from a throw-away registry: n8n's
+ * test mode (so CUSTOM_REGISTRY_FEATURE can be switched on with setLicenseFeature once it is up)
+ * and the registry, named twice. n8n's update check runs a bare `npm outdated` in ~/.n8n/nodes,
+ * which asks npm's own registry setting, not N8N_COMMUNITY_PACKAGES_REGISTRY: a user of a private
+ * registry sets both.
+ * @param {string} registryUrl
+ */
+export function registryInstallEnv(registryUrl) {
+	return {
+		E2E_TESTS: 'true',
+		N8N_COMMUNITY_PACKAGES_REGISTRY: registryUrl,
+		npm_config_registry: registryUrl,
+		N8N_LOG_LEVEL: 'info',
+	};
 }

@@ -17,11 +17,13 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 
 import {
+	CUSTOM_REGISTRY_FEATURE,
 	frontendSettings,
 	installedPackages,
 	installPackage,
 	loadedNodeTypes,
 	ownerSession,
+	registryInstallEnv,
 	setLicenseFeature,
 } from '../../scripts/harness/communityApi.mjs';
 import {
@@ -122,16 +124,12 @@ async function n8nWith(setting) {
 		...base,
 		logDir,
 		extraEnv: {
+			...registryInstallEnv(base.registryUrl),
 			N8N_UNVERIFIED_PACKAGES_ENABLED: setting,
-			// Installs from the throw-away registry: n8n's test mode licenses a custom registry.
-			E2E_TESTS: 'true',
-			N8N_COMMUNITY_PACKAGES_REGISTRY: base.registryUrl,
-			npm_config_registry: base.registryUrl,
-			N8N_LOG_LEVEL: 'info',
 		},
 	});
 	teardown.push(() => n8n.stop());
-	await setLicenseFeature(n8n.baseUrl, 'feat:communityNodes:customRegistry', true);
+	await setLicenseFeature(n8n.baseUrl, CUSTOM_REGISTRY_FEATURE, true);
 	const cookie = await ownerSession(n8n.baseUrl, OWNER);
 	current = { setting, baseUrl: n8n.baseUrl, cookie, stop: n8n.stop };
 	return current;

@@ -10,14 +10,16 @@
 // registry. Everything else is n8n's default user path.
 import path from 'node:path';
 
-import { setLicenseFeature } from '../../../scripts/harness/communityApi.mjs';
+import {
+	CUSTOM_REGISTRY_FEATURE,
+	registryInstallEnv,
+	setLicenseFeature,
+} from '../../../scripts/harness/communityApi.mjs';
 import { ensureN8n, progress, startN8nServer } from '../../../scripts/harness/index.mjs';
 import { freePort } from '../../../scripts/harness/ports.mjs';
 import { startRegistry } from '../../../scripts/harness/registry.mjs';
 import { startStackDatabases } from '../../../scripts/harness/stackDatabases.mjs';
 import { createTeardown, createWorkFolder } from '../../../scripts/harness/teardown.mjs';
-
-const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
 
 export async function startUiStack({ packageName }) {
 	const teardown = createTeardown();
@@ -50,14 +52,7 @@ export async function startUiStack({ packageName }) {
 				password: server.password,
 				database: n8nDatabase,
 			},
-			extraEnv: {
-				E2E_TESTS: 'true',
-				N8N_COMMUNITY_PACKAGES_REGISTRY: registry.url,
-				// n8n's update check runs a bare `npm outdated` in ~/.n8n/nodes, which asks npm's own
-				// registry setting, not N8N_COMMUNITY_PACKAGES_REGISTRY: a user of a private registry sets both.
-				npm_config_registry: registry.url,
-				N8N_LOG_LEVEL: 'info',
-			},
+			extraEnv: registryInstallEnv(registry.url),
 		};
 		const n8n = await startN8nServer(ctx);
 		teardown.push(() => n8n.stop());
