@@ -1,6 +1,7 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
+import { CLIENT_ERRORS, type ClientErrorKind } from './clientErrors';
 import { IdentifierError } from '../store/identifiers';
 import { StepStatementError } from '../store/StepStatementError';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
@@ -15,16 +16,33 @@ interface PostgresError {
 	hint?: string;
 }
 
-/** A bad key, name or parameter: the user's input, reported as NodeOperationError. */
+/** Where a NodeOperationError keeps the client-error kind of the KeyError it came from. */
+const CLIENT_ERROR_CONTEXT = 'clientErrorKind';
+
+/**
+ * A bad key, name or parameter: the user's input, reported as NodeOperationError. A KeyError the
+ * sender caused keeps its kind, which errorItem hands on for the template's 4xx answer.
+ */
 export function inputError(
 	node: INode,
 	error: KeyError | IdentifierError | Error,
 	itemIndex?: number,
 ): NodeOperationError {
-	return new NodeOperationError(node, error.message, {
+	const nodeError = new NodeOperationError(node, error.message, {
 		itemIndex,
 		description: error instanceof KeyError ? error.hint : undefined,
 	});
+	if (error instanceof KeyError && error.kind !== undefined)
+		nodeError.context[CLIENT_ERROR_CONTEXT] = error.kind;
+	return nodeError;
+}
+
+/** The client-error kind an item's error carries, if the sender caused it. */
+export function clientErrorKindOf(
+	error: NodeOperationError | NodeApiError,
+): ClientErrorKind | undefined {
+	const kind = error.context?.[CLIENT_ERROR_CONTEXT];
+	return typeof kind === 'string' && kind in CLIENT_ERRORS ? (kind as ClientErrorKind) : undefined;
 }
 
 /**

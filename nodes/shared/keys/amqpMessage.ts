@@ -38,6 +38,7 @@ export function readAmqpMessage(json: unknown): AmqpKeyInput {
 		throw new KeyError(
 			`The message-id property is ${typeof raw}, not text`,
 			'AMQP message-id is a short string: publish with messageId set to text, or use a Custom key.',
+			'invalid-key',
 		);
 	}
 	const messageId = idValue(raw, 'message-id');

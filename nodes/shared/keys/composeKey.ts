@@ -51,12 +51,14 @@ export function assertStorableKey(key: string): void {
 		throw new KeyError(
 			'The key contains a NUL character, which PostgreSQL text cannot store',
 			'Remove NUL characters from the id, namespace or custom key.',
+			'invalid-key',
 		);
 	}
 	if (LONE_SURROGATE.test(key)) {
 		throw new KeyError(
 			'The key contains half of a UTF-16 surrogate pair (such as "\\ud800" in JSON), which is not text: PostgreSQL would store it as U+FFFD and two different ids would share a key',
 			'Make the sender send valid Unicode, or use Body Hash Only for such events.',
+			'invalid-key',
 		);
 	}
 	// A UTF-16 code unit is at most 3 UTF-8 bytes: most keys are too short to need counting.
@@ -66,6 +68,7 @@ export function assertStorableKey(key: string): void {
 		throw new KeyError(
 			`The key is ${bytes} bytes long; at most ${MAX_KEY_BYTES} are allowed`,
 			'An event id is short. If you key on something long, use Body Hash Only or hash it in the Custom Key expression.',
+			'invalid-key',
 		);
 	}
 }

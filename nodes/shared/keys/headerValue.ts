@@ -44,5 +44,6 @@ export function headerIdText(value: unknown, displayName: string): string | unde
 	throw new KeyError(
 		`The ${what} has ${ids.length} different values (${ids.map((id) => JSON.stringify(id)).join(', ')}): it was sent more than once, and the key must be one event's id`,
 		'Make the sender (or the proxy in front of n8n) send the header once, or key on a field of the body with Custom or Event ID.',
+		'invalid-key',
 	);
 }

@@ -49,6 +49,7 @@ export function idValue(value: unknown, what: string): IdValue {
 			throw new KeyError(
 				`The ${what} is ${String(value)}, which cannot identify an event`,
 				'Use a finite number or a text id.',
+				'invalid-key',
 			);
 		}
 		return value;
@@ -58,6 +59,7 @@ export function idValue(value: unknown, what: string): IdValue {
 	throw new KeyError(
 		`The ${what} is ${describeKind(value)}, not a text or number`,
 		'Point the key at a single text or number field, for example {{ $json.body.id }}.',
+		'invalid-key',
 	);
 }
 

@@ -16,7 +16,11 @@ const EXAMPLE = 'Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"';
 const FORMS = `Send one value per request, the same on its retries: ${EXAMPLE} (or the bare token without quotes).`;
 
 function malformed(detail: string): KeyError {
-	return new KeyError(`The ${IDEMPOTENCY_KEY_HEADER} header is malformed: ${detail}`, FORMS);
+	return new KeyError(
+		`The ${IDEMPOTENCY_KEY_HEADER} header is malformed: ${detail}`,
+		FORMS,
+		'invalid-idempotency-key',
+	);
 }
 
 /** Reads one sf-string starting at `start` (a `"`); returns its text and where it ended. */
@@ -75,6 +79,7 @@ export function clientKeyFromHeader(value: unknown): string {
 		throw new KeyError(
 			`The ${IDEMPOTENCY_KEY_HEADER} header is missing`,
 			`This endpoint needs it (answer 400). ${FORMS}`,
+			'invalid-idempotency-key',
 		);
 	const text = (Array.isArray(value) ? value.map(String).join(', ') : String(value)).trim();
 	const distinct = [...new Set(members(text))];
@@ -82,13 +87,20 @@ export function clientKeyFromHeader(value: unknown): string {
 		throw new KeyError(
 			`The ${IDEMPOTENCY_KEY_HEADER} header was sent ${distinct.length} times with different values`,
 			FORMS,
+			'invalid-idempotency-key',
 		);
 	const key = distinct[0] ?? '';
-	if (key === '') throw new KeyError(`The ${IDEMPOTENCY_KEY_HEADER} header is empty`, FORMS);
+	if (key === '')
+		throw new KeyError(
+			`The ${IDEMPOTENCY_KEY_HEADER} header is empty`,
+			FORMS,
+			'invalid-idempotency-key',
+		);
 	if (key.length > MAX_CLIENT_KEY_LENGTH)
 		throw new KeyError(
 			`The ${IDEMPOTENCY_KEY_HEADER} header is ${key.length} characters long; at most ${MAX_CLIENT_KEY_LENGTH} are accepted`,
 			FORMS,
+			'invalid-idempotency-key',
 		);
 	return key;
 }

@@ -82,6 +82,7 @@ function customIdentity(value: unknown, bodyPath: readonly string[] | undefined)
 		throw new KeyError(
 			'The custom key is empty',
 			'Make the Custom Key expression return a non-empty text or number for every item.',
+			'invalid-key',
 		);
 	}
 	if (typeof key === 'number')

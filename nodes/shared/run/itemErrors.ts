@@ -5,18 +5,26 @@ import type {
 	NodeOperationError,
 } from 'n8n-workflow';
 
-import { inputError } from '../errors/nodeErrors';
+import { clientErrorDetails } from '../errors/clientErrors';
+import { clientErrorKindOf, inputError } from '../errors/nodeErrors';
 
 /**
  * The item n8n expects for a failed item when the node continues on error. It carries only the
- * error, so with "continue (using error output)" n8n moves it to the error output.
+ * error (`error`, `message` and `details`, the keys n8n recognises), so with "continue (using error
+ * output)" n8n moves it to the error output. A failure the sender caused carries its kind in
+ * `details` (`kind`, `status`, `title`, `type`), which the templates answer as problem+json.
  */
 export function errorItem(
 	error: NodeOperationError | NodeApiError,
 	itemIndex: number,
 ): INodeExecutionData {
+	const kind = clientErrorKindOf(error);
 	return {
-		json: { error: error.message, ...(error.description ? { message: error.description } : {}) },
+		json: {
+			error: error.message,
+			...(error.description ? { message: error.description } : {}),
+			...(kind !== undefined ? { details: { ...clientErrorDetails(kind) } } : {}),
+		},
 		pairedItem: { item: itemIndex },
 	};
 }
