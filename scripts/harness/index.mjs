@@ -1,7 +1,7 @@
 // The real-n8n harness of n8n-nodes-idempotency: see stack.mjs for what startStack() sets up.
 export { ensureN8n, ensureNode, cachePaths, cacheDir, N8N_VERSION } from './install.mjs';
 export { startPostgres } from './postgres.mjs';
-export { buildAndPack, installIntoUserFolder } from './package.mjs';
+export { buildAndPack, installAsReadmeSays, installIntoUserFolder } from './package.mjs';
 export {
 	n8nEnv,
 	runN8nCli,

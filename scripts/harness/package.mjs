@@ -79,3 +79,46 @@ export async function installIntoUserFolder(tarball, userFolder) {
 	progress(`package: installed ${name} into ${target}`);
 	return target;
 }
+
+/**
+ * The README's install lines that put a packed tarball into ~/.n8n/nodes: the lines of the Install
+ * section's first bash block after `npm pack` (the clone and the build before them need the network
+ * and a fresh clone, which the suites already stand for).
+ */
+export function readmeInstallLines() {
+	const readme = readFileSync(path.join(REPO_DIR, 'README.md'), 'utf8');
+	const section = readme.slice(readme.indexOf('\n## Install\n'));
+	const block = /```bash\n([\s\S]*?)```/.exec(section)?.[1];
+	if (block === undefined) throw new Error('README.md has no bash block under "## Install"');
+	const lines = block.split('\n').filter((line) => line.trim() !== '');
+	const packed = lines.findIndex((line) => /\bnpm pack\b/.test(line));
+	if (packed < 0) throw new Error('The README\'s install block has no "npm pack" line');
+	return lines.slice(packed + 1);
+}
+
+/**
+ * Installs the tarball exactly as the README tells a user to: its install lines, run by bash as
+ * written, in the tarball's folder (where `npm pack` leaves it) with HOME set to `home`, so
+ * `~/.n8n/nodes` is the folder n8n loads community packages from when its user folder is `home`.
+ * Returns the installed package's folder.
+ */
+export async function installAsReadmeSays(tarball, home) {
+	const { name } = packageManifest();
+	const logFile = path.join(path.dirname(tarball), 'readme-install.log');
+	const script = ['set -euo pipefail', ...readmeInstallLines()].join('\n');
+	const status = await runTracked('bash', ['-c', script], {
+		name: 'README install',
+		cwd: path.dirname(tarball),
+		env: { ...process.env, HOME: home },
+		logFile,
+		timeoutMs: 120_000,
+	});
+	if (status.code !== 0)
+		throw new Error(
+			`The README's install lines failed (exit ${status.code ?? status.signal}):\n${tailOf(logFile, 40)}`,
+		);
+	const target = path.join(home, '.n8n', 'nodes', 'node_modules', ...name.split('/'));
+	readFileSync(path.join(target, 'package.json'));
+	progress(`package: installed ${name} with the README's lines into ${target}`);
+	return target;
+}

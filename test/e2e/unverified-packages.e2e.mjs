@@ -4,7 +4,8 @@
 // are not verified by n8n will stop loading unless the variable is explicitly set to true."
 // This package can never be verified (docs/verifiable-edition.md), so the README's Install section
 // names that one setting. This suite runs one n8n per setting, on the same database and user folder,
-// with the package published to a throw-away registry and already extracted into ~/.n8n/nodes:
+// with the package published to a throw-away registry and already installed into ~/.n8n/nodes by the
+// README's install lines:
 // - false (n8n 3's default): installing through the Community nodes API is refused with n8n's
 //   message, and what 2.41.1 does with the package already in ~/.n8n/nodes;
 // - true: the package in ~/.n8n/nodes loads, and installing it through the same API works.
@@ -29,7 +30,7 @@ import {
 import {
 	buildAndPack,
 	ensureN8n,
-	installIntoUserFolder,
+	installAsReadmeSays,
 	progress,
 	startN8nServer,
 } from '../../scripts/harness/index.mjs';
@@ -85,8 +86,10 @@ before(
 			{ timeout: 120_000 },
 		);
 		progress(`registry: published ${path.basename(tarball)}`);
-		// A package installed before the owner turned the setting off, as after an upgrade to n8n 3.
-		await installIntoUserFolder(tarball, userFolder);
+		// A package installed before the owner turned the setting off, as after an upgrade to n8n 3,
+		// with the README's own install lines run as written (HOME is the user folder, so their
+		// ~/.n8n/nodes is where this n8n loads community packages from).
+		await installAsReadmeSays(tarball, userFolder);
 		base = {
 			paths,
 			workDir,
