@@ -10,7 +10,8 @@ export class IdempotencyPostgresApi implements ICredentialType {
 		dark: 'file:idempotencyPostgres.dark.svg',
 	} as const;
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-idempotency#credential';
+	documentationUrl =
+		'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency/blob/main/docs/production.md#the-credential';
 
 	properties: INodeProperties[] = [
 		{ displayName: 'Host', name: 'host', type: 'string', default: 'localhost', required: true },

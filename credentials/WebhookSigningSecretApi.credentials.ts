@@ -16,7 +16,8 @@ export class WebhookSigningSecretApi implements ICredentialType {
 		dark: 'file:webhookSigningSecret.dark.svg',
 	} as const;
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-idempotency#verify-webhook-signature';
+	documentationUrl =
+		'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency/blob/main/docs/signatures.md';
 
 	properties: INodeProperties[] = [
 		{
