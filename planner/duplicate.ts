@@ -1,7 +1,7 @@
 /**
  * "Explain a duplicate": given a key and, optionally, its row in the key table (as the look-up SQL,
- * a Postgres node or Idempotency Reserve's `false` output gives it), which of Reserve's rules sent
- * the delivery to `false`, and what to do next. The rules are those of the reservation statements
+ * a Postgres node or Idempotency Reserve's `duplicate` or `in flight` output gives it), which of
+ * Reserve's rules sent the delivery there, and what to do next. The rules are those of the reservation statements
  * (nodes/shared/store/sql.ts: reserveLeaseSql, reserveWithFirstSeenSql) and of the fingerprint check:
  * in lease mode a completed row, a row without status (simple mode, the hand-built table) and a row
  * in progress within its lease are duplicates, an in-progress row past its lease end is taken over;
