@@ -298,6 +298,9 @@ test(
 		step('signing-secret', async () => {
 			assert.ok(workflowUrl, 'step 2 imported the workflow');
 			await openNode(page, NODES.reserve);
+			// The README names the control as n8n 2.x shows it on an instance without such a credential.
+			const empty = page.getByTestId('node-credentials-empty-state');
+			assert.match((await empty.last().innerText()).trim(), /^Connect to /);
 			await openNodeCredential(page, { unset: true, last: true });
 			await fillCredential(page, { secret: E2E_STRIPE_SECRET });
 			const secret = await saveCredential(page, { sent: E2E_STRIPE_SECRET });
