@@ -54,7 +54,7 @@ export interface CompletingTransaction<T> {
 	 * Record the statements as a step of the event instead of completing the key (a step of a
 	 * workflow with several): `itemsOf` gives what is recorded for a key from what they returned.
 	 */
-	step?: { name: string; itemsOf: (result: T, key: string) => unknown[]; maxBytes?: number };
+	step?: { name: string; itemsOf: (result: T, key: string) => unknown[] };
 }
 
 export interface CompletingTransactionResult<T> {
@@ -191,7 +191,7 @@ async function runAndRecordStep<T>(
 		const items = ownedKeys.map((key) => toStorableJson(step.itemsOf(result, key)));
 		let anyTooLarge = false;
 		ownedKeys.forEach((key, index) => {
-			const over = oversizedRecord(items[index], step.maxBytes);
+			const over = oversizedRecord(items[index]);
 			if (over === undefined) return;
 			anyTooLarge = true;
 			for (const claim of transaction.claims)
