@@ -61,10 +61,11 @@ const { value: hostileValue } = fc.letrec((tie) => ({
 	object: fc.dictionary(key, tie('value'), { maxKeys: 4 }),
 }));
 
-/** Nested arrays around a leaf, on both sides of MAX_PLAIN_DEPTH. */
+/** Nested arrays and objects around a leaf, on both sides of MAX_PLAIN_DEPTH. */
 const deep = fc
 	.tuple(fc.integer({ min: MAX_PLAIN_DEPTH - 5, max: MAX_PLAIN_DEPTH + 500 }), hostileText)
 	.map(([depth, leaf]) => {
+		/** @type {unknown} */
 		let value = leaf;
 		for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { [leaf]: value };
 		return value;

@@ -111,6 +111,7 @@ const branches = (...outputs) =>
  * Reserve → Skip If Done "call api" → (run) Hostile API → Record Step → Later Step → Complete Key,
  * `done` into Record Step; Later Step's error output (and Record Step's, when it continues) → Release Key.
  */
+/** @param {{ maxOutputBytes?: number }} [options] */
 function apiWorkflow({ maxOutputBytes } = {}) {
 	return {
 		name: 'storable records',

@@ -38,6 +38,7 @@ describe('oversizedRecord', () => {
 });
 
 describe('storedResponseOf and the cap', () => {
+	/** @type {import('../../dist/nodes/shared/answers/storedResponse').ResponseSettings} */
 	const settings = { maxBytes: 1_000_000, whenTooLarge: 'error' };
 	test('a body with NUL and lone surrogates is stored as it is', () => {
 		const stored = storedResponseOf(200, { 'X-A': 'v\u0000\ud800' }, 'a\u0000b\udc00', settings);
