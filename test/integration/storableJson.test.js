@@ -3,7 +3,8 @@
 // strings); through a real PostgreSQL jsonb column the value read back is the value written; and
 // through n8n's engine, Record Step on an arbitrary output records it (never a database error, never
 // a key in flight without its record) and Skip If Done carries exactly that output on.
-// Measured on this 2-core machine: 2,000 pure cases, 200 jsonb round trips, 30 engine runs; ~6 s.
+// Measured on this 2-core machine: 2,000 + 300 pure cases (4.3 s), 200 jsonb round trips (1.5 s),
+// 30 engine runs (0.8 s): 9 s for the file with its database.
 const { describe, test, expect } = require('@jest/globals');
 const path = require('node:path');
 const fc = require('fast-check');
