@@ -7,7 +7,9 @@
 //   1. Send receipt fails once (500): the provider resends, re-signed;
 //   2. n8n is killed with kill -9 while Send receipt's call is held open, restarted, and the
 //      provider resends once the lease has ended.
-// With step records Create customer is called once in both; without them, twice. The published
+// With step records Create customer is called once in both; without them, twice. A third scenario
+// (with step records only): Create customer answers with "\u0000" and a lone surrogate, which jsonb
+// refuses as they are; the answer is recorded losslessly and the resend does not call it again. The published
 // copies differ from the file only in the two URLs (pointed at the local server) and a short lease,
 // so the kill scenario waits seconds, not five minutes. One stack for the whole file.
 // Run with `npm run test:e2e` (or node --test test/e2e/multi-step.e2e.mjs after npm run build).
