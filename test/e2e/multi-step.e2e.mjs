@@ -7,7 +7,9 @@
 //   1. Send receipt fails once (500): the provider resends, re-signed;
 //   2. n8n is killed with kill -9 while Send receipt's call is held open, restarted, and the
 //      provider resends once the lease has ended.
-// With step records Create customer is called once in both; without them, twice. The published
+// With step records Create customer is called once in both; without them, twice. A third scenario
+// (with step records only): Create customer answers with "\u0000" and a lone surrogate, which jsonb
+// refuses as they are; the answer is recorded losslessly and the resend does not call it again. The published
 // copies differ from the file only in the two URLs (pointed at the local server) and a short lease,
 // so the kill scenario waits seconds, not five minutes. One stack for the whole file.
 // Run with `npm run test:e2e` (or node --test test/e2e/multi-step.e2e.mjs after npm run build).
@@ -48,6 +50,8 @@ function startFakeApis() {
 	/** @type {{ endpoint: string, event: string, body: any, status?: number, answer?: any }[]} */
 	const calls = [];
 	const failing = new Set();
+	/** Endpoint and event pairs answered with text PostgreSQL's jsonb refuses (NUL, a lone surrogate). */
+	const hostile = new Set();
 	/** @type {Map<string, { arrived: () => void, released: Promise<unknown> }>} */
 	const holding = new Map();
 	/** @type {Array<() => void>} */
@@ -84,7 +88,13 @@ function startFakeApis() {
 			}
 			next += 1;
 			if (endpoint === CREATE)
-				return answer(200, { id: `cus_${next}`, email: body.email ?? null, event: call.event });
+				return answer(200, {
+					id: `cus_${next}`,
+					email: body.email ?? null,
+					event: call.event,
+					// JSON.stringify sends them as the escapes "\u0000" and "\ud800", as such an API would.
+					...(hostile.has(id) ? { name: 'a\u0000b', note: 'lone \ud800 surrogate' } : {}),
+				});
 			return answer(200, { id: `rcpt_${next}`, customer: body.customer, event: call.event });
 		});
 	});
@@ -104,6 +114,10 @@ function startFakeApis() {
 		},
 		failNext(endpoint, event) {
 			failing.add(`${endpoint} ${event}`);
+		},
+		/** Every answer of the endpoint for the event carries a NUL and a lone surrogate. */
+		answerHostile(endpoint, event) {
+			hostile.add(`${endpoint} ${event}`);
 		},
 		/**
 		 * Holds the next call open: `arrived` turns true when it came in, `release()` answers it (if its
@@ -350,6 +364,44 @@ test(
 
 			await assertDuplicate(withoutSteps, event);
 			counts['Send receipt fails once'].withoutSteps = callCounts(event.id);
+		}),
+);
+
+test(
+	'Create customer answers with "\\u0000" and a lone surrogate, Send receipt fails once: the answer is recorded as it is and the resend does not call Create customer again',
+	{ timeout: 120_000 },
+	() =>
+		withLogs(async () => {
+			const event = checkoutEvent(`evt_steps_nul_${randomUUID().slice(0, 8)}`);
+			apis.answerHostile(CREATE, event.id);
+			apis.failNext(SEND, event.id);
+
+			const first = await deliver(withSteps, event);
+			assert.deepEqual(answerOf(first), [500, { status: 'failed', released: true }]);
+			const [customer] = apis.callsOf(CREATE, event.id);
+			assert.equal(customer.answer.name, 'a\u0000b');
+			// Before records stored any JSON, this write failed and the key stayed in flight.
+			const kept = await keyRow(event.id);
+			assert.deepEqual(
+				[kept.status, kept.lease_ended, Object.keys(kept.steps ?? {})],
+				['in_progress', true, ['create customer']],
+			);
+
+			const resend = await deliver(withSteps, event);
+			assert.deepEqual(answerOf(resend), [200, { status: 'processed' }], resend.response.text);
+			assert.ok(!resend.execution.nodesRun.includes(CREATE), resend.execution.nodesRun.join(' → '));
+			const [skipped] = resend.execution.items('Skip if done: create customer', 1);
+			assert.deepEqual(
+				[skipped.id, skipped.name, skipped.note],
+				[customer.answer.id, 'a\u0000b', 'lone \ud800 surrogate'],
+			);
+			assert.deepEqual(callCounts(event.id), { [CREATE]: 1, [SEND]: 2 });
+			assert.deepEqual(
+				apis.callsOf(SEND, event.id).map((call) => call.body.customer),
+				[customer.answer.id, customer.answer.id],
+			);
+			assert.equal((await keyRow(event.id)).status, 'completed');
+			await assertDuplicate(withSteps, event);
 		}),
 );
 

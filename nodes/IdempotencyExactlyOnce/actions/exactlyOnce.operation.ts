@@ -16,6 +16,7 @@ import { respondToWebhook } from '../../shared/run/respondToWebhook';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { claimId, type ClaimedKey, type KeyHold } from '../../shared/store/completingTransaction';
 import type { Finish } from '../description/statementProperties';
+import { oversizedRowsError } from '../helpers/oversizedRows';
 import { statementReader, type ItemStatement } from '../helpers/readStatement';
 
 interface ItemWork {
@@ -139,14 +140,18 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	const holdOf = (work: ItemWork): KeyHold =>
 		outcome.holds.get(claimId(work.claim)) ?? { state: 'lost', rowExists: false };
-	const lostError = (work: ItemWork) => {
+	const holdError = (work: ItemWork) => {
 		const hold = holdOf(work);
-		return hold.state === 'lost' ? lostInTransactionError(work.claim.key, hold) : undefined;
+		if (hold.state === 'lost') return lostInTransactionError(work.claim.key, hold);
+		if (hold.state === 'tooLarge' && step !== undefined)
+			return oversizedRowsError(work.claim.key, step, hold, !continueOnFail);
+		return undefined;
 	};
-	// Rolled back because a key was lost: that is the node's error, whatever items came before it.
+	// Rolled back because a key was lost (or its rows were over the record cap): that is the node's
+	// error, whatever items came before it.
 	if (!continueOnFail) {
 		for (const [itemIndex, work] of targets.byItem.entries()) {
-			const lost = work === undefined ? undefined : lostError(work);
+			const lost = work === undefined ? undefined : holdError(work);
 			if (lost !== undefined) throw inputError(node, lost, itemIndex);
 		}
 	}
@@ -154,7 +159,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	// The first item whose effect is committed answers the webhook, as a Respond node would.
 	let firstAnswer: WebhookAnswer | undefined;
 	const outputs = routeItems(this, targets, 1, (work, itemIndex) => {
-		const lost = lostError(work);
+		const lost = holdError(work);
 		if (lost !== undefined) return lost;
 		firstAnswer ??= work.sent;
 		const { key } = work.claim;

@@ -23,7 +23,7 @@ export const description: INodeProperties[] = [
 		default: DEFAULT_MAX_STEP_BYTES,
 		typeOptions: { minValue: 0 },
 		description:
-			"The largest output to record per event, in UTF-8 bytes of its items' JSON. It is kept with the key until the key is purged: record only what the later steps read.",
+			"The largest output to record per event, in UTF-8 bytes of its items' JSON as stored (any JSON is stored as it is). It is kept with the key until the key is purged: record only what the later steps read.",
 	},
 ];
 

@@ -1,9 +1,11 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { KeyError } from '../../shared/keys/KeyError';
+import { MAX_RECORD_BYTES, oversizedRecord } from '../../shared/store/recordSize';
+import { toStorableJson } from '../../shared/store/storableJson';
 
-/** How long a step's recorded items may be, in UTF-8 bytes of their JSON, by default. */
-export const DEFAULT_MAX_STEP_BYTES = 256 * 1024;
+/** How long a step's recorded items may be, in UTF-8 bytes as stored, by default: the one record cap. */
+export const DEFAULT_MAX_STEP_BYTES = MAX_RECORD_BYTES;
 
 /** What an item says about a step, in idempotency.step: where it went and when the step was recorded. */
 export interface StepMark extends IDataObject {
@@ -57,16 +59,18 @@ export function recordedJson(item: INodeExecutionData): IDataObject {
 	return json;
 }
 
-const utf8 = new TextEncoder();
-
-/** Recorded items are kept in the key row: over the limit, the items fail instead of being cut. */
+/**
+ * Recorded items are kept in the key row: over the limit (measured as they are stored), the items
+ * fail instead of being cut. Any JSON is storable (storableJson), so the size is the only refusal.
+ */
 export function recordingProblem(
 	step: string,
 	items: unknown[],
 	maxBytes: number,
 ): KeyError | undefined {
-	const bytes = utf8.encode(JSON.stringify(items)).length;
-	if (bytes <= maxBytes) return undefined;
+	const over = oversizedRecord(toStorableJson(items), maxBytes);
+	if (over === undefined) return undefined;
+	const { bytes } = over;
 	return new KeyError(
 		`Step "${step}" produced ${bytes} bytes of output, over the limit of ${maxBytes} bytes to record`,
 		'Raise Max Output Size, or put a node before Record Step that keeps only what the later steps read (for example only the ids).',

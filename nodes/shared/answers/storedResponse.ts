@@ -1,4 +1,6 @@
 import { KeyError } from '../keys/KeyError';
+import { MAX_RECORD_BYTES, oversizedRecord } from '../store/recordSize';
+import { toStorableJson } from '../store/storableJson';
 
 /**
  * The answer an execution gave, stored with its completed key so every later duplicate can replay
@@ -57,7 +59,9 @@ export function bodyText(body: unknown): string {
 
 /**
  * The response to store for one item: the body as the Respond node will send it (text as it is,
- * anything else as its JSON), checked against the size limit; never truncated.
+ * anything else as its JSON), checked against the size limit; never truncated. Any text is stored
+ * as it is, NUL and lone surrogates included (storableJson); the whole stored answer, headers
+ * included, must also fit the one record cap (MAX_RECORD_BYTES).
  */
 export function storedResponseOf(
 	statusCode: unknown,
@@ -67,18 +71,29 @@ export function storedResponseOf(
 ): StoredResponse {
 	const code = httpStatusOf(statusCode);
 	const text = bodyText(body);
-	if (text.includes('\u0000'))
-		throw new KeyError(
-			'The response body contains a NUL character, which PostgreSQL cannot store',
-			'Store a body without NUL characters (or base64-encode binary bodies).',
-		);
 	const bytes = utf8.encode(text).length;
 	const stored = { statusCode: code, headers: headerMap(headers) };
-	if (bytes <= settings.maxBytes) return { ...stored, body: text };
-	if (settings.whenTooLarge === 'marker')
-		return { ...stored, body: null, tooLarge: { bytes, limit: settings.maxBytes } };
+	const whole = { ...stored, body: text };
+	const overCap = bytes <= settings.maxBytes ? oversizedRecord(toStorableJson(whole)) : undefined;
+	if (bytes <= settings.maxBytes && overCap === undefined) return whole;
+	// Over the body's own limit, or (headers included, as stored) over the cap on every record.
+	const tooLarge = overCap ?? { bytes, limit: settings.maxBytes };
+	const problem =
+		overCap === undefined
+			? `The response body is ${bytes} bytes, over the limit of ${settings.maxBytes} bytes to store`
+			: `The response to store is ${overCap.bytes} bytes with its headers, over the cap of ${overCap.limit} bytes on what a key keeps per record`;
+	if (settings.whenTooLarge === 'marker') {
+		const marker = { ...stored, body: null, tooLarge };
+		if (oversizedRecord(toStorableJson(marker)) === undefined) return marker;
+		throw new KeyError(
+			`${problem}, and its headers alone are over that cap`,
+			'Store fewer or shorter Response Headers.',
+		);
+	}
 	throw new KeyError(
-		`The response body is ${bytes} bytes, over the limit of ${settings.maxBytes} bytes to store`,
-		'Raise Max Response Size, store a smaller body (for example only the ids), or set When Too Large to "Store a marker" so duplicates know there was an answer without its body.',
+		problem,
+		overCap === undefined
+			? 'Raise Max Response Size, store a smaller body (for example only the ids), or set When Too Large to "Store a marker" so duplicates know there was an answer without its body.'
+			: `Store a smaller body or fewer headers (for example only the ids): Max Response Size does not raise the cap of ${MAX_RECORD_BYTES} bytes, or set When Too Large to "Store a marker".`,
 	);
 }

@@ -8,5 +8,11 @@ export function stepNameOf(value: unknown): string {
 			'Step Name is empty',
 			'Name the step, e.g. "create customer": the same name in its Skip If Done and its Record Step.',
 		);
+	// The name is a text parameter, which PostgreSQL refuses with a NUL: refused here, before any step runs.
+	if (name.includes('\u0000'))
+		throw new KeyError(
+			'Step Name contains a NUL character',
+			'Name the step with plain text, the same in its Skip If Done and its Record Step.',
+		);
 	return name;
 }

@@ -42,6 +42,7 @@ import {
 	reserveWithFirstSeenSql,
 } from './sql/reserve';
 import { hasGroup } from './sql/schema';
+import { toStorableJson } from './storableJson';
 import { inTransaction } from './transaction';
 
 export type { PrepareOptions };
@@ -141,7 +142,7 @@ export class KeyStore {
 	): Promise<OwnedKeyResults> {
 		const responses = (sorted: OwnedKey[]) => [
 			sorted.map((target) =>
-				target.response === undefined ? null : JSON.stringify(target.response),
+				target.response === undefined ? null : toStorableJson(target.response),
 			),
 		];
 		return await this.ownedKeyStatement(
@@ -220,7 +221,7 @@ export class KeyStore {
 	 */
 	async recordStep(targets: readonly StepRecordTarget[], step: string): Promise<OwnedKeyResults> {
 		return await this.ownedKeyStatement(recordStepSql(this.ref), targets, 'recorded', (sorted) => [
-			sorted.map((target) => JSON.stringify((target as StepRecordTarget).items)),
+			sorted.map((target) => toStorableJson((target as StepRecordTarget).items)),
 			step,
 		]);
 	}

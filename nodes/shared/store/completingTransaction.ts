@@ -3,9 +3,12 @@ import { sessionEnded } from '../transport/connectionRetry';
 import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
 import type { StepRecord } from './keyStoreTypes';
+import { stepRecordOf } from './ownedKeyRows';
+import { oversizedRecord, type OversizedRecord } from './recordSize';
 import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql/ownedKeys';
 import { recordLockedStepSql } from './sql/steps';
 import { StepStatementError } from './StepStatementError';
+import { toStorableJson } from './storableJson';
 
 /** A reserved key and the token of the reservation the item claims to hold it with. */
 export interface ClaimedKey {
@@ -23,6 +26,11 @@ export type KeyHold =
 	| { state: 'completedByOwner' }
 	/** Recording as a step: the step is recorded already (this or an earlier execution); nothing runs. */
 	| { state: 'stepRecorded'; record: StepRecord }
+	/**
+	 * Recording a step: what the statements returned for the key is over the record cap. Its
+	 * statements were rolled back (nothing of them committed) and the key is still in progress.
+	 */
+	| ({ state: 'tooLarge' } & OversizedRecord)
 	/** Someone else holds it, or nobody (released, purged). Nothing runs for it. */
 	| { state: 'lost'; rowExists: boolean; attempt?: number; completed?: boolean };
 
@@ -35,7 +43,10 @@ export type RunStatement = (
 
 export interface CompletingTransaction<T> {
 	claims: readonly ClaimedKey[];
-	/** Roll back without running anything when any claim is lost (else the lost ones are left out). */
+	/**
+	 * Roll back without running anything when any claim is lost, and roll everything back when a
+	 * step's record is over the cap (else those are left out and the others commit).
+	 */
 	stopIfAnyLost: boolean;
 	/** The user's statements, for the claims that are owned, in the caller's (item) order. */
 	statements: (run: RunStatement, holds: ReadonlyMap<string, KeyHold>) => Promise<T>;
@@ -65,15 +76,16 @@ interface LockedRow {
 	owner_token: string | null;
 	status: string | null;
 	attempts: number | null;
-	/** Only when recording a step: its record, if there is one. */
-	step_record?: StepRecord | null;
+	/** Only when recording a step: its record, if there is one (as stored, see stepRecordOf). */
+	step_record?: unknown;
 }
 
 function holdOf(claim: ClaimedKey, row: LockedRow | undefined): KeyHold {
 	if (row === undefined) return { state: 'lost', rowExists: false };
 	if (row.owner_token === claim.token) {
-		if (row.status === 'in_progress' && row.step_record)
-			return { state: 'stepRecorded', record: row.step_record };
+		const record = stepRecordOf(row.step_record);
+		if (row.status === 'in_progress' && record !== undefined)
+			return { state: 'stepRecorded', record };
 		if (row.status === 'in_progress') return { state: 'owned' };
 		if (row.status === 'completed') return { state: 'completedByOwner' };
 	}
@@ -113,13 +125,7 @@ export async function runCompletingTransaction<T>(
 		holds.set(claimId(claim), holdOf(claim, rowByKey.get(claim.key)));
 	const holdList = [...holds.values()];
 	const anyLost = holdList.some((hold) => hold.state === 'lost');
-	const ownedKeys = [
-		...new Set(
-			transaction.claims
-				.filter((claim) => holds.get(claimId(claim))?.state === 'owned')
-				.map((claim) => claim.key),
-		),
-	].sort();
+	const ownedKeys = ownedKeysOf(transaction.claims, holds);
 	if (ownedKeys.length === 0 || (anyLost && transaction.stopIfAnyLost))
 		return { holds, committed: false, rollback: true };
 
@@ -138,18 +144,14 @@ export async function runCompletingTransaction<T>(
 		if (sessionEnded(failure)) throw failure;
 		throw new StepStatementError(itemIndex, failure as Error);
 	};
+	if (step !== undefined) return await runAndRecordStep(client, ref, transaction, step, holds, run);
 	const result = await transaction.statements(run, holds);
-	if (step !== undefined) {
-		const items = ownedKeys.map((key) => JSON.stringify(step.itemsOf(result, key)));
-		await client.query(recordLockedStepSql(ref), [ownedKeys, items, step.name]);
-		return { holds, result, committed: true, rollback: false };
-	}
 	const responseByKey = new Map<string, StoredResponse | undefined>();
 	for (const claim of transaction.claims)
 		if (!responseByKey.has(claim.key)) responseByKey.set(claim.key, claim.response);
 	const responses = ownedKeys.map((key) => {
 		const response = responseByKey.get(key);
-		return response === undefined ? null : JSON.stringify(response);
+		return response === undefined ? null : toStorableJson(response);
 	});
 	const storing = responses.some((response) => response !== null);
 	await client.query(
@@ -157,4 +159,49 @@ export async function runCompletingTransaction<T>(
 		storing ? [ownedKeys, responses] : [ownedKeys],
 	);
 	return { holds, result, committed: true, rollback: false };
+}
+
+/** The keys that claims hold in progress here (the statements run for them), sorted. */
+function ownedKeysOf(claims: readonly ClaimedKey[], holds: ReadonlyMap<string, KeyHold>): string[] {
+	const owned = claims.filter((claim) => holds.get(claimId(claim))?.state === 'owned');
+	return [...new Set(owned.map((claim) => claim.key))].sort();
+}
+
+/**
+ * Runs the statements and records what they returned as the step, key by key. A key whose record
+ * would be over the cap must not commit, and its statements cannot be undone alone (the items of
+ * several keys run interleaved, in item order): the whole round is rolled back to a savepoint, that
+ * key is left out (tooLarge) and the round runs again for the others. A rolled-back round committed
+ * nothing, so every effect still happens once. With stopIfAnyLost (the node stops at its first
+ * failing item) nothing commits at all.
+ */
+async function runAndRecordStep<T>(
+	client: PoolClient,
+	ref: TableRef,
+	transaction: CompletingTransaction<T>,
+	step: NonNullable<CompletingTransaction<T>['step']>,
+	holds: Map<string, KeyHold>,
+	run: RunStatement,
+): Promise<CompletingTransactionResult<T> & { rollback: boolean }> {
+	await client.query('SAVEPOINT idempotency_step_record');
+	for (;;) {
+		const ownedKeys = ownedKeysOf(transaction.claims, holds);
+		if (ownedKeys.length === 0) return { holds, committed: false, rollback: true };
+		const result = await transaction.statements(run, holds);
+		const items = ownedKeys.map((key) => toStorableJson(step.itemsOf(result, key)));
+		let anyTooLarge = false;
+		ownedKeys.forEach((key, index) => {
+			const over = oversizedRecord(items[index]);
+			if (over === undefined) return;
+			anyTooLarge = true;
+			for (const claim of transaction.claims)
+				if (claim.key === key) holds.set(claimId(claim), { state: 'tooLarge', ...over });
+		});
+		if (!anyTooLarge) {
+			await client.query(recordLockedStepSql(ref), [ownedKeys, items, step.name]);
+			return { holds, result, committed: true, rollback: false };
+		}
+		if (transaction.stopIfAnyLost) return { holds, committed: false, rollback: true };
+		await client.query('ROLLBACK TO SAVEPOINT idempotency_step_record');
+	}
 }

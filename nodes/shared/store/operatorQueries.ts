@@ -2,6 +2,7 @@ import type { PoolEntry } from '../transport/poolCache';
 import type { TableRef } from './identifiers';
 import { KeyTable } from './keyTable';
 import { previewSelection, purgeSelection, type SelectionPurgeResult } from './selectionPurge';
+import { fromStorableJson } from './storableJson';
 import { prefixEnd, purgeCutoffSql, type KeySelection } from './sql/keySelection';
 import {
 	lookUpKeysSql,
@@ -97,7 +98,9 @@ function keyRow(row: Row): KeyRow {
 		hasFingerprint: row.has_fingerprint === true,
 		hasResponse: row.has_response === true,
 		holder: typeof row.holder === 'string' ? row.holder : undefined,
-		...(row.response === null || row.response === undefined ? {} : { response: row.response }),
+		...(row.response === null || row.response === undefined
+			? {}
+			: { response: fromStorableJson(row.response) }),
 		steps: (row.steps as KeyRow['steps']) ?? [],
 		nowMs,
 	};

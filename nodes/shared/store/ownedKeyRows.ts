@@ -1,3 +1,4 @@
+import { fromStorableJson } from './storableJson';
 import {
 	ownedKeyId,
 	type OwnedKey,
@@ -35,16 +36,23 @@ export function ownedKeyResultsOf(
 	return results;
 }
 
+/** A step's record as read from the row (its items decoded, see storableJson); undefined when there is none. */
+export function stepRecordOf(stored: unknown): StepRecord | undefined {
+	if (stored === null || stored === undefined) return undefined;
+	const record = stored as { at: string; items: unknown };
+	return { at: record.at, items: fromStorableJson(record.items) as unknown[] };
+}
+
 /** The rows of stepStateSql, by key and token. */
 export function stepStatesOf(rows: ReadonlyArray<Record<string, unknown>>): Map<string, StepState> {
 	const states = new Map<string, StepState>();
 	for (const row of rows) {
-		const record = row.record as StepRecord | null;
+		const record = stepRecordOf(row.record);
 		states.set(ownedKeyId({ key: row.key as string, token: row.owner_token as string }), {
 			owned: row.owned === true,
 			rowExists: row.row_exists === true,
 			attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
-			...(record === null || record === undefined ? {} : { record }),
+			...(record === undefined ? {} : { record }),
 		});
 	}
 	return states;

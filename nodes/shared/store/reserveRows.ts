@@ -1,4 +1,5 @@
 import type { StoredResponse } from '../answers/storedResponse';
+import { fromStorableJson } from './storableJson';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from './keyStoreTypes';
 
 /**
@@ -87,7 +88,9 @@ export function leaseOutcomeOf(
 						status: 'completed',
 						firstSeenMs,
 						...recorded,
-						...(response === null ? {} : { response }),
+						...(response === null
+							? {}
+							: { response: fromStorableJson(response) as StoredResponse }),
 					},
 		);
 	}
