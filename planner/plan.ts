@@ -35,6 +35,7 @@ import {
 	type KeySource,
 } from '../nodes/shared/keys/keySourceTable';
 import { namespaceText } from '../nodes/shared/keys/namespace';
+import { keyIdIsUnsigned } from '../nodes/shared/keys/replayGuard';
 import { decodeRawBody } from '../nodes/shared/keys/rawJson';
 import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
 import {
@@ -367,6 +368,26 @@ function explainIdentity(
  * Expression is read as the node reads a plain `$json` path, and hashed by the node's own rule
  * (nodes/shared/keys/fingerprint.ts); any other expression is n8n's to evaluate.
  */
+/**
+ * The key above is Reserve's without a signature check. The downloaded workflow checks the preset's
+ * own signature, and where that leaves the id header unsigned (GitHub, Shopify) its Replay Guard
+ * keys on the signed body instead (nodes/shared/keys/replayGuard.ts): say so, with that key.
+ */
+async function replayGuardNote(
+	source: KeySource,
+	identity: KeyIdentity,
+	namespace: string,
+	bytes: Uint8Array,
+	sha256Hex: (bytes: Uint8Array) => Promise<string>,
+): Promise<string> {
+	if (identity.kind !== 'eventId' || !(source in SIGNATURE_SCHEMES)) return '';
+	const scheme = SIGNATURE_SCHEMES[source as keyof typeof SIGNATURE_SCHEMES];
+	const location = keySourceDefinition(source)?.location;
+	if (location === undefined || !keyIdIsUnsigned(location, scheme)) return '';
+	const guarded = composeKey({ kind: 'bodyHash' }, namespace, await sha256Hex(bytes));
+	return `In the downloaded workflow Reserve checks ${scheme.label}'s signature, which does not cover this header: its Replay Guard (Options) keys the delivery on the signed body instead, "${guarded}", so a copy resent under a new id is a duplicate.`;
+}
+
 async function planFingerprint(
 	settings: PlannerSettings,
 	json: Record<string, unknown>,
@@ -503,6 +524,7 @@ export async function planKey(
 				delivery.bytes.length,
 			),
 			namespace === '' ? '' : `Namespace "${namespace}" + ":" in front.`,
+			await replayGuardNote(settings.keySource, identity, namespace, delivery.bytes, sha256Hex),
 			...notes,
 		];
 		return {

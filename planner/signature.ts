@@ -17,6 +17,7 @@ import {
 	type SignatureScheme,
 	type SignedRequest,
 } from '../nodes/shared/webhook/signatureSchemes';
+import { UNSIGNED_BODY_HINTS, unsignedBodyCause } from '../nodes/shared/webhook/signedBody';
 import {
 	decode,
 	DIGEST_BYTES,
@@ -373,6 +374,17 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 		);
 
 	const { headers } = parseHeaders(input.headersText);
+	// As the node: a multipart request is refused before any crypto (a pasted body is never an upload).
+	const unsigned = unsignedBodyCause(headers, undefined);
+	if (unsigned !== undefined)
+		return {
+			verdict: 'invalid unsigned_body',
+			valid: false,
+			reason: 'unsigned_body',
+			expected: [],
+			received: [],
+			hint: UNSIGNED_BODY_HINTS[unsigned],
+		};
 	const verification = verifySignature(scheme, headers, input.body, keys, {
 		nowSeconds: input.nowSeconds,
 		toleranceSeconds,

@@ -4,7 +4,11 @@
 // nothing, so a forgery can never block the genuine event. Run with `npm run test:e2e`.
 // Signatures are made here the way Stripe makes them (HMAC-SHA256 of "<t>.<raw body>" with the
 // stack's secret, scripts/harness/http.mjs); the unit tests check that scheme against Stripe's library.
+// Two attacks by someone holding one genuine signed delivery: the captured body sent as a multipart
+// file part named `data` beside forged form fields, and (on a copy of the template switched to
+// GitHub, imported beside it) a GitHub delivery resent under a new X-GitHub-Delivery.
 import assert from 'node:assert/strict';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
@@ -15,12 +19,65 @@ import {
 	startStack,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
+import { importableCopy, WEBHOOK_TEMPLATE } from '../../scripts/harness/templates.mjs';
 
 const RESPOND_401 = 'Respond 401';
 const REFUSED_PATH = ['Webhook', RESERVE, RESPOND_401];
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
+/** The GitHub copy of the template, once published: { id, webhookUrl }. */
+let github;
+
+const GITHUB_SECRET = "e2e-github-webhook-secret: It's a Secret to Everybody";
+// Referred to by id too: n8n's import matches a credential given by name alone by its type, and the
+// stack has two of this type.
+const GITHUB_CREDENTIAL = { id: 'WhSigGitHubE2E001', name: 'Webhook Signing Secret (GitHub)' };
+
+/**
+ * The webhook template as a GitHub user switches it (docs/signatures.md, "Switching the provider"):
+ * Reserve verifies GitHub's signature and keys on the GitHub preset, with a credential holding the
+ * GitHub secret; the Webhook listens on its own path. Everything else is the template's.
+ */
+function githubCopy() {
+	const workflow = importableCopy(WEBHOOK_TEMPLATE, 'IdemWebhookGitHub');
+	workflow.name = `${workflow.name} (GitHub, e2e)`;
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters = { ...node.parameters, path: 'idempotent-webhook-github' };
+			node.webhookId = randomUUID();
+		}
+		if (node.name === RESERVE) {
+			node.parameters = { ...node.parameters, signature: 'github', keySource: 'github' };
+			node.credentials = {
+				...node.credentials,
+				webhookSigningSecretApi: GITHUB_CREDENTIAL,
+			};
+		}
+	}
+	return workflow;
+}
+
+/** X-Hub-Signature-256 for these bytes, as GitHub signs: HMAC-SHA256 hex of the body. */
+const githubSignature = (bytes) =>
+	`sha256=${createHmac('sha256', GITHUB_SECRET).update(bytes).digest('hex')}`;
+const sha256Hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+/** A multipart/form-data body: text fields, then one file part. */
+function multipartBody(boundary, fields, file) {
+	const parts = Object.entries(fields).map(
+		([name, value]) =>
+			`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+	);
+	return Buffer.concat([
+		Buffer.from(parts.join('')),
+		Buffer.from(
+			`--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="${file.filename}"\r\nContent-Type: application/json\r\n\r\n`,
+		),
+		file.bytes,
+		Buffer.from(`\r\n--${boundary}--\r\n`),
+	]);
+}
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -58,7 +115,18 @@ async function assertRefused(event, headers, reason, { sign = true } = {}) {
 
 before(
 	async () => {
-		stack = await startStack({ label: 'e2e_sig' });
+		stack = await startStack({
+			label: 'e2e_sig',
+			extraWorkflows: [{ workflow: githubCopy() }],
+			extraCredentials: [
+				{
+					...GITHUB_CREDENTIAL,
+					type: 'webhookSigningSecretApi',
+					data: { secret: GITHUB_SECRET, previousSecret: '' },
+				},
+			],
+		});
+		[github] = stack.extraWorkflows;
 	},
 	{ timeout: 60 * 60_000 },
 );
@@ -173,5 +241,87 @@ test(
 			]);
 			assert.equal((await stack.businessRows(key)).length, 1);
 			assert.equal((await stack.keyRows(key)).length, 1);
+		}),
+);
+
+test(
+	'the multipart forgery: a captured signed body as file part `data`, forged fields → 401, nothing reserved',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const captured = Buffer.from(
+				JSON.stringify({ id: 'evt_captured_multipart', type: 'charge.succeeded' }),
+			);
+			const signature = stack.stripeSignature(captured);
+			const boundary = `----e2eFormBoundary${randomUUID().replaceAll('-', '')}`;
+			const businessBefore = await stack.businessRows();
+			const keysBefore = await stack.keyRows();
+			const forged = await stack.deliver(
+				multipartBody(
+					boundary,
+					{ id: 'evt_forged', type: 'payout.paid' },
+					{ name: 'data', filename: 'event.json', bytes: captured },
+				),
+				{
+					contentType: `multipart/form-data; boundary=${boundary}`,
+					headers: { 'stripe-signature': signature },
+					sign: false,
+				},
+			);
+			assert.equal(forged.response.status, 401, forged.response.text);
+			assert.deepEqual(forged.response.json, {
+				status: 'invalid signature',
+				reason: 'unsigned_body',
+			});
+			assert.deepEqual(forged.execution.nodesRun, REFUSED_PATH);
+			// What n8n made of it: the forged fields as the body, the captured bytes as an upload.
+			assert.deepEqual(forged.execution.trigger.body, { id: 'evt_forged', type: 'payout.paid' });
+			assert.deepEqual(await stack.keyRows('evt:evt_forged'), []);
+			assert.deepEqual(await stack.keyRows(), keysBefore, 'the forgery reserved nothing');
+			assert.deepEqual(await stack.businessRows(), businessBefore, 'business_log unchanged');
+
+			// The same captured bytes and signature, delivered as Stripe sent them, are genuine.
+			const honest = await stack.deliver(captured, { headers: { 'stripe-signature': signature } });
+			assert.equal(honest.response.status, 200, honest.response.text);
+			assert.deepEqual(honest.response.json, { status: 'processed' });
+			assert.equal((await stack.businessRows('evt:evt_captured_multipart')).length, 1);
+		}),
+);
+
+test(
+	'GitHub: the same bytes and signature under a new X-GitHub-Delivery → 200 duplicate, business step once',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const bytes = Buffer.from(
+				JSON.stringify({ ref: 'refs/heads/main', after: randomUUID(), pusher: { name: 'e2e' } }),
+			);
+			const key = `sha256:${sha256Hex(bytes)}`;
+			const send = async (deliveryId) =>
+				await stack.deliver(bytes, {
+					to: github,
+					sign: false,
+					headers: {
+						'x-github-event': 'push',
+						'x-github-delivery': deliveryId,
+						'x-hub-signature-256': githubSignature(bytes),
+					},
+				});
+			const first = await send(randomUUID());
+			assert.equal(first.response.status, 200, first.response.text);
+			assert.deepEqual(first.response.json, { status: 'processed' });
+			assert.equal(
+				first.execution.items(RESERVE, RESERVE_OUTPUTS.new)[0].idempotency.keyFrom,
+				'signedBody',
+			);
+
+			const replayId = randomUUID();
+			const replay = await send(replayId);
+			assert.equal(replay.response.status, 200, replay.response.text);
+			assert.deepEqual(replay.response.json, { status: 'duplicate', key });
+			assert.ok(!replay.execution.nodesRun.includes(BUSINESS_STEP), 'business step not run again');
+			assert.equal((await stack.businessRows(key)).length, 1, 'one business_log row');
+			assert.equal((await stack.keyRows(key)).length, 1, 'one key row');
+			assert.deepEqual(await stack.keyRows(`evt:${replayId}`), []);
 		}),
 );

@@ -182,6 +182,26 @@ describeInBrowser('key planner page in Chromium', () => {
 		},
 	);
 
+	test("a GitHub or Shopify preset's key says what the Replay Guard of the downloaded workflow keys on instead", async () => {
+		const body = '{"ref":"refs/heads/main"}';
+		const shown = await plan(browser.page, {
+			body,
+			keySource: 'github',
+			headers: 'X-GitHub-Delivery: d-42',
+		});
+		expect(shown.key).toBe('evt:d-42');
+		expect(shown.explain).toContain(
+			`its Replay Guard (Options) keys the delivery on the signed body instead, "sha256:${sha256sum(Buffer.from(body))}"`,
+		);
+		// Standard Webhooks signs its webhook-id: no such note.
+		const signed = await plan(browser.page, {
+			body,
+			keySource: 'standardWebhooks',
+			headers: 'webhook-id: msg_1',
+		});
+		expect(signed.explain).not.toMatch(/Replay Guard/);
+	});
+
 	test('the explanation says where the key came from, or why it fell back', async () => {
 		const { page } = browser;
 		let shown = await plan(page, {

@@ -294,6 +294,17 @@ async function buildCorpus() {
 			verdict: 'invalid missing_header',
 			hint: /These are the headers of Standard Webhooks: choose Standard Webhooks as the provider\.$/,
 		},
+		{
+			...stripeBase,
+			name: 'stripe: a genuinely signed body sent as multipart (the form fields would be the body)',
+			headers: {
+				...stripeHeader('{"id":"evt_captured"}'),
+				'content-type': 'multipart/form-data; boundary=----x',
+			},
+			body: '{"id":"evt_captured"}',
+			verdict: 'invalid unsigned_body',
+			hint: /^The request is multipart: n8n reads its form fields as the body and ignores Raw Body/,
+		},
 		// Generic HMAC, from its parameters.
 		{
 			provider: 'hmac',
@@ -461,6 +472,7 @@ describeInBrowser('webhook debugger: check a signature', () => {
 				'invalid missing_header',
 				'invalid malformed',
 				'invalid timestamp_out_of_tolerance',
+				'invalid unsigned_body',
 				'invalid (node error)',
 			]),
 		);

@@ -34,8 +34,49 @@ function webhookItem({ body, rawBody, headers = {}, withRawBody = true }) {
 	return item;
 }
 
+/**
+ * An item shaped like the one n8n 2.41's Webhook node emits for a multipart/form-data request
+ * (handleFormData): the form fields in json.body, each file part a binary named after its field, with
+ * the file name copyBinaryFile always sets; Raw Body is ignored for multipart.
+ * @param {object} request
+ * @param {Record<string, string>} request.fields json.body
+ * @param {string | Buffer} request.file the bytes of the file part named `data`
+ * @param {string} [request.fileName]
+ * @param {string} [request.boundary]
+ * @param {Record<string, string>} [request.headers]
+ */
+function multipartItem({
+	fields,
+	file,
+	fileName = 'captured.json',
+	boundary = '----n8nFormBoundary7MA4YWxkTrZu0gW',
+	headers = {},
+}) {
+	const bytes = Buffer.from(file);
+	return {
+		json: {
+			headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...headers },
+			params: {},
+			query: {},
+			body: fields,
+			webhookUrl: 'http://127.0.0.1:5678/webhook/idempotent-webhook',
+			executionMode: 'production',
+		},
+		binary: {
+			data: {
+				data: bytes.toString('base64'),
+				mimeType: 'application/json',
+				fileType: 'json',
+				fileExtension: 'json',
+				fileName,
+				fileSize: `${bytes.length} B`,
+			},
+		},
+	};
+}
+
 function sha256Hex(bytes) {
 	return createHash('sha256').update(bytes).digest('hex');
 }
 
-module.exports = { webhookItem, sha256Hex };
+module.exports = { webhookItem, multipartItem, sha256Hex };

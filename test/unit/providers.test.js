@@ -101,6 +101,26 @@ describe('the real table makes what the nodes use', () => {
 		});
 	});
 
+	test('a scheme signs only headers it reads; Generic HMAC signs its timestamp header only', () => {
+		const lower = (names) => names.map((name) => name.toLowerCase());
+		for (const { value, signature } of [...PROVIDERS, ACME, PLAIN]) {
+			const read = lower(signature.headers);
+			for (const name of lower(signature.signedHeaders))
+				expect([value, name, read.includes(name)]).toEqual([value, name, true]);
+		}
+		// Generic HMAC: its timestamp header is signed, nothing else.
+		const generic = (timestampHeader) =>
+			hmacScheme({
+				header: 'X-Sig',
+				algorithm: 'sha256',
+				encoding: 'hex',
+				signaturePrefix: '',
+				timestampHeader,
+			}).signedHeaders;
+		expect(generic(' X-T ')).toEqual(['X-T']);
+		expect(generic('')).toEqual([]);
+	});
+
 	test('its order is the one of the node panel: Stripe first, Generic HMAC last', () => {
 		expect(PROVIDER_OPTIONS.map(({ value }) => value)).toEqual([
 			'stripe',

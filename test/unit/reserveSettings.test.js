@@ -8,6 +8,7 @@ const {
 	DEFAULT_LEASE_SECONDS,
 	MAX_LEASE_SECONDS,
 	DEFAULT_FINGERPRINT_EXPRESSION,
+	DEFAULT_REPLAY_GUARD,
 	defaultFingerprint,
 } = require('../../dist/nodes/IdempotencyReserve/helpers/reserveSettings');
 const {
@@ -61,5 +62,12 @@ describe("the node's properties come from the settings", () => {
 		expect(byName('leaseSeconds').default).toBe(DEFAULT_LEASE_SECONDS);
 		expect(byName('leaseSeconds').typeOptions.maxValue).toBe(MAX_LEASE_SECONDS);
 		expect(byName('fingerprintExpression').default).toBe(DEFAULT_FINGERPRINT_EXPRESSION);
+	});
+
+	test('Options → Replay Guard defaults to DEFAULT_REPLAY_GUARD (the lint wants a literal there)', () => {
+		const options = /** @type {import('n8n-workflow').INodeProperties[]} */ (
+			properties.find((p) => p.name === 'options')?.options
+		);
+		expect(options.find((o) => o.name === 'replayGuard')?.default).toBe(DEFAULT_REPLAY_GUARD);
 	});
 });

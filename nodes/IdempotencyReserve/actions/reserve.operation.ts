@@ -1,7 +1,9 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { KeyError } from '../../shared/keys/KeyError';
+import { keySourceDefinition } from '../../shared/keys/keySourceTable';
 import type { KeySource } from '../../shared/keys/keySources';
+import { KEY_FROM_SIGNED_BODY, keyIdIsUnsigned } from '../../shared/keys/replayGuard';
 import { executionToken, recordReservedKeys } from '../../shared/run/executionReservations';
 import { failWhole } from '../../shared/run/failWhole';
 import {
@@ -13,6 +15,7 @@ import {
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
 import type { ReserveTarget } from '../../shared/store/KeyStore';
+import type { SignatureScheme } from '../../shared/webhook/signatureSchemes';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
@@ -22,6 +25,7 @@ import {
 	DEFAULT_LEASE_SECONDS,
 	DEFAULT_MODE,
 	DEFAULT_ON_MISMATCH,
+	DEFAULT_REPLAY_GUARD,
 	DEFAULT_WAIT_IN_FLIGHT_SECONDS,
 	defaultFingerprint,
 	MAX_LEASE_SECONDS,
@@ -63,11 +67,38 @@ function waitSecondsOf(context: IExecuteFunctions): number {
 	return seconds;
 }
 
-/** Each item's key and, where Reserve records them, its request fingerprint. */
-function reserveTargetReader(context: IExecuteFunctions, mode: ReserveMode) {
+/**
+ * Whether the replay guard keys this run on the signed body (replayGuard.ts): Reserve verified the
+ * signature with `scheme`, the option is on, and the key source reads its id from an unsigned header.
+ */
+function keysOnSignedBody(
+	context: IExecuteFunctions,
+	source: KeySource,
+	scheme: SignatureScheme | undefined,
+): boolean {
+	if (scheme === undefined) return false;
+	const location = keySourceDefinition(source)?.location;
+	if (location === undefined || !keyIdIsUnsigned(location, scheme)) return false;
+	return context.getNodeParameter('options.replayGuard', 0, DEFAULT_REPLAY_GUARD) as boolean;
+}
+
+/**
+ * Each item's key and, where Reserve records them, its request fingerprint. `scheme`: the one
+ * Reserve verified the items with, if it did.
+ */
+function reserveTargetReader(
+	context: IExecuteFunctions,
+	mode: ReserveMode,
+	scheme: SignatureScheme | undefined,
+) {
 	const source = context.getNodeParameter('keySource', 0) as KeySource;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
-	const keyOf = itemKeyDeriver(context, { source, rawBodyProperty });
+	const signedBody = keysOnSignedBody(context, source, scheme);
+	// The body hash of the raw body: the bytes the signature covers, so a replay is the same key.
+	const keyOf = itemKeyDeriver(context, {
+		source: signedBody ? 'bodyHash' : source,
+		rawBodyProperty,
+	});
 	// The parameter's default differs by mode.
 	const fingerprintSource = context.getNodeParameter(
 		'fingerprint',
@@ -85,7 +116,7 @@ function reserveTargetReader(context: IExecuteFunctions, mode: ReserveMode) {
 			return Promise.all([key, fingerprint]).then(([k, f]) => ({ key: k, fingerprint: f }));
 		return { key, fingerprint };
 	};
-	return { targetOf, fingerprint: fingerprintOf !== undefined };
+	return { targetOf, fingerprint: fingerprintOf !== undefined, signedBody };
 }
 
 /**
@@ -120,7 +151,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	const settings = { mode, leaseSeconds, waitSeconds, onMismatch };
 	const invalidOutput = outputs.invalidSignature;
-	if (invalidOutput === undefined) return await reserveVerified(this, settings, outputs, undefined);
+	if (invalidOutput === undefined)
+		return await reserveVerified(this, settings, outputs, undefined, undefined);
 
 	// Verified first: an item whose signature fails reserves nothing, and with none left the key
 	// store is not even asked.
@@ -130,13 +162,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		invalidOutput,
 	});
 	if (verified.valid.size === 0) return verified.outputs;
-	const reserved = await reserveVerified(this, settings, outputs, verified.valid);
+	const reserved = await reserveVerified(this, settings, outputs, verified.valid, verified.scheme);
 	reserved[invalidOutput].push(...verified.outputs[invalidOutput]);
 	return reserved;
 }
 
 /**
- * Reserves the keys of the items (only those in `only` when signatures were verified) in one
+ * Reserves the keys of the items (only those in `only` when signatures were verified, with `scheme`) in one
  * statement and routes each item by what it found: open the store, read the targets, reserve them,
  * route the items in order (the first item of a key is new, later ones are its duplicates).
  */
@@ -155,8 +187,9 @@ async function reserveVerified(
 	},
 	outputs: ReserveOutputs,
 	only: ReadonlySet<number> | undefined,
+	scheme: SignatureScheme | undefined,
 ): Promise<INodeExecutionData[][]> {
-	const { targetOf, fingerprint } = reserveTargetReader(context, mode);
+	const { targetOf, fingerprint, signedBody } = reserveTargetReader(context, mode, scheme);
 	const create = context.getNodeParameter('createTable', 0, true) as boolean;
 	const firstSeen =
 		mode === 'simple' && (context.getNodeParameter('options.firstSeen', 0, true) as boolean);
@@ -201,7 +234,9 @@ async function reserveVerified(
 	const reservedHere: string[] = [];
 	const routed = routeItems(context, targets, outputs.count, (target) => {
 		const route = routeOf(target);
-		if (!(route instanceof KeyError) && route.output === outputs.new) reservedHere.push(target.key);
+		if (route instanceof KeyError) return route;
+		if (route.output === outputs.new) reservedHere.push(target.key);
+		if (signedBody && 'idempotency' in route) route.idempotency.keyFrom = KEY_FROM_SIGNED_BODY;
 		return route;
 	});
 	recordReservedKeys(context, reservedHere);

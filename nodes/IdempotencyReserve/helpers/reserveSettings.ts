@@ -44,6 +44,9 @@ export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_WAIT_IN_FLIGHT_SECONDS = 0;
 export const MAX_WAIT_IN_FLIGHT_SECONDS = 300;
 
+/** Replay Guard (shared/keys/replayGuard.ts): on unless a sender sends identical bodies as different events. */
+export const DEFAULT_REPLAY_GUARD = true;
+
 /** How a request's fingerprint is made. Values are stored in workflows: never rename them. */
 export type FingerprintSource = 'rawBody' | 'expression' | 'none';
 

@@ -9,7 +9,8 @@ import { failWhole } from '../run/failWhole';
 import { errorItem } from '../run/itemErrors';
 import { passedOn } from '../run/itemFlow';
 import { RAW_BODY_HINT, readRawBody } from '../webhook/rawBody';
-import type { Provider } from '../webhook/signatureSchemes';
+import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signatureSchemes';
+import { unsignedBodyCause } from '../webhook/signedBody';
 import { verifySignature } from '../webhook/verifySignature';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 
@@ -43,10 +44,17 @@ interface SignatureCheck {
 	signature: IDataObject;
 }
 
+const invalid = (provider: Provider, reason: InvalidReason): SignatureCheck => ({
+	valid: false,
+	signature: { valid: false, provider, reason },
+});
+
 /**
- * Each input item's signature over its exact raw bytes, in item order. An item without a raw body
- * is an error, never valid: it throws, or when the node continues on error is returned as the item's
- * error for the caller to route where unverified items go.
+ * Each input item's signature over its exact raw bytes, in item order. An item whose body is not
+ * those bytes (multipart, an uploaded file in the raw body's place: signedBody.ts) is invalid before
+ * any reading or crypto. An item without a raw body is an error, never valid: it throws, or when the
+ * node continues on error is returned as the item's error for the caller to route where unverified
+ * items go.
  */
 async function checkSignatures(
 	context: IExecuteFunctions,
@@ -58,6 +66,11 @@ async function checkSignatures(
 	const checks: Array<SignatureCheck | NodeOperationError> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const item = items[itemIndex];
+		const rawBodyBinary = item.binary?.[setup.rawBodyProperty];
+		if (unsignedBodyCause(item.json.headers, rawBodyBinary) !== undefined) {
+			checks.push(invalid(setup.provider, 'unsigned_body'));
+			continue;
+		}
 		const raw = await rawBodyOf(context, item, itemIndex, setup.rawBodyProperty);
 		if (raw instanceof NodeOperationError) {
 			if (!continueOnFail) throw raw;
@@ -71,10 +84,7 @@ async function checkSignatures(
 		checks.push(
 			verification.valid
 				? { valid: true, signature: { valid: true, provider: setup.provider } }
-				: {
-						valid: false,
-						signature: { valid: false, provider: setup.provider, reason: verification.reason },
-					},
+				: invalid(setup.provider, verification.reason),
 		);
 	}
 	return checks;
@@ -95,6 +105,8 @@ export interface VerifiedItems {
 	outputs: INodeExecutionData[][];
 	/** The input items whose signature holds (none after a setup failure). */
 	valid: Set<number>;
+	/** The scheme they were checked with; undefined after a setup failure. */
+	scheme?: SignatureScheme;
 }
 
 /**
@@ -133,5 +145,5 @@ export async function verifyItemSignatures(
 		if (output !== undefined)
 			outputs[output].push(passedOn(items[itemIndex], itemIndex, { signature: check.signature }));
 	});
-	return { outputs, valid };
+	return { outputs, valid, scheme: setup.scheme };
 }

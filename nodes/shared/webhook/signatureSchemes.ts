@@ -27,7 +27,9 @@ export type InvalidReason =
 	| 'missing_header'
 	| 'malformed'
 	| 'timestamp_out_of_tolerance'
-	| 'mismatch';
+	| 'mismatch'
+	/** The body the workflow reads is not the signed bytes (multipart, an upload): signedBody.ts. */
+	| 'unsigned_body';
 
 /** What a request's headers say about its signature, before any crypto. */
 export interface SignedRequest {
@@ -52,6 +54,11 @@ export interface SignatureScheme {
 	secretFormat: SecretFormat;
 	/** Whether the signed content carries a timestamp, checked against the tolerance. */
 	hasTimestamp: boolean;
+	/**
+	 * The headers whose values are part of the signed content (a replayer cannot change them); every
+	 * other header, the delivery id headers of GitHub and Shopify included, can be rewritten freely.
+	 */
+	signedHeaders: readonly string[];
 	read: (header: HeaderLookup) => ReadResult;
 }
 
@@ -89,6 +96,7 @@ export function hmacScheme(settings: HmacSettings): SignatureScheme {
 		encoding: settings.encoding,
 		secretFormat: 'text',
 		hasTimestamp: timestampHeader !== '',
+		signedHeaders: timestampHeader ? [timestampHeader] : [],
 		read: (header) => {
 			const single = readSingle(signatureHeader, settings.signaturePrefix, header);
 			if (!timestampHeader || 'invalid' in single) return single;
