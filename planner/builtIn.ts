@@ -8,9 +8,11 @@
  * values passed as the Postgres node's query parameters. No Code node. Pure: no DOM, no n8n import,
  * so the page (planner/main.ts) and the CLI (scripts/planner.mjs) build the same JSON.
  */
-import { assertNamespace } from '../nodes/shared/keys/namespace';
-import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
+import { clientErrorDetails } from '../nodes/shared/errors/clientErrors';
 import { tableRef } from '../nodes/shared/store/identifiers';
+import { BuiltInError } from './builtInError';
+import { checkBuiltInInputs, type BuiltInOptions } from './builtInInputs';
+import { KEY_PROBLEM_FIELD, keyAssignments } from './builtInKey';
 import {
 	builtInSignatureOf,
 	BUILT_IN_SIGNATURES,
@@ -19,23 +21,13 @@ import {
 } from './builtInSignature';
 import { planStatements, type PlannerSettings } from './plan';
 
-export { BUILT_IN_SIGNATURES };
+export { BUILT_IN_SIGNATURES, BuiltInError };
+export { DEFAULT_WEBHOOK_PATH, REPLAY_GUARDS } from './builtInInputs';
+export type { BuiltInOptions, ReplayGuard } from './builtInInputs';
 export { DEFAULT_SETTINGS, KEY_SOURCES } from './plan';
-
-/** A setting the built-in path cannot honour: the message says which and why, the hint what to do. */
-export class BuiltInError extends Error {
-	constructor(
-		message: string,
-		readonly hint: string,
-	) {
-		super(message);
-		this.name = 'BuiltInError';
-	}
-}
 
 /** Seconds a signed timestamp may be from now, as the package's default and the providers' libraries. */
 export const TOLERANCE_SECONDS = 300;
-export const DEFAULT_WEBHOOK_PATH = 'idempotent-webhook-builtin';
 
 /** Where the node types come from: n8n's own nodes, on every n8n including Cloud. */
 export const BUILT_IN_PREFIX = 'n8n-nodes-base.';
@@ -48,10 +40,12 @@ export const BUILT_IN_NOTES: readonly string[] = [
 	'No stored answers: a duplicate is answered {"status":"duplicate"}, not with the first delivery\'s answer (Complete Key\'s stored response).',
 	'No fingerprints: a key reused with another payload is a plain duplicate.',
 	'No Exactly-Once SQL and no Idempotency Step: the business step and the completion are two statements, so a crash between them runs the business step again once the lease ends.',
-	"A JSON number as event id is used only as a safe integer (below 2^53); the package reads any number's exact digits from the raw body.",
+	"A JSON number as event id is used only as a safe integer (below 2^53), other numbers are answered 400; the package reads any number's exact digits from the raw body.",
 	'The key table is not created for you: run the CREATE TABLE statement (in this note, and on the planner page) once.',
 	"No Purge: delete old keys with the planner's purge statements on a Schedule Trigger and a Postgres node.",
-	'No lock-timeout diagnosis, key length or NUL checks and no hints: a failing node ends the execution and n8n answers 500, so the sender retries.',
+	'No lock-timeout diagnosis and no hints: a failing Postgres node ends the execution and n8n answers 500, so the sender retries. An event id that cannot be a key (an object or array, NUL, half a surrogate pair, over 1,000 bytes) is answered 400 problem+json before anything is reserved, as by the package.',
+	"Multipart bodies (multipart/*) are refused with 401: n8n's Webhook node hands their fields and files instead of the raw bytes, so their signature cannot be checked. JSON, text and form-urlencoded bodies (Slack's slash commands) are checked as usual.",
+	'GitHub and Shopify do not sign their delivery id header, so the replay guard keys them on the SHA-256 of the signed body: a captured delivery resent under a new id is a duplicate, and two deliveries with identical bodies are one event (--replay-guard off keys on the header instead).',
 	'The Postgres node writes the query parameters into the SQL text itself (escaped by its driver, pg-promise) rather than sending them as bind parameters.',
 	'GitHub does not retry a 409 (in flight) on its own: redeliver it from GitHub.',
 ];
@@ -59,6 +53,7 @@ export const BUILT_IN_NOTES: readonly string[] = [
 /** Node names, which the expressions of later nodes read by. */
 const NODES = {
 	webhook: WEBHOOK_NODE,
+	rawOnly: 'Raw Body Only?',
 	rawText: 'Raw Body as Text',
 	hmac: 'Signature HMAC',
 	valid: 'Signature Valid?',
@@ -66,6 +61,8 @@ const NODES = {
 	bodyHash: 'Body SHA-256',
 	token: 'Owner Token',
 	key: 'Key',
+	storable: 'Key Storable?',
+	invalidKey: 'Respond 400 invalid key',
 	reserve: 'Reserve Key',
 	verdict: 'New, Duplicate or In Flight?',
 	business: 'Business Step (insert business_log)',
@@ -87,18 +84,6 @@ export const BUILT_IN_CREDENTIALS = {
 	business: 'Business Postgres',
 	crypto: 'Webhook Signing Secret (Crypto)',
 } as const;
-
-export interface BuiltInOptions {
-	/** A provider of nodes/shared/webhook/providers.ts whose signature the Crypto node checks. */
-	provider: string;
-	webhookPath?: string;
-	/**
-	 * n8n's major version. 2 (default, and n8n Cloud): Crypto v2, the HMAC secret in a Crypto
-	 * credential. 1: n8n 1.x has only Crypto v1, whose HMAC secret is a node parameter: it reads the
-	 * environment variable SECRET_ENV, so the secret is not written into the workflow.
-	 */
-	n8nLine?: 1 | 2;
-}
 
 /** Where the n8n 1.x variant's HMAC node reads the signing secret from ($env). */
 export const SECRET_ENV = 'WEBHOOK_SIGNING_SECRET';
@@ -147,110 +132,6 @@ export function builtInStatements(settings: PlannerSettings): BuiltInStatements 
 	return { createTable, reserve, release, complete: find('Complete') };
 }
 
-// ---- the settings, checked ---------------------------------------------------------------------
-
-/** An expression field as the node stores it: its one `{{ … }}` as JavaScript, or fixed text quoted. */
-function expressionOf(stored: string, label: string): string {
-	const text = stored.replace(/^=/, '').trim();
-	const single = /^\{\{([\s\S]*)\}\}$/.exec(text);
-	if (single && !single[1].includes('{{') && !single[1].includes('}}'))
-		return `(${single[1].trim()})`;
-	if (!text.includes('{{')) return JSON.stringify(text);
-	throw new BuiltInError(
-		`The ${label} ${stored} mixes text and expressions; the built-in workflow takes one {{ … }} expression or fixed text`,
-		`Write it as one expression, for example {{ 'order-' + $json.body.id }}.`,
-	);
-}
-
-/** Where the id is read, as an expression on the Webhook node's item (the Key node's $json). */
-function idExpression(settings: PlannerSettings): string | undefined {
-	const definition = keySourceDefinition(settings.keySource);
-	if (definition === undefined)
-		throw new BuiltInError(
-			`Unknown key source "${settings.keySource}"`,
-			'Use eventIdOrBodyHash, bodyHash, custom or a provider preset (stripe, github, shopify, slack, …).',
-		);
-	const location = definition.location;
-	switch (location.kind) {
-		case 'eventIdParameter':
-		case 'customKey':
-			return expressionOf(
-				settings.eventIdPath,
-				location.kind === 'customKey' ? 'Custom Key' : 'Event ID',
-			);
-		case 'none':
-			return undefined;
-		case 'body':
-			return `$json.body${location.path.map((step) => `?.[${JSON.stringify(step)}]`).join('')}`;
-		case 'headers':
-			return `(${location.names.map((name) => `$json.headers[${JSON.stringify(name.toLowerCase())}]`).join(' || ')} || undefined)`;
-		case 'idempotencyKeyHeader':
-			throw new BuiltInError(
-				'The Idempotency-Key header source is not offered with built-in nodes',
-				"It is the API template's source, whose promise is replaying the first answer (stored answers), which built-in nodes cannot keep. Use the package, or key on the request's event id.",
-			);
-		case 'amqpMessage':
-			throw new BuiltInError(
-				'The RabbitMQ Message source keys a RabbitMQ Trigger item, and this workflow starts with a Webhook',
-				'Use a webhook key source here; queue consumers are the package template workflows/rabbitmq-consumer.json (docs/queues.md).',
-			);
-	}
-}
-
-/**
- * The Key node's expression: the package's key (nodes/shared/keys/composeKey.ts), `[namespace:]evt:<id>`
- * or, without an id, `[namespace:]sha256:<hex of the body>`; a Custom key as it is. An id that is not
- * text or a safe integer fails the execution (n8n answers 500), as the package refuses it.
- */
-function keyExpression(settings: PlannerSettings): string {
-	const prefix = JSON.stringify(settings.namespace === '' ? '' : `${settings.namespace}:`);
-	const hash = `'sha256:' + $json.bodySha256`;
-	const id = idExpression(settings);
-	if (id === undefined) return `={{ ${prefix} + ${hash} }}`;
-	const refuse = (what: string) =>
-		`(() => { throw new Error(${JSON.stringify(`The ${what} is neither text nor a safe integer`)}); })()`;
-	if (settings.keySource === 'custom')
-		return `={{ ((id) => ${prefix} + (typeof id === 'string' && id !== '' ? id : Number.isSafeInteger(id) ? String(id) : ${refuse('Custom Key')}))(${id}) }}`;
-	return `={{ ((id) => ${prefix} + (id === undefined || id === null || id === '' ? ${hash} : typeof id === 'string' ? 'evt:' + id : Number.isSafeInteger(id) ? 'evt:' + String(id) : ${refuse('event id')}))(${id}) }}`;
-}
-
-/** The error a check throws (the nodes' own namespace and table rules), or undefined when it passes. */
-function problemOf(check: () => void): { message: string; hint?: string } | undefined {
-	try {
-		check();
-		return undefined;
-	} catch (error) {
-		return { message: (error as Error).message, hint: (error as { hint?: string }).hint };
-	}
-}
-
-function checkSettings(settings: PlannerSettings): void {
-	if (settings.mode !== 'lease' && settings.mode !== 'simple')
-		throw new BuiltInError(`Unknown mode "${String(settings.mode)}"`, 'Use lease or simple.');
-	if (
-		settings.mode === 'lease' &&
-		!(Number.isFinite(settings.leaseSeconds) && settings.leaseSeconds > 0)
-	)
-		throw new BuiltInError(
-			`The lease must be a positive number of seconds, not ${String(settings.leaseSeconds)}`,
-			'Give the longest time the business step may take, for example 300.',
-		);
-	if (settings.namespace.includes('{{'))
-		throw new BuiltInError(
-			'The built-in workflow takes a fixed namespace, not an expression',
-			'Give the namespace as text, for example orders.',
-		);
-	const refused = problemOf(() => {
-		assertNamespace(settings.namespace);
-		tableRef(settings.schema, settings.table);
-	});
-	if (refused !== undefined)
-		throw new BuiltInError(
-			refused.message,
-			refused.hint ?? 'Use a plain schema and table name, such as public and processed_events.',
-		);
-}
-
 // ---- the workflow ------------------------------------------------------------------------------
 
 /** One condition "this expression is true", as the If (v2.2) and Switch (v3.2) nodes store it. */
@@ -281,6 +162,7 @@ function respond(
 	body: string,
 	position: [number, number],
 	headers?: Array<{ name: string; value: string }>,
+	respondWith: 'json' | 'text' = 'json',
 ): WorkflowNode {
 	return {
 		id,
@@ -289,7 +171,7 @@ function respond(
 		typeVersion: 1.5,
 		position,
 		parameters: {
-			respondWith: 'json',
+			respondWith,
 			responseBody: body,
 			options: {
 				responseCode: status,
@@ -344,7 +226,7 @@ function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[
 			name: NODES.hmac,
 			type: 'n8n-nodes-base.crypto',
 			typeVersion: line,
-			position: [440, 300],
+			position: [660, 300],
 			parameters: {
 				action: 'hmac',
 				...hmacInput,
@@ -360,11 +242,14 @@ function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[
 			name: NODES.valid,
 			type: 'n8n-nodes-base.if',
 			typeVersion: 2.2,
-			position: [660, 300],
+			position: [880, 300],
 			parameters: { conditions, options: {} },
 		},
 	];
 }
+
+/** The problem+json of an event id that cannot be a key: the package's own kind (nodes/shared/errors/clientErrors.ts). */
+const INVALID_KEY = clientErrorDetails('invalid-key');
 
 /** Stable node ids, so two downloads with the same settings are the same file. */
 function id(index: number): string {
@@ -379,6 +264,8 @@ export function builtInWorkflow(
 	settings: PlannerSettings,
 	options: BuiltInOptions,
 ): BuiltInWorkflow {
+	// First, so nothing of a refused input reaches a node (builtInInputs.ts).
+	const inputs = checkBuiltInInputs(settings, options);
 	const support = builtInSignatureOf(options.provider);
 	if (support === undefined)
 		throw new BuiltInError(
@@ -392,14 +279,10 @@ export function builtInWorkflow(
 			support.reason,
 			'Choose another provider, or use the package on a self-hosted n8n.',
 		);
-	checkSettings(settings);
 	const signature = support.signature;
-	const line = options.n8nLine ?? 2;
-	if (line !== 1 && line !== 2)
-		throw new BuiltInError(
-			`Unknown n8n version ${String(line)}`,
-			'Use 2 (n8n 2.x and n8n Cloud) or 1.',
-		);
+	const line = inputs.line;
+	// The one decision of the replay guard: a sender that does not sign its id is keyed on its body.
+	const keyOnBody = inputs.replayGuard === 'on' && !signature.signsEventId;
 	const lease = settings.mode === 'lease';
 	const sql = builtInStatements(settings);
 	const leaseSeconds = settings.leaseSeconds;
@@ -416,9 +299,27 @@ export function builtInWorkflow(
 			webhookId: id(99),
 			parameters: {
 				httpMethod: 'POST',
-				path: options.webhookPath ?? DEFAULT_WEBHOOK_PATH,
+				path: inputs.webhookPath,
 				responseMode: 'responseNode',
 				options: { rawBody: true },
+			},
+		},
+		{
+			// For multipart/form-data the Webhook ignores Raw Body: fields become $json.body and a file
+			// part named "data" becomes binary.data, which the HMAC would check while the key and the
+			// business step read the fields. Such a request (or any with a file name on binary.data, which
+			// the raw body never has) is refused before anything else runs.
+			id: id(18),
+			name: NODES.rawOnly,
+			type: 'n8n-nodes-base.if',
+			typeVersion: 2.2,
+			position: [220, 300],
+			parameters: {
+				conditions: isTrue(
+					`!String($json.headers["content-type"] ?? '').trim().toLowerCase().startsWith('multipart/') && $binary.data !== undefined && ($binary.data.fileName ?? '') === ''`,
+					'raw-body-only',
+				),
+				options: {},
 			},
 		},
 		{
@@ -428,7 +329,7 @@ export function builtInWorkflow(
 			name: NODES.rawText,
 			type: 'n8n-nodes-base.extractFromFile',
 			typeVersion: 1,
-			position: [220, 300],
+			position: [440, 300],
 			parameters: {
 				operation: 'text',
 				binaryPropertyName: 'data',
@@ -437,13 +338,13 @@ export function builtInWorkflow(
 			},
 		},
 		...signatureNodes(signature, line),
-		respond(id(4), NODES.invalid, 401, '={{ { "status": "invalid signature" } }}', [880, 560]),
+		respond(id(4), NODES.invalid, 401, '={{ { "status": "invalid signature" } }}', [1100, 560]),
 		{
 			id: id(5),
 			name: NODES.bodyHash,
 			type: 'n8n-nodes-base.crypto',
 			typeVersion: line,
-			position: [880, 200],
+			position: [1100, 200],
 			parameters: {
 				action: 'hash',
 				binaryData: false,
@@ -461,7 +362,7 @@ export function builtInWorkflow(
 						name: NODES.token,
 						type: 'n8n-nodes-base.crypto',
 						typeVersion: line,
-						position: [1100, 200] as [number, number],
+						position: [1320, 200] as [number, number],
 						parameters: {
 							action: 'generate',
 							encodingType: 'uuid',
@@ -475,16 +376,34 @@ export function builtInWorkflow(
 			name: NODES.key,
 			type: 'n8n-nodes-base.set',
 			typeVersion: 3.4,
-			position: [1320, 200],
+			position: [1540, 200],
 			parameters: {
 				mode: 'manual',
 				includeOtherFields: true,
-				assignments: {
-					assignments: [{ id: 'key', name: 'key', value: keyExpression(settings), type: 'string' }],
-				},
+				assignments: { assignments: keyAssignments(settings, inputs, keyOnBody) },
 				options: {},
 			},
 		},
+		{
+			id: id(19),
+			name: NODES.storable,
+			type: 'n8n-nodes-base.if',
+			typeVersion: 2.2,
+			position: [1760, 200],
+			parameters: {
+				conditions: isTrue(`$json.${KEY_PROBLEM_FIELD} === ''`, 'key-storable'),
+				options: {},
+			},
+		},
+		respond(
+			id(20),
+			NODES.invalidKey,
+			INVALID_KEY.status,
+			`={{ JSON.stringify({ type: ${JSON.stringify(INVALID_KEY.type)}, title: ${JSON.stringify(INVALID_KEY.title)}, status: ${INVALID_KEY.status}, detail: $json.${KEY_PROBLEM_FIELD} }) }}`,
+			[1980, 460],
+			[{ name: 'Content-Type', value: 'application/problem+json' }],
+			'text',
+		),
 		postgres(
 			id(8),
 			NODES.reserve,
@@ -492,7 +411,7 @@ export function builtInWorkflow(
 			lease
 				? `={{ [${textArray('$json.key')}, $json.ownerToken, ${leaseSeconds}] }}`
 				: `={{ [${textArray('$json.key')}] }}`,
-			[1540, 200],
+			[1980, 200],
 			BUILT_IN_CREDENTIALS.postgres,
 			// No row comes back for a key another execution reserved after this statement's snapshot:
 			// an empty item still reaches the verdict, which counts it as in flight (duplicate in simple mode).
@@ -503,7 +422,7 @@ export function builtInWorkflow(
 			name: NODES.verdict,
 			type: 'n8n-nodes-base.switch',
 			typeVersion: 3.2,
-			position: [1760, 200],
+			position: [2200, 200],
 			parameters: {
 				mode: 'rules',
 				rules: {
@@ -534,7 +453,7 @@ export function builtInWorkflow(
 			NODES.business,
 			'INSERT INTO business_log (event_key, event_type) VALUES ($1, $2)',
 			`={{ [${key}, $('${NODES.webhook}').first().json.body?.type ?? null] }}`,
-			[2000, 0],
+			[2440, 0],
 			BUILT_IN_CREDENTIALS.business,
 			{ onError: 'continueErrorOutput' },
 		),
@@ -545,27 +464,27 @@ export function builtInWorkflow(
 						NODES.complete,
 						sql.complete,
 						`={{ [${textArray(key)}, ${textArray(token)}] }}`,
-						[2240, -100],
+						[2680, -100],
 						BUILT_IN_CREDENTIALS.postgres,
 					),
 				]
 			: []),
-		respond(id(12), NODES.processed, 200, '={{ { "status": "processed" } }}', [2480, -100]),
+		respond(id(12), NODES.processed, 200, '={{ { "status": "processed" } }}', [2920, -100]),
 		postgres(
 			id(13),
 			NODES.release,
 			sql.release,
 			lease ? `={{ [${textArray(key)}, ${textArray(token)}] }}` : `={{ [${textArray(key)}] }}`,
-			[2240, 120],
+			[2680, 120],
 			BUILT_IN_CREDENTIALS.postgres,
 		),
-		respond(id(14), NODES.failed, 500, `={{ { "status": "failed", "key": ${key} } }}`, [2480, 120]),
+		respond(id(14), NODES.failed, 500, `={{ { "status": "failed", "key": ${key} } }}`, [2920, 120]),
 		respond(
 			id(15),
 			NODES.duplicate,
 			200,
 			`={{ { "status": "duplicate", "key": ${key} } }}`,
-			[2000, 260],
+			[2440, 260],
 		),
 		...(lease
 			? [
@@ -574,7 +493,7 @@ export function builtInWorkflow(
 						NODES.inFlight,
 						409,
 						`={{ { "status": "in_progress", "key": ${key}, "retryAfterSeconds": $json.int4 ?? ${Math.ceil(leaseSeconds)} } }}`,
-						[2000, 460],
+						[2440, 460],
 						[{ name: 'Retry-After', value: `={{ $json.int4 ?? ${Math.ceil(leaseSeconds)} }}` }],
 					),
 				]
@@ -585,19 +504,25 @@ export function builtInWorkflow(
 			type: 'n8n-nodes-base.stickyNote',
 			typeVersion: 1,
 			position: [0, -420],
-			parameters: { content: stickyNote(settings, signature, sql, line), height: 660, width: 900 },
+			parameters: {
+				content: stickyNote(settings, signature, sql, line, keyOnBody),
+				height: 900,
+				width: 900,
+			},
 		},
 	];
 
 	const to = (node: string) => [{ node, type: 'main' as const, index: 0 }];
 	const connections: BuiltInWorkflow['connections'] = {
-		[NODES.webhook]: { main: [to(NODES.rawText)] },
+		[NODES.webhook]: { main: [to(NODES.rawOnly)] },
+		[NODES.rawOnly]: { main: [to(NODES.rawText), to(NODES.invalid)] },
 		[NODES.rawText]: { main: [to(NODES.hmac)] },
 		[NODES.hmac]: { main: [to(NODES.valid)] },
 		[NODES.valid]: { main: [to(NODES.bodyHash), to(NODES.invalid)] },
 		[NODES.bodyHash]: { main: [to(lease ? NODES.token : NODES.key)] },
 		...(lease ? { [NODES.token]: { main: [to(NODES.key)] } } : {}),
-		[NODES.key]: { main: [to(NODES.reserve)] },
+		[NODES.key]: { main: [to(NODES.storable)] },
+		[NODES.storable]: { main: [to(NODES.reserve), to(NODES.invalidKey)] },
 		[NODES.reserve]: { main: [to(NODES.verdict)] },
 		[NODES.verdict]: {
 			main: lease
@@ -623,6 +548,7 @@ function stickyNote(
 	signature: BuiltInSignature,
 	sql: BuiltInStatements,
 	line: 1 | 2,
+	keyOnBody: boolean,
 ): string {
 	const secret =
 		line === 2
@@ -632,10 +558,19 @@ function stickyNote(
 		`## Idempotent webhook with built-in nodes only (${signature.label})`,
 		'Made by the n8n-nodes-idempotency key planner for n8n Cloud and for instances without community packages. Every node is an n8n-nodes-base node; no Code node.',
 		`Credentials: ${secret}; **Postgres** credentials "${BUILT_IN_CREDENTIALS.postgres}" (the key table) and "${BUILT_IN_CREDENTIALS.business}" (your business step).`,
-		`Key table ${tableRef(settings.schema, settings.table).qualified}, ${settings.mode} mode${settings.mode === 'lease' ? `, lease ${settings.leaseSeconds} s` : ''}${settings.namespace ? `, namespace ${settings.namespace}` : ''}. Create it once:`,
+		`Key table ${tableRef(settings.schema, settings.table).qualified}, ${settings.mode} mode${settings.mode === 'lease' ? `, lease ${settings.leaseSeconds} s` : ''}${settings.namespace ? `, namespace ${JSON.stringify(settings.namespace)}` : ''}. Create it once:`,
 		'```sql',
 		sql.createTable,
 		'```',
+		'### What it refuses, before anything is reserved',
+		`- A multipart body, or a signature that does not match (${signature.timestamp === undefined ? 'no timestamp in this scheme' : `or a timestamp more than ${TOLERANCE_SECONDS} s from now`}): 401 {"status":"invalid signature"}.`,
+		`- An event id that cannot be a key: 400 application/problem+json (type ${INVALID_KEY.type}), the reason in detail.`,
+		signature.signsEventId
+			? `- A delivery resent under another id: ${signature.label} signs its event id, so it cannot be changed without failing the signature.`
+			: keyOnBody
+				? `- A delivery resent under a fresh id header: ${signature.label} does not sign that header, so the key is the SHA-256 of the signed body (replay guard), and the resent delivery is a duplicate.`
+				: `- Replay guard off: the key is ${signature.label}'s unsigned id header, so a captured delivery resent under a new id header is processed again.`,
+		'A failing database answers 500, so the sender retries.',
 		'### What this path cannot promise next to the package',
 		...BUILT_IN_NOTES.map((note) => `- ${note}`),
 	].join('\n');
