@@ -563,14 +563,14 @@ function stickyNote(
 		sql.createTable,
 		'```',
 		'### What it refuses, before anything is reserved',
-		`- A multipart body, or a signature that does not match (${signature.timestamp === undefined ? 'no timestamp in this scheme' : `or a timestamp more than ${TOLERANCE_SECONDS} s from now`}): 401 {"status":"invalid signature"}.`,
+		`- A multipart body, a signature that does not match${signature.timestamp === undefined ? '' : `, or a timestamp more than ${TOLERANCE_SECONDS} s from now`}: 401 {"status":"invalid signature"}.`,
 		`- An event id that cannot be a key: 400 application/problem+json (type ${INVALID_KEY.type}), the reason in detail.`,
 		signature.signsEventId
 			? `- A delivery resent under another id: ${signature.label} signs its event id, so it cannot be changed without failing the signature.`
 			: keyOnBody
 				? `- A delivery resent under a fresh id header: ${signature.label} does not sign that header, so the key is the SHA-256 of the signed body (replay guard), and the resent delivery is a duplicate.`
 				: `- Replay guard off: the key is ${signature.label}'s unsigned id header, so a captured delivery resent under a new id header is processed again.`,
-		'A failing database answers 500, so the sender retries.',
+		'- Not a refusal: the key store failing is answered 500, so the sender retries.',
 		'### What this path cannot promise next to the package',
 		...BUILT_IN_NOTES.map((note) => `- ${note}`),
 	].join('\n');
