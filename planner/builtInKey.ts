@@ -6,12 +6,15 @@
  * safe integer, NUL, half a surrogate pair, over MAX_KEY_BYTES): the Key Storable? If answers those
  * 400 problem+json before anything is reserved, instead of an expression error n8n answers 500.
  * Settings enter the expressions only as JSON string literals, after builtInInputs.ts checked them.
+ * keyNodes: Body SHA-256 → Owner Token (lease mode) → Key → Key Storable? (else Respond 400).
  */
+import { clientErrorDetails } from '../nodes/shared/errors/clientErrors';
 import { MAX_KEY_BYTES } from '../nodes/shared/keys/composeKey';
 import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
 import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../nodes/shared/keys/prefixes';
 import { BuiltInError } from './builtInError';
 import type { CheckedInputs } from './builtInInputs';
+import { id, isTrue, NODES, RAW_TEXT_FIELD, respond, type WorkflowNode } from './builtInNodes';
 import type { PlannerSettings } from './plan';
 
 /**
@@ -125,5 +128,85 @@ export function keyAssignments(
 	return [
 		assign(KEY_FIELD, `={{ ${check}.key }}`),
 		assign(KEY_PROBLEM_FIELD, `={{ ${check}.problem }}`),
+	];
+}
+
+/** The problem+json of an event id that cannot be a key: the package's own kind (nodes/shared/errors/clientErrors.ts). */
+export const INVALID_KEY = clientErrorDetails('invalid-key');
+
+/** The nodes from the body hash to the key's verdict, in the workflow's order. */
+export function keyNodes(
+	settings: PlannerSettings,
+	inputs: CheckedInputs,
+	keyOnBody: boolean,
+): WorkflowNode[] {
+	const line = inputs.line;
+	const lease = settings.mode === 'lease';
+	return [
+		{
+			id: id(5),
+			name: NODES.bodyHash,
+			type: 'n8n-nodes-base.crypto',
+			typeVersion: line,
+			position: [1100, 200],
+			parameters: {
+				action: 'hash',
+				binaryData: false,
+				type: 'SHA256',
+				value: `={{ $json.${RAW_TEXT_FIELD} }}`,
+				dataPropertyName: 'bodySha256',
+				encoding: 'hex',
+			},
+		},
+		...(lease
+			? [
+					{
+						// The reservation's owner: only this execution may complete or release the key.
+						id: id(6),
+						name: NODES.token,
+						type: 'n8n-nodes-base.crypto',
+						typeVersion: line,
+						position: [1320, 200] as [number, number],
+						parameters: {
+							action: 'generate',
+							encodingType: 'uuid',
+							dataPropertyName: 'ownerToken',
+						},
+					},
+				]
+			: []),
+		{
+			id: id(7),
+			name: NODES.key,
+			type: 'n8n-nodes-base.set',
+			typeVersion: 3.4,
+			position: [1540, 200],
+			parameters: {
+				mode: 'manual',
+				includeOtherFields: true,
+				assignments: { assignments: keyAssignments(settings, inputs, keyOnBody) },
+				options: {},
+			},
+		},
+		{
+			id: id(19),
+			name: NODES.storable,
+			type: 'n8n-nodes-base.if',
+			typeVersion: 2.2,
+			position: [1760, 200],
+			parameters: {
+				conditions: isTrue(`$json.${KEY_PROBLEM_FIELD} === ''`, 'key-storable'),
+				options: {},
+			},
+		},
+		respond(
+			id(20),
+			NODES.invalidKey,
+			INVALID_KEY.status,
+			`={{ JSON.stringify({ type: ${JSON.stringify(INVALID_KEY.type)}, title: ${JSON.stringify(INVALID_KEY.title)}, status: ${INVALID_KEY.status}, detail: $json.${KEY_PROBLEM_FIELD} }) }}`,
+			[1980, 460],
+			[{ name: 'Content-Type', value: 'application/problem+json' }],
+			'text',
+		),
 	];
 }
