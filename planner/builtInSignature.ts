@@ -11,7 +11,11 @@
  * `crypto` on n8n Cloud (https://docs.n8n.io/build/code-in-n8n/using-the-code-node, "External libraries"), but it has no
  * credentials, so the secret would be written into the workflow: those providers are refused instead.
  */
-import { PROVIDERS, type ProviderValue } from '../nodes/shared/webhook/providers';
+import {
+	PROVIDERS,
+	type ProviderDefinition,
+	type ProviderValue,
+} from '../nodes/shared/webhook/providers';
 
 /** The Webhook node's name in the generated workflow; later nodes read its output by name. */
 export const WEBHOOK_NODE = 'Webhook';
@@ -31,6 +35,12 @@ export interface BuiltInSignature {
 	signatures: string;
 	/** An expression giving the signed timestamp's text, for providers that sign one. */
 	timestamp?: string;
+	/**
+	 * Whether the event id is covered by the signature (senderSignsEventId). When it is not (GitHub,
+	 * Shopify: an id header next to a signature of the body alone), a captured delivery resent under
+	 * a fresh id header passes the signature check: the replay guard keys on the body instead.
+	 */
+	signsEventId: boolean;
 }
 
 export type SignatureSupport =
@@ -46,7 +56,9 @@ function entries(header: string): string {
 }
 
 /** How the Crypto node and an If node express each provider this path supports. */
-const EXPRESSIONS: Partial<Record<ProviderValue, Omit<BuiltInSignature, 'provider' | 'label'>>> = {
+const EXPRESSIONS: Partial<
+	Record<ProviderValue, Omit<BuiltInSignature, 'provider' | 'label' | 'signsEventId'>>
+> = {
 	// Stripe-Signature: t=<unix>,v1=<hex>[,v1=…]: HMAC-SHA256 hex of "<t>.<body>".
 	stripe: (() => {
 		const timestamp = `(${entries('stripe-signature')}.find((part) => part.startsWith('t=')) ?? '').slice(2)`;
@@ -81,6 +93,19 @@ const EXPRESSIONS: Partial<Record<ProviderValue, Omit<BuiltInSignature, 'provide
 	},
 };
 
+/**
+ * The one place that says whether a sender signs its event id, read from the provider table: an id
+ * in the body is signed with the body (every provider here signs the body); an id in headers is
+ * signed only when those headers are among the ones the signature scheme reads (Standard Webhooks
+ * and Svix sign `webhook-id` / `svix-id`; GitHub and Shopify sign the body alone). Whether it signs
+ * a timestamp is the table's own `signature.hasTimestamp`.
+ */
+export function senderSignsEventId(provider: ProviderDefinition): boolean {
+	if (provider.eventId.kind === 'body') return true;
+	const signed = new Set(provider.signature.headers.map((name) => name.toLowerCase()));
+	return provider.eventId.names.every((name) => signed.has(name.toLowerCase()));
+}
+
 const BASE64_SECRET_REASON =
 	"its signing secret is whsec_ followed by base64, and the HMAC key is the decoded bytes. The Crypto node's HMAC secret is a text in a Crypto credential, used as its UTF-8 bytes, and most decoded keys are not valid UTF-8, so no text gives the same key. A Code node could decode it (n8n documents crypto as available in the Code node on n8n Cloud), but a Code node has no credentials: the secret would sit in the workflow's code, exported and shown with it. Use the package's Idempotency Reserve on a self-hosted n8n for this provider.";
 
@@ -101,7 +126,12 @@ export const BUILT_IN_SIGNATURES: readonly SignatureSupport[] = PROVIDERS.map((p
 		throw new Error(`builtInSignature: ${provider.value}'s timestamp differs from providers.ts`);
 	return {
 		supported: true,
-		signature: { provider: provider.value, label: provider.label, ...expressions },
+		signature: {
+			provider: provider.value,
+			label: provider.label,
+			...expressions,
+			signsEventId: senderSignsEventId(provider),
+		},
 	};
 });
 

@@ -1,5 +1,6 @@
 // `npm run planner -- --built-in --provider stripe [--key-source S] [--event-id EXPR] [--namespace N]
-// [--schema S] [--table T] [--lease SECONDS] [--mode lease|simple] [--path P]`: the planner page's
+// [--schema S] [--table T] [--lease SECONDS] [--mode lease|simple] [--path P] [--n8n 2|1]
+// [--replay-guard on|off]`: the planner page's
 // "Download (built-in nodes only)" workflow, written to standard output. The workflow is built by
 // the page's own code (planner/builtIn.ts, bundled to dist/planner/builtIn.cjs by npm run build).
 import { existsSync } from 'node:fs';
@@ -17,10 +18,11 @@ const FLAGS = {
 	'--mode': 'mode',
 	'--path': 'webhookPath',
 	'--n8n': 'n8nLine',
+	'--replay-guard': 'replayGuard',
 };
 
 export const USAGE =
-	'Usage: npm run planner -- --built-in --provider <stripe|github|shopify|slack> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>]';
+	'Usage: npm run planner -- --built-in --provider <stripe|github|shopify|slack> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>] [--replay-guard <on|off>]';
 
 class UsageError extends Error {}
 
@@ -109,6 +111,7 @@ export function builtInFromArgs(args, bundle) {
 			provider: values.provider,
 			...(values.webhookPath ? { webhookPath: values.webhookPath } : {}),
 			...(values.n8nLine ? { n8nLine: Number(values.n8nLine) } : {}),
+			...(values.replayGuard !== undefined ? { replayGuard: values.replayGuard } : {}),
 		});
 		return { ok: true, json: `${JSON.stringify(workflow, null, 2)}\n` };
 	} catch (error) {

@@ -5,8 +5,11 @@
 // table created once with the statement the workflow's note gives. One stack for the file.
 // With N8N_LINE=1 it runs on n8n 1.123.81 (scripts/harness/install.mjs) the CLI's `--n8n 1` variant:
 // 1.x has only Crypto v1, whose HMAC secret is a node parameter, read there from $env.
+// The GitHub variant (`--provider github`, keyed on the signed body by its replay guard) is published
+// beside it as an extra workflow on its own path, signed with the same secret.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -36,8 +39,12 @@ let stack;
 /** @type {any} */
 let workflow;
 
+/** @type {any} the GitHub variant, as published (stack.extraWorkflows entry) */
+let github;
+const GITHUB_PATH = 'idempotent-webhook-builtin-github';
+
 /** The workflow as a user gets it: the CLI's standard output. */
-function workflowFromCli() {
+function workflowFromCli(/** @type {string[]} */ args = ['--provider', 'stripe']) {
 	execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-planner.mjs')], {
 		stdio: 'ignore',
 	});
@@ -46,8 +53,7 @@ function workflowFromCli() {
 		[
 			path.join(ROOT, 'scripts/planner.mjs'),
 			'--built-in',
-			'--provider',
-			'stripe',
+			...args,
 			'--lease',
 			String(LEASE_SECONDS),
 			'--n8n',
@@ -71,12 +77,15 @@ function createTableFromNote() {
 before(
 	async () => {
 		workflow = workflowFromCli();
+		const githubWorkflow = workflowFromCli(['--provider', 'github', '--path', GITHUB_PATH]);
 		stack = await startStack({
 			label: 'builtin',
 			builtInWorkflow: workflow,
+			extraWorkflows: [{ workflow: { ...githubWorkflow, id: 'BuiltInGitHub0001' } }],
 			// The 1.x variant's Signature HMAC reads the secret from the environment (planner/builtIn.ts, SECRET_ENV).
 			...(LINE === '1' ? { env: { WEBHOOK_SIGNING_SECRET: E2E_STRIPE_SECRET } } : {}),
 		});
+		github = stack.extraWorkflows[0];
 		const db = stack.keysDb;
 		await db.query(createTableFromNote());
 		// A killed n8n's sleeping insert must be cancelled, not committed after it (lease-crash.e2e.mjs).
@@ -225,6 +234,167 @@ test('a forged signature and a stale timestamp → 401, nothing reserved', { tim
 			assert.deepEqual(await stack.businessRows(`evt:${event.id}`), []);
 		}
 	}),
+);
+
+/** A multipart/form-data body: text fields, and the file parts as n8n's Webhook node reads them. */
+function multipart(
+	/** @type {Record<string, string>} */ fields,
+	/** @type {Array<{ name: string, fileName: string, bytes: Buffer }>} */ files,
+) {
+	const boundary = `e2e${randomUUID().replaceAll('-', '')}`;
+	const parts = [
+		...Object.entries(fields).map(
+			([name, value]) =>
+				`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+		),
+		...files.map(({ name, fileName, bytes }) =>
+			Buffer.concat([
+				Buffer.from(
+					`--${boundary}\r\ncontent-disposition: form-data; name="${name}"; filename="${fileName}"\r\ncontent-type: application/json\r\n\r\n`,
+				),
+				bytes,
+				Buffer.from('\r\n'),
+			]),
+		),
+		`--${boundary}--\r\n`,
+	];
+	return {
+		body: Buffer.concat(parts.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(part)))),
+		contentType: `multipart/form-data; boundary=${boundary}`,
+	};
+}
+
+/** GitHub's headers for these bytes: X-Hub-Signature-256 with the stack's secret, a delivery id. */
+function githubHeaders(/** @type {Buffer} */ bytes, delivery = randomUUID()) {
+	return {
+		'x-github-event': 'push',
+		'x-github-delivery': delivery,
+		'x-hub-signature-256': `sha256=${createHmac('sha256', E2E_STRIPE_SECRET).update(bytes).digest('hex')}`,
+	};
+}
+
+test(
+	'multipart forgery: a captured signed body as file part "data" plus forged fields → 401, nothing reserved',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			// Stripe: the signature of a captured delivery, its bytes as the file, a forged id in the fields.
+			const captured = Buffer.from(
+				JSON.stringify({ id: 'evt_mp_captured', type: 'charge.succeeded' }),
+			);
+			const forgedStripe = multipart({ id: 'evt_mp_forged', type: 'charge.refunded' }, [
+				{ name: 'data', fileName: 'body.json', bytes: captured },
+			]);
+			const stripeAnswer = await stack.deliver(forgedStripe.body, {
+				contentType: forgedStripe.contentType,
+				headers: { 'stripe-signature': stack.stripeSignature(captured) },
+			});
+			// GitHub: its HMAC is of the binary "data", which is the file part here.
+			const ghCaptured = Buffer.from(JSON.stringify({ zen: 'captured', hook_id: 1 }));
+			const forgedGitHub = multipart({ zen: 'forged', hook_id: '2' }, [
+				{ name: 'data', fileName: 'payload.json', bytes: ghCaptured },
+			]);
+			const githubAnswer = await stack.deliver(forgedGitHub.body, {
+				to: github,
+				sign: false,
+				contentType: forgedGitHub.contentType,
+				headers: githubHeaders(ghCaptured),
+			});
+			// Fields only, no file: refused the same way, not a 500 from a missing binary.
+			const fieldsOnly = multipart({ id: 'evt_mp_fields_only' }, []);
+			const fieldsAnswer = await stack.deliver(fieldsOnly.body, {
+				contentType: fieldsOnly.contentType,
+				headers: { 'stripe-signature': stack.stripeSignature(fieldsOnly.body) },
+			});
+			for (const answer of [stripeAnswer, githubAnswer, fieldsAnswer]) {
+				assert.deepEqual(
+					[answer.response.status, answer.response.json],
+					[401, { status: 'invalid signature' }],
+				);
+				assert.equal(answer.execution.nodesRun.includes('Reserve Key'), false);
+				assert.equal(answer.execution.nodesRun.includes('Raw Body as Text'), false);
+			}
+			for (const id of ['evt_mp_captured', 'evt_mp_forged', 'evt_mp_fields_only']) {
+				assert.deepEqual(await stack.keyRows(`evt:${id}`), []);
+				assert.deepEqual(await stack.businessRows(`evt:${id}`), []);
+			}
+			assert.deepEqual(await stack.keyRows(`sha256:${sha256Hex(ghCaptured)}`), []);
+		}),
+);
+
+test(
+	'form-urlencoded (as Slack slash commands send) still passes: signed over the raw text, keyed on its id field',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const form = Buffer.from('id=evt_builtin_form&type=form.submitted&text=a%20b');
+			const answer = await stack.deliver(form, {
+				contentType: 'application/x-www-form-urlencoded',
+			});
+			assert.deepEqual(
+				[answer.response.status, answer.response.json],
+				[200, { status: 'processed' }],
+			);
+			assert.equal((await stack.businessRows('evt:evt_builtin_form')).length, 1);
+		}),
+);
+
+test(
+	'GitHub: a captured delivery resent under a fresh X-GitHub-Delivery is a duplicate (keyed on the signed body)',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const bytes = Buffer.from(JSON.stringify({ ref: 'refs/heads/main', after: randomUUID() }));
+			const key = `sha256:${sha256Hex(bytes)}`;
+			const headers = githubHeaders(bytes);
+			const first = await stack.deliver(bytes, { to: github, sign: false, headers });
+			const replayed = await stack.deliver(bytes, {
+				to: github,
+				sign: false,
+				headers: { ...headers, 'x-github-delivery': randomUUID() },
+			});
+			assert.deepEqual(
+				[first.response.status, first.response.json],
+				[200, { status: 'processed' }],
+			);
+			assert.deepEqual(
+				[replayed.response.status, replayed.response.json],
+				[200, { status: 'duplicate', key }],
+			);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			assert.equal((await keyRow(key))?.status, 'completed');
+		}),
+);
+
+test(
+	'a signed delivery whose id cannot be a key → 400 problem+json with the reason, nothing reserved',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const cases = [
+				[{ nested: 'evt_object' }, 'The event id is an object, not a text or number'],
+				[['evt_array'], 'The event id is an array, not a text or number'],
+				['evt_nul\u0000', 'The key contains a NUL character, which PostgreSQL text cannot store'],
+				['e'.repeat(1000), 'The key is 1004 bytes long; at most 1000 are allowed'],
+			];
+			for (const [id, detail] of cases) {
+				const answer = await stack.deliver({ id, type: 'payment_intent.succeeded' });
+				assert.equal(answer.response.status, 400, answer.response.text);
+				assert.match(answer.response.headers['content-type'] ?? '', /^application\/problem\+json/);
+				assert.deepEqual(answer.response.json, {
+					type: 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency/blob/main/docs/errors.md#invalid-key',
+					title: 'The event id cannot be an idempotency key',
+					status: 400,
+					detail,
+				});
+				assert.equal(answer.execution.nodesRun.includes('Reserve Key'), false);
+				assert.equal(answer.execution.status, 'success');
+			}
+			const { rows } = await stack.keysDb.query(
+				`SELECT count(*)::int AS n FROM processed_events WHERE key LIKE 'evt:evt\\_nul%' OR key LIKE 'evt:eeee%'`,
+			);
+			assert.equal(rows[0].n, 0);
+		}),
 );
 
 test(

@@ -87,4 +87,24 @@ describeInBrowser('the built-in-nodes download', () => {
 		);
 		expect(await page.isDisabled('#downloadWorkflow')).toBe(false);
 	});
+
+	test('a namespace with "}}" is refused with the reason instead of a download', async () => {
+		const { page } = browser;
+		await plan(page, {
+			body: Buffer.from('{"id":"evt_1"}'),
+			keySource: 'stripe',
+			namespace: 'ord}}ers',
+		});
+		await page.selectOption('#builtInProvider', 'stripe');
+		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(true);
+		expect(await page.textContent('#builtInRefusal')).toMatch(
+			/^The namespace "ord}}ers" contains "}}", which n8n reads as the end of an expression/,
+		);
+		await plan(page, {
+			body: Buffer.from('{"id":"evt_1"}'),
+			keySource: 'stripe',
+			namespace: 'orders',
+		});
+		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(false);
+	});
 });

@@ -128,14 +128,20 @@ test('the key: evt: + id else sha256:, the namespace first, header presets and B
 	expect(keyOf({})).toContain(`$json.body?.["id"]`);
 	expect(keyOf({})).toContain(`'sha256:' + $json.bodySha256`);
 	expect(keyOf({ namespace: 'orders' })).toContain('"orders:" + ');
-	expect(keyOf({ keySource: 'github' }, 'github')).toContain('$json.headers["x-github-delivery"]');
-	expect(keyOf({ keySource: 'shopify' }, 'shopify')).toContain(
+	// With the replay guard off (below), the header presets read their headers.
+	const unguarded = (/** @type {string} */ provider) =>
+		node(
+			builtInWorkflow(settings({ keySource: provider }), { provider, replayGuard: 'off' }),
+			'Key',
+		).parameters.assignments.assignments[0].value;
+	expect(unguarded('github')).toContain('$json.headers["x-github-delivery"]');
+	expect(unguarded('shopify')).toContain(
 		'$json.headers["x-shopify-event-id"] || $json.headers["x-shopify-webhook-id"]',
 	);
 	expect(keyOf({ keySource: 'bodyHash' })).toBe(`={{ "" + 'sha256:' + $json.bodySha256 }}`);
 	expect(
 		keyOf({ keySource: 'eventIdOrBodyHash', eventIdPath: '{{ $json.body.data.object.id }}' }),
-	).toContain('($json.body.data.object.id)');
+	).toContain('($json.body.data.object.id\n)');
 });
 
 test('Standard Webhooks and Svix are refused: their secret is base64-decoded bytes', () => {
@@ -165,7 +171,7 @@ test.each([
 	[{ provider: 'stripe' }, { keySource: 'idempotencyKeyHeader' }, /Idempotency-Key header/],
 	[{ provider: 'stripe' }, { keySource: 'rabbitmqMessage' }, /RabbitMQ Trigger item/],
 	[{ provider: 'stripe' }, { namespace: 'a:b' }, /contains ":"/],
-	[{ provider: 'stripe' }, { namespace: '{{ $json.x }}' }, /fixed namespace/],
+	[{ provider: 'stripe' }, { namespace: '{{ $json.x }}' }, /^The namespace .* contains "{{"/],
 	[{ provider: 'stripe' }, { table: 'bad"name' }, /./],
 	[{ provider: 'stripe' }, { mode: 'lease', leaseSeconds: 0 }, /positive number of seconds/],
 	[
@@ -176,4 +182,163 @@ test.each([
 ])('refused: %j %j', (options, changes, message) => {
 	expect(() => builtInWorkflow(settings(changes), options)).toThrow(BuiltInError);
 	expect(() => builtInWorkflow(settings(changes), options)).toThrow(message);
+});
+
+describe('multipart forgery: a request n8n does not hand as raw bytes is refused 401 first', () => {
+	const { expressionsOf } = require('../support/n8nExpressions');
+	const RAW = { data: { data: '', mimeType: 'application/json' } };
+
+	test.each(SUPPORTED)(
+		'%s: Webhook → Raw Body Only? → the signature check, or Respond 401',
+		(provider) => {
+			const workflow = builtInWorkflow(settings({ keySource: provider }), { provider });
+			expect(targets(workflow, 'Webhook')).toEqual([['Raw Body Only?']]);
+			expect(targets(workflow, 'Raw Body Only?')).toEqual([
+				['Raw Body as Text'],
+				['Respond 401 invalid signature'],
+			]);
+		},
+	);
+
+	test.each([
+		['JSON', 'application/json', RAW, true],
+		['text', 'text/plain; charset=utf-8', RAW, true],
+		["form-urlencoded (Slack's slash commands)", 'application/x-www-form-urlencoded', RAW, true],
+		['no content type', undefined, RAW, true],
+		[
+			'multipart/form-data with a file part "data"',
+			'multipart/form-data; boundary=x',
+			{ data: { data: '', mimeType: 'application/json', fileName: 'body.json' } },
+			false,
+		],
+		['multipart/form-data with fields only', 'multipart/form-data; boundary=x', undefined, false],
+		['Multipart/Mixed, any case and spacing', '  Multipart/Mixed; boundary=x', RAW, false],
+		[
+			'a file name on the raw body',
+			'application/json',
+			{ data: { data: '', mimeType: 'application/json', fileName: 'x.json' } },
+			false,
+		],
+		['no binary at all', 'application/json', undefined, false],
+	])('%s → %s', (_what, contentType, binary, passes) => {
+		const workflow = builtInWorkflow(settings(), { provider: 'stripe' });
+		const condition = node(workflow, 'Raw Body Only?').parameters.conditions.conditions[0];
+		const item = {
+			json: { headers: contentType === undefined ? {} : { 'content-type': contentType }, body: {} },
+			...(binary ? { binary } : {}),
+		};
+		expect(expressionsOf(workflow).evaluate('Raw Body Only?', condition.leftValue, item)).toBe(
+			passes,
+		);
+	});
+});
+
+describe('replay under a fresh unsigned id: GitHub and Shopify keyed on the signed body', () => {
+	test('the decision comes from the provider table: who signs the event id', () => {
+		const signs = builtIn.BUILT_IN_SIGNATURES.filter((/** @type {any} */ s) => s.supported).map(
+			(/** @type {any} */ s) => `${s.signature.provider}: ${s.signature.signsEventId}`,
+		);
+		expect(signs).toEqual(['stripe: true', 'github: false', 'shopify: false', 'slack: true']);
+	});
+
+	test.each(['github', 'shopify'])(
+		'%s: sha256: of the body by default, the header with --replay-guard off',
+		(provider) => {
+			const keyOf = (/** @type {any} */ options) =>
+				node(builtInWorkflow(settings({ keySource: provider }), { provider, ...options }), 'Key')
+					.parameters.assignments.assignments[0].value;
+			expect(keyOf({})).toBe(`={{ "" + 'sha256:' + $json.bodySha256 }}`);
+			expect(keyOf({ replayGuard: 'on' })).toBe(keyOf({}));
+			expect(keyOf({ replayGuard: 'off' })).toContain('$json.headers[');
+			const note = node(
+				builtInWorkflow(settings({ keySource: provider }), { provider }),
+				'What this workflow cannot promise',
+			).parameters.content;
+			expect(note).toMatch(
+				/does not sign that header, so the key is the SHA-256 of the signed body/,
+			);
+		},
+	);
+
+	test.each(['stripe', 'slack'])('%s signs its id: the guard changes nothing', (provider) => {
+		const on = builtInWorkflow(settings({ keySource: provider }), { provider });
+		const off = builtInWorkflow(settings({ keySource: provider }), {
+			provider,
+			replayGuard: 'off',
+		});
+		expect(off).toEqual(on);
+		expect(node(on, 'Key').parameters.assignments.assignments[0].value).toContain('$json.body?.[');
+	});
+
+	test('an Event ID expression reading a header of an unsigning sender is refused, a body one kept', () => {
+		const github = (/** @type {string} */ eventIdPath, replayGuard = 'on') =>
+			builtInWorkflow(settings({ keySource: 'eventIdOrBodyHash', eventIdPath }), {
+				provider: 'github',
+				replayGuard,
+			});
+		expect(() => github(`{{ $json.headers['x-github-delivery'] }}`)).toThrow(
+			/reads a header, which this sender does not sign/,
+		);
+		expect(() => github(`{{ $json.headers['x-github-delivery'] }}`, 'off')).not.toThrow();
+		expect(
+			node(github('{{ $json.body.hook_id }}'), 'Key').parameters.assignments.assignments[0].value,
+		).toContain('$json.body.hook_id');
+	});
+});
+
+describe('an event id that cannot be a key: 400 problem+json before the reservation', () => {
+	const { expressionsOf } = require('../support/n8nExpressions');
+
+	test.each(SUPPORTED)(
+		'%s: Key → Key Storable? → Reserve Key, or Respond 400 invalid key',
+		(provider) => {
+			for (const mode of ['lease', 'simple']) {
+				const workflow = builtInWorkflow(settings({ keySource: provider, mode }), { provider });
+				expect(targets(workflow, 'Key')).toEqual([['Key Storable?']]);
+				expect(targets(workflow, 'Key Storable?')).toEqual([
+					['Reserve Key'],
+					['Respond 400 invalid key'],
+				]);
+			}
+		},
+	);
+
+	test('the answer: status 400, application/problem+json, the invalid-key type, title and the reason', () => {
+		const workflow = builtInWorkflow(settings(), { provider: 'stripe' });
+		const respond = node(workflow, 'Respond 400 invalid key');
+		expect(respond.parameters.options).toEqual({
+			responseCode: 400,
+			responseHeaders: { entries: [{ name: 'Content-Type', value: 'application/problem+json' }] },
+		});
+		const { evaluate } = expressionsOf(workflow);
+		const item = { json: { body: { id: { nested: true } }, bodySha256: 'ab' } };
+		const fields = Object.fromEntries(
+			node(workflow, 'Key').parameters.assignments.assignments.map((/** @type {any} */ a) => [
+				a.name,
+				evaluate('Key', a.value, item),
+			]),
+		);
+		const keyed = { json: { ...item.json, ...fields } };
+		const storable = node(workflow, 'Key Storable?').parameters.conditions.conditions[0].leftValue;
+		expect(evaluate('Key Storable?', storable, keyed)).toBe(false);
+		expect(
+			JSON.parse(evaluate('Respond 400 invalid key', respond.parameters.responseBody, keyed)),
+		).toEqual({
+			type: 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency/blob/main/docs/errors.md#invalid-key',
+			title: 'The event id cannot be an idempotency key',
+			status: 400,
+			detail: 'The event id is an object, not a text or number',
+		});
+		const good = { json: { body: { id: 'evt_1' }, bodySha256: 'ab' } };
+		const goodFields = Object.fromEntries(
+			node(workflow, 'Key').parameters.assignments.assignments.map((/** @type {any} */ a) => [
+				a.name,
+				evaluate('Key', a.value, good),
+			]),
+		);
+		expect(goodFields).toEqual({ key: 'evt:evt_1', keyProblem: '' });
+		expect(evaluate('Key Storable?', storable, { json: { ...good.json, ...goodFields } })).toBe(
+			true,
+		);
+	});
 });

@@ -99,7 +99,35 @@ test.each([
 		/Unknown --provider standard-webhooks: use one of stripe, github, shopify, standardWebhooks/,
 	],
 	[['--built-in', '--provider', 'stripe', '--lease', 'soon'], /--lease needs a positive number/],
-	[['--built-in', '--provider', 'stripe', '--mode', 'sometimes'], /Unknown mode "sometimes"/],
+	[
+		['--built-in', '--provider', 'stripe', '--mode', 'sometimes'],
+		/The mode "sometimes" is neither lease nor simple/,
+	],
+	[
+		['--built-in', '--provider', 'stripe', '--namespace', 'ord}}ers'],
+		/^The namespace "ord}}ers" contains "}}", which n8n reads as the end of an expression[^\n]*\nRemove "{{" and "}}" from the namespace \(--namespace on the command line\)/,
+	],
+	[
+		[
+			'--built-in',
+			'--provider',
+			'stripe',
+			'--key-source',
+			'eventIdOrBodyHash',
+			'--event-id',
+			'evt_}}',
+		],
+		/^The Event ID "evt_}}" mixes text and expressions/,
+	],
+	[
+		['--built-in', '--provider', 'stripe', '--path', 'a{{b'],
+		/^The webhook path "a{{b" contains "{{"/,
+	],
+	[['--built-in', '--provider', 'stripe', '--schema', '}}'], /^The schema "}}" contains "}}"/],
+	[
+		['--built-in', '--provider', 'stripe', '--replay-guard', 'maybe'],
+		/^The replay guard "maybe" is neither on nor off/,
+	],
 	[['--built-in', '--provider', 'stripe', '--colour', 'red'], /Unknown option --colour/],
 	[['--built-in', '--provider', 'stripe', '--key-source', 'nope'], /Unknown --key-source nope/],
 	[['--built-in', '--provider', 'stripe', '--table'], /--table needs a value/],
@@ -128,4 +156,14 @@ test('--built-in --n8n 1: Crypto v1 nodes, the secret read from the environment,
 	expect(runCli(['--built-in', '--provider', 'stripe', '--n8n', '3']).stderr).toMatch(
 		/--n8n is 2 \(n8n 2.x, n8n Cloud\) or 1/,
 	);
+});
+
+test('--built-in --replay-guard: GitHub keyed on the body by default, on its delivery header with off', () => {
+	const keyOf = (/** @type {string[]} */ extra) =>
+		JSON.parse(runCli(['--built-in', '--provider', 'github', ...extra]).stdout).nodes.find(
+			(/** @type {{ name: string }} */ n) => n.name === 'Key',
+		).parameters.assignments.assignments[0].value;
+	expect(keyOf([])).toBe(`={{ "" + 'sha256:' + $json.bodySha256 }}`);
+	expect(keyOf(['--replay-guard', 'on'])).toBe(keyOf([]));
+	expect(keyOf(['--replay-guard=off'])).toContain('$json.headers["x-github-delivery"]');
 });

@@ -1,0 +1,124 @@
+/**
+ * The built-in workflow's checks before the key (planner/builtIn.ts): Webhook → Raw Body Only? →
+ * Raw Body as Text → Signature HMAC → Signature Valid?, and the 401 both Ifs answer. Nothing after
+ * them runs for a request whose signature cannot be checked or does not match.
+ */
+import type { BuiltInSignature } from './builtInSignature';
+import {
+	BUILT_IN_CREDENTIALS,
+	id,
+	isTrue,
+	NODES,
+	RAW_TEXT_FIELD,
+	respond,
+	SECRET_ENV,
+	type WorkflowNode,
+} from './builtInNodes';
+
+/** Seconds a signed timestamp may be from now, as the package's default and the providers' libraries. */
+export const TOLERANCE_SECONDS = 300;
+
+function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[] {
+	const hmacInput =
+		signature.input.kind === 'binary'
+			? { binaryData: true, binaryPropertyName: 'data' }
+			: { binaryData: false, value: `={{ ${signature.input.expression} }}` };
+	const conditions = isTrue(
+		`${signature.signatures}.includes($json.expectedSignature)`,
+		'signature-matches',
+	);
+	if (signature.timestamp !== undefined) {
+		const t = signature.timestamp;
+		conditions.conditions.push(
+			isTrue(
+				`((t) => t !== '' && Number.isSafeInteger(Number(t)) && Math.abs($now.toSeconds() - Number(t)) <= ${TOLERANCE_SECONDS})(${t})`,
+				'timestamp-within-tolerance',
+			).conditions[0],
+		);
+	}
+	return [
+		{
+			id: id(2),
+			name: NODES.hmac,
+			type: 'n8n-nodes-base.crypto',
+			typeVersion: line,
+			position: [660, 300],
+			parameters: {
+				action: 'hmac',
+				...hmacInput,
+				type: 'SHA256',
+				dataPropertyName: 'expectedSignature',
+				encoding: signature.encoding,
+				...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),
+			},
+			...(line === 2 ? { credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } } } : {}),
+		},
+		{
+			id: id(3),
+			name: NODES.valid,
+			type: 'n8n-nodes-base.if',
+			typeVersion: 2.2,
+			position: [880, 300],
+			parameters: { conditions, options: {} },
+		},
+	];
+}
+
+/** The nodes up to the signature's verdict, in the workflow's order. */
+export function checkNodes(
+	signature: BuiltInSignature,
+	line: 1 | 2,
+	webhookPath: string,
+): WorkflowNode[] {
+	return [
+		{
+			id: id(0),
+			name: NODES.webhook,
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2.1,
+			position: [0, 300],
+			webhookId: id(99),
+			parameters: {
+				httpMethod: 'POST',
+				path: webhookPath,
+				responseMode: 'responseNode',
+				options: { rawBody: true },
+			},
+		},
+		{
+			// For multipart/form-data the Webhook ignores Raw Body: fields become $json.body and a file
+			// part named "data" becomes binary.data, which the HMAC would check while the key and the
+			// business step read the fields. Such a request (or any with a file name on binary.data, which
+			// the raw body never has) is refused before anything else runs.
+			id: id(18),
+			name: NODES.rawOnly,
+			type: 'n8n-nodes-base.if',
+			typeVersion: 2.2,
+			position: [220, 300],
+			parameters: {
+				conditions: isTrue(
+					`!String($json.headers["content-type"] ?? '').trim().toLowerCase().startsWith('multipart/') && $binary.data !== undefined && ($binary.data.fileName ?? '') === ''`,
+					'raw-body-only',
+				),
+				options: {},
+			},
+		},
+		{
+			// The exact bytes as text for the signed string and the body hash: UTF-8 named (not guessed),
+			// a byte order mark kept (it is part of what was signed), the item and its bytes kept.
+			id: id(1),
+			name: NODES.rawText,
+			type: 'n8n-nodes-base.extractFromFile',
+			typeVersion: 1,
+			position: [440, 300],
+			parameters: {
+				operation: 'text',
+				binaryPropertyName: 'data',
+				destinationKey: RAW_TEXT_FIELD,
+				options: { encoding: 'utf8', stripBOM: false, keepSource: 'both' },
+			},
+		},
+		...signatureNodes(signature, line),
+		respond(id(4), NODES.invalid, 401, '={{ { "status": "invalid signature" } }}', [1100, 560]),
+	];
+}

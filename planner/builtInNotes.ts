@@ -1,0 +1,85 @@
+/**
+ * What the built-in workflow says about itself (planner/builtIn.ts): BUILT_IN_NOTES, what it cannot
+ * promise next to the package (the planner page, the sticky note and docs/cloud.md list them), and
+ * the sticky note: credentials, the CREATE TABLE to run once, what it refuses, those notes.
+ */
+import { tableRef } from '../nodes/shared/store/identifiers';
+import { TOLERANCE_SECONDS } from './builtInCheckNodes';
+import { INVALID_KEY } from './builtInKey';
+import { BUILT_IN_CREDENTIALS, id, NODES, SECRET_ENV, type WorkflowNode } from './builtInNodes';
+import type { BuiltInSignature } from './builtInSignature';
+import type { BuiltInStatements } from './builtInStoreNodes';
+import type { PlannerSettings } from './plan';
+
+/** What this path cannot promise next to the package; shown on the page, in the sticky note, in docs/cloud.md. */
+export const BUILT_IN_NOTES: readonly string[] = [
+	'Signatures are compared by an If node as text, not in constant time (the package uses crypto.timingSafeEqual).',
+	"One signing secret (in a Crypto credential; with --n8n 1, from an environment variable): no previous secret during a rotation (Stripe's several v1 signatures in one header are accepted).",
+	"Stripe and Slack sign a text made of the body: Extract From File decodes the raw body as UTF-8, so a body that is not valid UTF-8 fails the check (401). The body hash of the sha256: key is taken of that text too: the same as the package's for any UTF-8 body.",
+	'No stored answers: a duplicate is answered {"status":"duplicate"}, not with the first delivery\'s answer (Complete Key\'s stored response).',
+	'No fingerprints: a key reused with another payload is a plain duplicate.',
+	'No Exactly-Once SQL and no Idempotency Step: the business step and the completion are two statements, so a crash between them runs the business step again once the lease ends.',
+	"A JSON number as event id is used only as a safe integer (below 2^53), other numbers are answered 400; the package reads any number's exact digits from the raw body.",
+	'The key table is not created for you: run the CREATE TABLE statement (in this note, and on the planner page) once.',
+	"No Purge: delete old keys with the planner's purge statements on a Schedule Trigger and a Postgres node.",
+	'No lock-timeout diagnosis and no hints: a failing Postgres node ends the execution and n8n answers 500, so the sender retries. An event id that cannot be a key (an object or array, NUL, half a surrogate pair, over 1,000 bytes) is answered 400 problem+json before anything is reserved, as by the package.',
+	"Multipart bodies (multipart/*) are refused with 401: n8n's Webhook node hands their fields and files instead of the raw bytes, so their signature cannot be checked. JSON, text and form-urlencoded bodies (Slack's slash commands) are checked as usual.",
+	'GitHub and Shopify do not sign their delivery id header, so the replay guard keys them on the SHA-256 of the signed body: a captured delivery resent under a new id is a duplicate, and two deliveries with identical bodies are one event (--replay-guard off keys on the header instead).',
+	'The Postgres node writes the query parameters into the SQL text itself (escaped by its driver, pg-promise) rather than sending them as bind parameters.',
+	'GitHub does not retry a 409 (in flight) on its own: redeliver it from GitHub.',
+];
+
+/** The sticky note node, the workflow's last. */
+export function noteNode(
+	settings: PlannerSettings,
+	signature: BuiltInSignature,
+	sql: BuiltInStatements,
+	line: 1 | 2,
+	keyOnBody: boolean,
+): WorkflowNode {
+	return {
+		id: id(17),
+		name: NODES.note,
+		type: 'n8n-nodes-base.stickyNote',
+		typeVersion: 1,
+		position: [0, -420],
+		parameters: {
+			content: stickyNote(settings, signature, sql, line, keyOnBody),
+			height: 900,
+			width: 900,
+		},
+	};
+}
+
+function stickyNote(
+	settings: PlannerSettings,
+	signature: BuiltInSignature,
+	sql: BuiltInStatements,
+	line: 1 | 2,
+	keyOnBody: boolean,
+): string {
+	const secret =
+		line === 2
+			? `a **Crypto** credential "${BUILT_IN_CREDENTIALS.crypto}" with the ${signature.label} signing secret as HMAC Secret`
+			: `n8n 1.x has no Crypto credential: Signature HMAC reads the ${signature.label} signing secret from the environment variable ${SECRET_ENV} (allowed unless N8N_BLOCK_ENV_ACCESS_IN_NODE=true)`;
+	return [
+		`## Idempotent webhook with built-in nodes only (${signature.label})`,
+		'Made by the n8n-nodes-idempotency key planner for n8n Cloud and for instances without community packages. Every node is an n8n-nodes-base node; no Code node.',
+		`Credentials: ${secret}; **Postgres** credentials "${BUILT_IN_CREDENTIALS.postgres}" (the key table) and "${BUILT_IN_CREDENTIALS.business}" (your business step).`,
+		`Key table ${tableRef(settings.schema, settings.table).qualified}, ${settings.mode} mode${settings.mode === 'lease' ? `, lease ${settings.leaseSeconds} s` : ''}${settings.namespace ? `, namespace ${JSON.stringify(settings.namespace)}` : ''}. Create it once:`,
+		'```sql',
+		sql.createTable,
+		'```',
+		'### What it refuses, before anything is reserved',
+		`- A multipart body, a signature that does not match${signature.timestamp === undefined ? '' : `, or a timestamp more than ${TOLERANCE_SECONDS} s from now`}: 401 {"status":"invalid signature"}.`,
+		`- An event id that cannot be a key: 400 application/problem+json (type ${INVALID_KEY.type}), the reason in detail.`,
+		signature.signsEventId
+			? `- A delivery resent under another id: ${signature.label} signs its event id, so it cannot be changed without failing the signature.`
+			: keyOnBody
+				? `- A delivery resent under a fresh id header: ${signature.label} does not sign that header, so the key is the SHA-256 of the signed body (replay guard), and the resent delivery is a duplicate.`
+				: `- Replay guard off: the key is ${signature.label}'s unsigned id header, so a captured delivery resent under a new id header is processed again.`,
+		'- Not a refusal: the key store failing is answered 500, so the sender retries.',
+		'### What this path cannot promise next to the package',
+		...BUILT_IN_NOTES.map((note) => `- ${note}`),
+	].join('\n');
+}
