@@ -1,11 +1,8 @@
 // Key derivation is pure: the same functions will run in the browser planner.
 const { describe, test, expect } = require('@jest/globals');
 const { KeyError } = require('../../dist/nodes/shared/keys/KeyError');
-const {
-	composeKey,
-	bodyBytesWithoutRawBody,
-	MAX_KEY_BYTES,
-} = require('../../dist/nodes/shared/keys/composeKey');
+const { composeKey, MAX_KEY_BYTES } = require('../../dist/nodes/shared/keys/composeKey');
+const { bodyBytesWithoutRawBody } = require('../../dist/nodes/shared/webhook/requestBody');
 const {
 	readHeader,
 	resolveKeyIdentity,

@@ -4,7 +4,7 @@ import { KeyError } from '../../shared/keys/KeyError';
 import { keySourceDefinition } from '../../shared/keys/keySourceTable';
 import type { KeySource } from '../../shared/keys/keySources';
 import { KEY_FROM_SIGNED_BODY, keyIdIsUnsigned } from '../../shared/keys/replayGuard';
-import { executionToken, recordReservedKeys } from '../../shared/run/executionReservations';
+import { executionToken, recordReservedKeys } from '../../shared/parameters/executionReservations';
 import { failWhole } from '../../shared/run/failWhole';
 import {
 	answeredFor,

@@ -1,19 +1,13 @@
 import { KeyError } from '../keys/KeyError';
 import { MAX_RECORD_BYTES, oversizedRecord } from '../store/recordSize';
+import type { StoredResponse } from '../store/keyStoreTypes';
 import { toStorableJson } from '../store/storableJson';
 
 /**
  * The answer an execution gave, stored with its completed key so every later duplicate can replay
  * it: status code, the headers the user chose, and the body as text (replayed byte for byte).
  */
-export interface StoredResponse {
-	statusCode: number;
-	headers: Record<string, string>;
-	/** null when it was over the size limit and Complete Key stored the marker instead. */
-	body: string | null;
-	/** Set when the body was over the limit: its size in UTF-8 bytes. */
-	tooLarge?: { bytes: number; limit: number };
-}
+export type { StoredResponse } from '../store/keyStoreTypes';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 

@@ -72,9 +72,3 @@ export function assertStorableKey(key: string): void {
 		);
 	}
 }
-
-/** What gets hashed when the item has no raw body: the body text as sent, or the body's JSON serialisation. */
-export function bodyBytesWithoutRawBody(body: unknown): Uint8Array | undefined {
-	if (body === undefined) return undefined;
-	return utf8.encode(typeof body === 'string' ? body : JSON.stringify(body));
-}

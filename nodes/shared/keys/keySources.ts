@@ -2,6 +2,7 @@ import { readAmqpMessage } from './amqpMessage';
 import { headerIdText, readHeader } from './headerValue';
 import { clientKeyFromHeader, IDEMPOTENCY_KEY_HEADER } from './idempotencyKeyHeader';
 import { idValue, numberIdText, type IdValue } from './idText';
+import type { WebhookItemJson } from '../webhook/requestBody';
 import { KeyError } from './KeyError';
 import { keySourceDefinition, type KeySource } from './keySourceTable';
 
@@ -9,12 +10,7 @@ export type { KeySource } from './keySourceTable';
 export { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
 export { readHeader } from './headerValue';
 export { normalizeId } from './idText';
-
-/** What a webhook item offers to key on: the Webhook node's `$json.headers` and `$json.body`. */
-export interface WebhookItemJson {
-	headers?: unknown;
-	body?: unknown;
-}
+export type { WebhookItemJson } from '../webhook/requestBody';
 
 /** The key before the namespace: an event id, a custom key, or "hash the raw body". */
 export type KeyIdentity =

@@ -3,12 +3,15 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { assertStorableKey } from '../keys/composeKey';
 import { KeyError } from '../keys/KeyError';
 import { normalizeId } from '../keys/keySources';
-import { existingExecutionToken, soleReservedKey } from '../run/executionReservations';
+import {
+	existingExecutionToken,
+	soleReservedKey,
+	type OwnedKeyAction,
+} from './executionReservations';
 import type { OwnedKey } from '../store/KeyStore';
 import { itemParameterReader } from './itemParameter';
 
 /** What a node does with the key, as its messages say it ("the key to complete is empty"). */
-export type OwnedKeyAction = 'complete' | 'release' | 'check a step of' | 'record a step of';
 
 /** A parameter left empty: the execution's own reservation stands in for it. */
 function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {

@@ -1,8 +1,7 @@
-import type { StoredResponse } from '../answers/storedResponse';
 import { sessionEnded } from '../transport/connectionRetry';
 import type { PoolClient, QueryResult } from '../transport/pg';
 import type { TableRef } from './identifiers';
-import type { StepRecord } from './keyStoreTypes';
+import type { StepRecord, StoredResponse } from './keyStoreTypes';
 import { stepRecordOf } from './ownedKeyRows';
 import { oversizedRecord, type OversizedRecord } from './recordSize';
 import { completeLockedSql, lockOwnedKeysSql, restoreLockTimeoutSql } from './sql/ownedKeys';

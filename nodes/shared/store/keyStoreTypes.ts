@@ -1,5 +1,3 @@
-import type { StoredResponse } from '../answers/storedResponse';
-
 /** What KeyStore takes and returns (KeyStore.ts re-exports them: the nodes import them from there). */
 
 /** A key to reserve and, where Reserve records one, the fingerprint of the request it belongs to. */
@@ -104,4 +102,14 @@ export interface PurgeResult {
 	deleted: number;
 	cutoff: Date;
 	batches: number;
+}
+
+/** An answer Complete Key stored with a key, which duplicates carry and replay (answers/storedResponse.ts). */
+export interface StoredResponse {
+	statusCode: number;
+	headers: Record<string, string>;
+	/** null when it was over the size limit and Complete Key stored the marker instead. */
+	body: string | null;
+	/** Set when the body was over the limit: its size in UTF-8 bytes. */
+	tooLarge?: { bytes: number; limit: number };
 }

@@ -1,6 +1,5 @@
-import type { StoredResponse } from '../answers/storedResponse';
 import { fromStorableJson } from './storableJson';
-import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from './keyStoreTypes';
+import type { LeaseOutcome, ReserveOutcome, ReserveTarget, StoredResponse } from './keyStoreTypes';
 
 /**
  * Each key once, sorted, with the fingerprint of its first item: the one a new key is recorded with

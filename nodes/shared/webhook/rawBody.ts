@@ -1,8 +1,7 @@
 import { createHash } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bodyBytesWithoutRawBody } from '../keys/composeKey';
-import type { WebhookItemJson } from '../keys/keySources';
+import { bodyBytesWithoutRawBody, type WebhookItemJson } from './requestBody';
 
 /** Synchronous where the bytes are at hand, a promise where they must be read. */
 export type MaybePromise<T> = T | Promise<T>;

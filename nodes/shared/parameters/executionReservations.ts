@@ -2,8 +2,7 @@ import { randomUUID } from 'crypto';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
-import type { OwnedKeyAction } from '../parameters/ownedKeys';
-import { KEY_STORE_CREDENTIAL_TYPE } from '../parameters/credentials';
+import { KEY_STORE_CREDENTIAL_TYPE } from './credentials';
 
 /**
  * What this execution reserved, kept in n8n's flow context: data that lives exactly as long as the
@@ -12,6 +11,9 @@ import { KEY_STORE_CREDENTIAL_TYPE } from '../parameters/credentials';
  * expression evaluator, which costs about a millisecond per parameter and item.
  */
 const CONTEXT_ENTRY = 'idempotencyReservations';
+
+/** What a node does with a key it owns, as its messages name it. */
+export type OwnedKeyAction = 'complete' | 'release' | 'check a step of' | 'record a step of';
 
 interface ReservedInTable {
 	count: number;
