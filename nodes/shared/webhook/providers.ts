@@ -1,5 +1,5 @@
 import { readSingle, readSlack, readStandardWebhooks, readStripe } from './signatureReaders';
-import type { SignatureScheme } from './signatureSchemes';
+import type { SignatureScheme } from './schemeTypes';
 
 /**
  * Every webhook provider, defined once: where it puts the event id and how it signs. Idempotency

@@ -1,4 +1,4 @@
-import type { HeaderLookup, ReadResult } from './signatureSchemes';
+import type { HeaderLookup, ReadResult } from './schemeTypes';
 
 /**
  * Reading a signature from a request's headers, before any crypto: the generic readers (one header,

@@ -1,4 +1,3 @@
-import type { HeaderValue } from './headers';
 import {
 	GENERIC_HMAC,
 	PROVIDERS,
@@ -6,7 +5,19 @@ import {
 	type ProviderDefinition,
 	type ProviderValue,
 } from './providers';
+import type { HmacAlgorithm, SignatureEncoding, SignatureScheme } from './schemeTypes';
 import { MALFORMED, readAll, readSingle, seconds } from './signatureReaders';
+
+export type {
+	HeaderLookup,
+	HmacAlgorithm,
+	InvalidReason,
+	ReadResult,
+	SecretFormat,
+	SignatureEncoding,
+	SignatureScheme,
+	SignedRequest,
+} from './schemeTypes';
 
 /**
  * How each webhook sender signs its deliveries, made from the provider table (providers.ts), where
@@ -18,50 +29,6 @@ import { MALFORMED, readAll, readSingle, seconds } from './signatureReaders';
 
 /** Values are stored in workflows: never rename them. */
 export type Provider = ProviderValue | typeof GENERIC_HMAC.value;
-export type HmacAlgorithm = 'sha256' | 'sha512' | 'sha1';
-export type SignatureEncoding = 'hex' | 'base64';
-/** How the credential's secret becomes the HMAC key: the text as it is, or `whsec_<base64>` decoded. */
-export type SecretFormat = 'text' | 'whsecBase64';
-
-export type InvalidReason =
-	| 'missing_header'
-	| 'malformed'
-	| 'timestamp_out_of_tolerance'
-	| 'mismatch'
-	/** The body the workflow reads is not the signed bytes (multipart, an upload): signedBody.ts. */
-	| 'unsigned_body';
-
-/** What a request's headers say about its signature, before any crypto. */
-export interface SignedRequest {
-	/** Every signature the sender sent (Stripe and Standard Webhooks send several during secret rotation), still encoded. */
-	signatures: string[];
-	/** Signed before the raw body. */
-	prefix: string;
-	/** Seconds since the epoch, for schemes with a timestamp. */
-	timestamp?: number;
-}
-
-export type ReadResult = SignedRequest | { invalid: 'missing_header' | 'malformed' };
-
-export type HeaderLookup = (name: string) => HeaderValue;
-
-export interface SignatureScheme {
-	label: string;
-	/** The headers it reads, as the sender spells them (shown in the node's option descriptions). */
-	headers: readonly string[];
-	algorithm: HmacAlgorithm;
-	encoding: SignatureEncoding;
-	secretFormat: SecretFormat;
-	/** Whether the signed content carries a timestamp, checked against the tolerance. */
-	hasTimestamp: boolean;
-	/**
-	 * The headers whose values are part of the signed content (a replayer cannot change them); every
-	 * other header, the delivery id headers of GitHub and Shopify included, can be rewritten freely.
-	 */
-	signedHeaders: readonly string[];
-	read: (header: HeaderLookup) => ReadResult;
-}
-
 /** One scheme per provider of the table, by its value. */
 export function schemesFrom<P extends ProviderDefinition>(
 	providers: readonly P[],
