@@ -135,11 +135,16 @@ describe('workflows/idempotent-webhook.json', () => {
 describe('workflows/idempotent-api.json', () => {
 	const template = require('../../workflows/idempotent-api.json');
 	const { reserve, workflow } = reserveAndErrorAnswer(template);
+	/** A request as n8n's Webhook node hands it on with JWT Auth on: the verified token's payload. */
+	const request = (body, headers, sub) => {
+		const item = webhookItem({ body, headers });
+		return { ...item, json: { ...item.json, jwtPayload: { sub, iat: 1 } } };
+	};
+	const run = async (item) => await runWorkflow(workflow, [item], { credentials: db.credential() });
 
 	test('a request without an Idempotency-Key: 400 problem+json of kind invalid-idempotency-key', async () => {
 		takeAnswers();
-		const item = webhookItem({ body: { sku: 'A' }, headers: { authorization: 'Bearer alice' } });
-		const result = await runWorkflow(workflow, [item], { credentials: db.credential() });
+		const result = await run(request({ sku: 'A' }, {}, 'alice'));
 		const [answer] = takeAnswers();
 		expect(answer.statusCode).toBe(400);
 		expect(JSON.parse(answer.body)).toEqual({
@@ -149,5 +154,23 @@ describe('workflows/idempotent-api.json', () => {
 			detail: expect.stringMatching(/Idempotency-Key header is missing/),
 		});
 		expect(result.output(reserve.name, 0)).toEqual([]);
+	});
+
+	test("keys are scoped by the token's subject, as it is (any text, ':' included): two callers, one key value, two keys", async () => {
+		const headers = { 'idempotency-key': '"order-42"' };
+		const keys = [];
+		for (const sub of ['alice', 'bob', 'tenant:7/user 1'])
+			keys.push(
+				(await run(request({ sku: 'A' }, headers, sub))).output(reserve.name, 0)[0].json.idempotency
+					.key,
+			);
+		expect(keys).toEqual([
+			'orders-alice:idk:order-42',
+			'orders-bob:idk:order-42',
+			'orders-tenant%3A7%2Fuser%201:idk:order-42',
+		]);
+		// Nothing secret is stored: the rows hold the subject, not a credential or a hash of one.
+		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'orders-%'`);
+		expect(rows.map((row) => row.key).sort()).toEqual([...keys].sort());
 	});
 });

@@ -32,6 +32,9 @@ const RESERVE_TYPE = 'n8n-nodes-idempotency.idempotencyReserve';
 
 const db = useTestDatabase();
 
+/** An item as n8n's Webhook node makes it with JWT Auth on: the verified token's payload beside the request. */
+const withJwtPayload = (item, jwtPayload) => ({ ...item, json: { ...item.json, jwtPayload } });
+
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 // ---- the corpus: exact bytes, loaded through #bodyFile ------------------------------------------
@@ -376,7 +379,8 @@ describeInBrowser('key planner page: fingerprint, Idempotency-Key header, API te
 					...reserveWorkflow,
 					nodes: [{ ...reserveWorkflow.nodes[0], parameters: reserve.parameters }],
 				},
-				[n8nWebhookItem(body, headers)],
+				// The template's Webhook node checks a JWT and hands on its payload: the caller's scope.
+				[withJwtPayload(n8nWebhookItem(body, headers), { sub: 'client-7' })],
 				{ credentials: db.credential() },
 			);
 			expect(run.error).toBeUndefined();
@@ -395,8 +399,8 @@ describeInBrowser('key planner page: fingerprint, Idempotency-Key header, API te
 				expect(asNode.key).toBe(item.json.idempotency.key);
 				expect(asNode.fingerprint).toBe(rows[0].fingerprint ?? 'none');
 			} else {
-				// The template's per-caller scope is an n8n expression: the key ends in the client's key.
-				expect(item.json.idempotency.key).toMatch(/^orders-[0-9a-f]{16}:idk:order-0$/);
+				// The template's per-caller scope is an n8n expression: the token's subject, then the client's key.
+				expect(item.json.idempotency.key).toBe('orders-client-7:idk:order-0');
 				expect(rows[0].fingerprint).toBe(shown.fingerprint);
 			}
 		}

@@ -41,7 +41,8 @@ test("each kind's section starts with the status the templates answer it with", 
 
 test('the type of each kind points at docs/errors.md on the default branch, at its anchor', () => {
 	expect(CLIENT_ERROR_DOCS).toMatch(/\/blob\/main\/docs\/errors\.md$/);
-	for (const kind of Object.keys(CLIENT_ERRORS))
+	const kinds = /** @type {Array<keyof typeof CLIENT_ERRORS>} */ (Object.keys(CLIENT_ERRORS));
+	for (const kind of kinds)
 		expect(clientErrorDetails(kind).type).toBe(`${CLIENT_ERROR_DOCS}#${kind}`);
 	// Client errors are 4xx, so the sender stops retrying; nothing else is one.
 	for (const { status } of Object.values(CLIENT_ERRORS)) {

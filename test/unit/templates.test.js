@@ -212,3 +212,44 @@ describe('the RabbitMQ consumer template (issue 38)', () => {
 		expect(dropped.name).toMatch(/acknowledged/i);
 	});
 });
+
+describe('the API template scopes keys by the caller n8n authenticated (no shared fallback)', () => {
+	const workflow = templates.find(([name]) => name === 'idempotent-api.json')[1];
+	const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
+	const targets = (from, output) =>
+		(workflow.connections[from]?.main?.[output] ?? []).map((connection) => node(connection.node));
+	const webhook = workflow.nodes.find((candidate) => candidate.type === 'n8n-nodes-base.webhook');
+	const reserve = node('Idempotency Reserve');
+
+	test('the Webhook node checks a JWT, so a request without a valid one never reaches the workflow', () => {
+		expect(webhook.parameters.authentication).toBe('jwtAuth');
+		expect(Object.keys(webhook.credentials)).toEqual(['jwtAuth']);
+	});
+
+	test("the Namespace is the token's subject, and nothing falls back to a shared scope", () => {
+		expect(reserve.parameters.namespace).toBe(
+			"={{ 'orders-' + encodeURIComponent($json.jwtPayload.sub) }}",
+		);
+		expect(JSON.stringify(workflow)).not.toMatch(/anonymous|headers\.authorization/);
+	});
+
+	test('a token without a subject is answered 401 problem+json before Reserve', () => {
+		const [check] = targets(webhook.name, 0);
+		expect(check.type).toBe('n8n-nodes-base.if');
+		expect(targets(check.name, 0)).toEqual([reserve]);
+		const [refused] = targets(check.name, 1);
+		expect(refused.type).toBe('n8n-nodes-base.respondToWebhook');
+		expect(refused.parameters.options.responseCode).toBe(401);
+		expect(refused.parameters.options.responseHeaders.entries).toContainEqual({
+			name: 'Content-Type',
+			value: 'application/problem+json',
+		});
+	});
+
+	test('the sticky note says what to change for header, query or other JWT claims', () => {
+		const note = workflow.nodes.find((candidate) => candidate.type === 'n8n-nodes-base.stickyNote');
+		expect(note.parameters.content).toMatch(/Header Auth/);
+		expect(note.parameters.content).toMatch(/query/);
+		expect(note.parameters.content).toMatch(/JWT/);
+	});
+});
