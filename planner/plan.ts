@@ -19,7 +19,7 @@ import {
 import { headerMap, httpStatusOf } from '../nodes/shared/answers/storedResponse';
 import { webhookAnswerOf } from '../nodes/shared/answers/webhookAnswer';
 import { composeKey } from '../nodes/shared/keys/composeKey';
-import { expressionFingerprintText } from '../nodes/shared/keys/fingerprint';
+import { requiredExpressionFingerprintText } from '../nodes/shared/keys/fingerprint';
 import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/keys/jsonPath';
 import { KeyError } from '../nodes/shared/keys/KeyError';
@@ -254,7 +254,7 @@ const XML_BODY = Object.freeze({ '[XML body: parsed by n8n, not by this page]': 
 export type FingerprintPlan =
 	/** SHA-256 hex, as stored in the key table's fingerprint column. */
 	| { kind: 'value'; fingerprint: string; explain: string }
-	/** No fingerprint is recorded (Fingerprint None, or the expression gives nothing). */
+	/** No fingerprint is recorded (Fingerprint None). */
 	| { kind: 'none'; explain: string }
 	/** Only n8n's expression engine can tell. */
 	| { kind: 'beyond'; explain: string };
@@ -424,12 +424,8 @@ async function planFingerprint(
 		// readParameter throws only BeyondPage: an expression that n8n's engine evaluates.
 		return { kind: 'beyond', explain: (error as Error).message };
 	}
-	const text = expressionFingerprintText(value);
-	if (text === undefined)
-		return {
-			kind: 'none',
-			explain: `The Fingerprint Fields ${stored.startsWith('=') ? stored.slice(1) : `"${stored}"`} give nothing (${describeId(value)}): Reserve records no fingerprint for this item.`,
-		};
+	// Nothing there is the node's item error (invalid-fingerprint, 400), thrown as the node throws it.
+	const text = requiredExpressionFingerprintText(value);
 	return {
 		kind: 'value',
 		fingerprint: await sha256Hex(new TextEncoder().encode(text)),

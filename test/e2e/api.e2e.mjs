@@ -6,7 +6,7 @@
 //   with a downstream Idempotency-Key derived from the event key, against a local API that records it.
 // Run with `npm run test:e2e`.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 
@@ -14,8 +14,25 @@ import { sendEvent, startStack, withStackLogs } from '../../scripts/harness/inde
 import { importableCopy } from '../../scripts/harness/templates.mjs';
 
 const API = { path: 'workflows/idempotent-api.json', id: 'IdemApiTemplate01' };
-const ALICE = 'Bearer alice-token';
-const BOB = 'Bearer bob-token';
+// The template's Webhook node checks a JWT (JWT Auth, credential "API Clients (JWT)"): HS256 here.
+const JWT_SECRET = 'e2e-api-clients-jwt-secret-0123456789abcdef';
+const API_CLIENTS_JWT = {
+	id: 'ApiClientsJwt0001',
+	name: 'API Clients (JWT)',
+	type: 'jwtAuth',
+	data: { keyType: 'passphrase', secret: JWT_SECRET, algorithm: 'HS256' },
+};
+
+/** A compact HS256 JWT (RFC 7519) for `payload`, signed with `secret`. */
+function jwt(payload, secret = JWT_SECRET) {
+	const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+	const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(payload)}`;
+	return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
+}
+
+const issuedAt = Math.floor(Date.now() / 1000);
+const ALICE = `Bearer ${jwt({ sub: 'alice', iat: issuedAt })}`;
+const BOB = `Bearer ${jwt({ sub: 'bob', iat: issuedAt })}`;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
@@ -47,7 +64,11 @@ before(
 		});
 		await new Promise((resolve) => downstream.listen(0, '127.0.0.1', () => resolve(undefined)));
 		const { port } = /** @type {import('node:net').AddressInfo} */ (downstream.address());
-		stack = await startStack({ label: 'api', extraWorkflows: [API, httpCallCopy(port)] });
+		stack = await startStack({
+			label: 'api',
+			extraWorkflows: [API, httpCallCopy(port)],
+			extraCredentials: [API_CLIENTS_JWT],
+		});
 		[api, httpCall] = stack.extraWorkflows;
 	},
 	{ timeout: 60 * 60_000 },
@@ -70,7 +91,10 @@ const withLogs = (fn) => withStackLogs(stack, fn);
  * @param {{ key?: string, authorization?: string }} [options]
  */
 async function post(order, { key, authorization = ALICE } = {}) {
-	const headers = { authorization, ...(key === undefined ? {} : { 'idempotency-key': key }) };
+	const headers = {
+		...(authorization === undefined ? {} : { authorization }),
+		...(key === undefined ? {} : { 'idempotency-key': key }),
+	};
 	return await sendEvent(api.webhookUrl, order, { headers, sign: false, timeoutMs: 120_000 });
 }
 
@@ -190,6 +214,58 @@ test(
 				`[api] ${rules.map((r) => `${r.rule}: ${r.got} (expected ${r.expected})`).join('; ')}\n`,
 			);
 			for (const r of rules) assert.equal(r.got, r.expected, r.rule);
+		}),
+);
+
+test(
+	'keys are scoped by the caller n8n authenticated: no token or a forged one never reaches the workflow, a token without a subject is 401 problem+json',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const executions = async () => (await stack.executions.list({ workflowId: api.id })).length;
+			const executionsBefore = await executions();
+			const key = `"${randomUUID()}"`;
+			// No token: n8n's Webhook node answers before any execution (no shared 'anonymous' scope).
+			const anonymous = await sendEvent(
+				api.webhookUrl,
+				{ sku: 'F' },
+				{
+					headers: { 'idempotency-key': key },
+					sign: false,
+					timeoutMs: 60_000,
+				},
+			);
+			assert.equal(anonymous.status, 401, anonymous.text);
+			// A token signed with another secret, or a plain API key: refused the same way.
+			const forged = await post(
+				{ sku: 'F' },
+				{
+					key,
+					authorization: `Bearer ${jwt({ sub: 'alice' }, 'not-the-secret')}`,
+				},
+			);
+			assert.equal(forged.status, 403, forged.text);
+			const apiKey = await post({ sku: 'F' }, { key, authorization: 'Bearer alice-token' });
+			assert.equal(apiKey.status, 403, apiKey.text);
+			assert.equal(await executions(), executionsBefore, 'none of them started an execution');
+			// A valid token that names no caller: the template refuses it before Reserve.
+			const nobody = await post({ sku: 'F' }, { key, authorization: `Bearer ${jwt({ iat: 1 })}` });
+			assert.equal(nobody.status, 401, nobody.text);
+			assert.ok(isProblem(nobody));
+			assert.equal(nobody.json.status, 401);
+			assert.match(nobody.json.detail, /"sub"/);
+			assert.deepEqual(await ordersFor(key.slice(1, -1)), []);
+			// The key table holds the subject, never the token or a hash of it.
+			const ok = await post({ sku: 'F' }, { key });
+			assert.equal(ok.status, 201, ok.text);
+			const { rows } = await stack.keysDb.query(
+				`SELECT key FROM processed_events WHERE key LIKE '%:idk:' || $1`,
+				[key.slice(1, -1)],
+			);
+			assert.deepEqual(
+				rows.map((row) => row.key),
+				[`orders-alice:idk:${key.slice(1, -1)}`],
+			);
 		}),
 );
 

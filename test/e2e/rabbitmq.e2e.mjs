@@ -297,3 +297,30 @@ function formatResults() {
 	];
 	return lines.join('\n');
 }
+
+test('(d) a message whose message-id cannot be a key: acknowledged once, kept visible at Unusable Key, never requeued', async () => {
+	await withLogs(async () => {
+		// A NUL cannot be in a key (PostgreSQL text): the message would fail the same way forever.
+		const messageId = `d-${RUN}-nul\u0000x`;
+		const started = Date.now();
+		await publish(QUEUES.template, [{ body: JSON.stringify({ order: `d-${RUN}` }), messageId }]);
+		const [execution] = await waitFor(
+			'the unusable message consumed',
+			async () => {
+				const found = await executionsFor(IDS.template, `d-${RUN}`, started - 1000);
+				return found.length > 0 ? found : undefined;
+			},
+			{ timeoutMs: 120_000, intervalMs: 1000 },
+		);
+		// Time for a redelivery to show if the message had been nacked.
+		await new Promise((resolve) => setTimeout(resolve, 5_000));
+		const counts = await queueCounts(QUEUES.template);
+		const executions = await executionsFor(IDS.template, `d-${RUN}`, started - 1000);
+		assert.deepEqual([counts.ready, counts.unacked], [0, 0], 'acknowledged, not requeued');
+		assert.equal(executions.length, 1, `executions: ${JSON.stringify(executions)}`);
+		assert.equal(execution.status, 'success');
+		assert.equal(execution.nodesRun.at(-1), 'Unusable Key (acknowledged, dropped)');
+		assert.ok(!execution.nodesRun.includes('Business Step (insert business_log)'));
+		assert.equal((await rowsByKey(QUEUES.template, `%d-${RUN}%`)).size, 0);
+	});
+});

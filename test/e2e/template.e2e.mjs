@@ -298,3 +298,72 @@ test(
 			}
 		}),
 );
+
+// A delivery whose id can never be a key is answered 400 with its reason, so the sender stops
+// retrying; a failure on our side stays 500 (the sender retries) and the execution still fails.
+const ERROR_ANSWER = 'Respond 4xx or 500 (problem+json)';
+const INTERNAL_FAILURE = 'Fail the Execution (500 sent)';
+const isProblem = (response) =>
+	/^application\/problem\+json/.test(response.headers['content-type'] ?? '');
+
+test(
+	'a signed delivery whose id is an object → 400 problem+json naming the reason, nothing reserved, the execution a success',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const keysBefore = (await stack.keyRows()).length;
+			const rowsBefore = (await stack.businessRows()).length;
+			const { response, execution } = await stack.deliver(Buffer.from('{"id":{"a":1},"type":"x"}'));
+			assert.equal(response.status, 400, response.text);
+			assert.ok(isProblem(response), response.headers['content-type']);
+			assert.deepEqual(Object.keys(response.json).sort(), ['detail', 'status', 'title', 'type']);
+			assert.equal(response.json.status, 400);
+			assert.match(response.json.type, /\/docs\/errors\.md#invalid-key$/);
+			assert.equal(response.json.title, 'The event id cannot be an idempotency key');
+			assert.match(response.json.detail, /is an object, not a text or number/);
+			assert.equal(execution.status, 'success');
+			assert.ok(ran(execution, ERROR_ANSWER), execution.nodesRun.join(' → '));
+			assert.ok(!ran(execution, INTERNAL_FAILURE));
+			assert.ok(!ran(execution, BUSINESS_STEP));
+			assert.equal((await stack.keyRows()).length, keysBefore, 'nothing reserved');
+			assert.equal((await stack.businessRows()).length, rowsBefore);
+		}),
+);
+
+test(
+	'the key store refuses the reservation → 500 problem+json that names nothing internal, the execution failed',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const event = { id: 'evt_store_refuses', type: 'x' };
+			// A statement error on this one key only: the INSERT breaks a CHECK constraint.
+			await stack.keysDb.query(
+				`ALTER TABLE processed_events ADD CONSTRAINT e2e_refuse CHECK (key <> 'evt:evt_store_refuses') NOT VALID`,
+			);
+			let delivered;
+			try {
+				delivered = await stack.deliver(event);
+			} finally {
+				await stack.keysDb.query(`ALTER TABLE processed_events DROP CONSTRAINT e2e_refuse`);
+			}
+			const { response, execution } = delivered;
+			assert.equal(response.status, 500, response.text);
+			assert.ok(isProblem(response), response.headers['content-type']);
+			assert.equal(response.json.status, 500);
+			assert.equal(response.json.type, 'about:blank');
+			assert.doesNotMatch(
+				response.text,
+				/processed_events|constraint|e2e_refuse|SQLSTATE|postgres/i,
+			);
+			// The execution failed (for the Error Workflow and the executions list), after the answer.
+			assert.equal(execution.status, 'error');
+			assert.ok(ran(execution, ERROR_ANSWER), execution.nodesRun.join(' → '));
+			assert.ok(ran(execution, INTERNAL_FAILURE), execution.nodesRun.join(' → '));
+			assert.ok(!ran(execution, BUSINESS_STEP));
+			assert.ok(!ran(execution, RESPOND_DUPLICATE));
+			assert.deepEqual(await stack.keyRows('evt:evt_store_refuses'), []);
+			// Once the cause is gone, the sender's retry goes through.
+			const retry = await stack.deliver(event);
+			assert.deepEqual([retry.response.status, retry.branch], [200, 'processed']);
+		}),
+);

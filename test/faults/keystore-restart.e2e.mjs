@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { BUSINESS_STEP, sleep, startStack, waitFor } from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
 import {
+	assertInternalProblem,
 	assertMatchesDoc,
 	cell,
 	healthz,
@@ -20,6 +21,7 @@ import {
 	nodesCell,
 	report,
 	resendLikeProvider,
+	RESERVE_FAILURE_NODES,
 	withLogs,
 } from './support.mjs';
 
@@ -222,6 +224,10 @@ test(
 					// The template's error path: handled, so n8n records the execution as a success.
 					assert.deepEqual(f.result.json, { status: 'failed', released: true });
 					assert.equal(f.execution.status, 'success');
+				} else if (f.kind === 'reserve failed') {
+					// The template's error output: 500 problem+json, then the execution fails.
+					assertInternalProblem(f.result, f.key);
+					assert.equal(f.execution?.status, 'error', `${f.key}: not a failed execution`);
 				} else {
 					assert.deepEqual(
 						f.result.json,
@@ -545,9 +551,8 @@ test(
 			} finally {
 				await restore();
 			}
-			assert.equal(failed.response.status, 500);
-			assert.deepEqual(failed.response.json, { message: 'Error in workflow' });
-			assert.deepEqual(failed.execution.nodesRun, ['Webhook', 'Idempotency Reserve']);
+			assertInternalProblem(failed.response, 'R3');
+			assert.deepEqual(failed.execution.nodesRun, RESERVE_FAILURE_NODES);
 			assert.equal(failed.execution.status, 'error');
 			assert.equal(await keyExists(key), false, 'nothing reserved');
 			assert.equal(await businessCount(key), 0);

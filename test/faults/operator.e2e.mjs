@@ -23,7 +23,16 @@ import {
 	waitFor,
 } from '../../scripts/harness/index.mjs';
 import { runLoad, tally } from '../../scripts/harness/load.mjs';
-import { assertMatchesDoc, cell, nodesCell, report, REPO_DIR, withLogs } from './support.mjs';
+import {
+	assertInternalProblem,
+	assertMatchesDoc,
+	cell,
+	nodesCell,
+	RESERVE_FAILURE_NODES,
+	report,
+	REPO_DIR,
+	withLogs,
+} from './support.mjs';
 
 const ROLE = 'idem_app';
 // Longer than any execution here takes from Reserve to Complete Key (the slowed business steps included).
@@ -165,11 +174,10 @@ function errorText(execution) {
  * NodeApiError, nothing routed to `false`, nothing reserved, no business step.
  */
 function assertFailedAtReserve(delivered, what) {
-	assert.equal(delivered.response.status, 500, `${what}: ${delivered.response.text}`);
-	assert.deepEqual(delivered.response.json, { message: 'Error in workflow' }, what);
+	assertInternalProblem(delivered.response, what);
 	assert.equal(delivered.execution.status, 'error', what);
-	// Reserve is the last node that ran: nothing went on through `true` or `false`.
-	assert.deepEqual(delivered.execution.nodesRun, ['Webhook', 'Idempotency Reserve'], what);
+	// Nothing went on through `new` or `duplicate`: only the error output's answer, then the failure.
+	assert.deepEqual(delivered.execution.nodesRun, RESERVE_FAILURE_NODES, what);
 }
 
 function matrixRow(id, fault, failed, hint, table, fixed, fixText) {

@@ -10,6 +10,30 @@ import { runLoad, tally } from '../../scripts/harness/load.mjs';
 export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
 
+/**
+ * What the templates do when Idempotency Reserve itself fails (the database, a lock, a privilege):
+ * their error output answers 500 problem+json with a generic detail, then fails the execution with
+ * Reserve's own message (docs/errors.md#what-the-sender-is-told).
+ */
+export const RESERVE_FAILURE_NODES = [
+	'Webhook',
+	'Idempotency Reserve',
+	'Respond 4xx or 500 (problem+json)',
+	'Internal Failure?',
+	'Fail the Execution (500 sent)',
+];
+
+/** The sender's side of a Reserve failure: 500 problem+json that names nothing internal. */
+export function assertInternalProblem(response, what = '') {
+	assert.equal(response.status, 500, `${what}: ${response.text}`);
+	assert.match(response.headers['content-type'] ?? '', /^application\/problem\+json/, what);
+	assert.deepEqual(
+		[response.json?.type, response.json?.status],
+		['about:blank', 500],
+		`${what}: ${response.text}`,
+	);
+}
+
 /** Runs a check; on failure prints the tail of n8n's logs (main, workers), where the cause usually is. */
 export { withStackLogs as withLogs } from '../../scripts/harness/log.mjs';
 

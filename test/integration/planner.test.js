@@ -32,6 +32,8 @@ const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const template = require('../../workflows/idempotent-webhook.json');
 
 const BUSINESS_STEP = 'Business Step (insert business_log)';
+/** The Respond node on Reserve's error output (problem+json, docs/errors.md). */
+const ERROR_ANSWER = 'Respond 4xx or 500 (problem+json)';
 const sql = require('../../dist/nodes/shared/store/sql');
 const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 const { KEY_SOURCES } = require('../../dist/nodes/shared/keys/keySourceTable');
@@ -412,8 +414,14 @@ describeInBrowser('key planner page in Chromium', () => {
 			// Reserve's outputs in the file are the ones the node has in this mode.
 			expect(workflow.connections[reserve.name].main.map((targets) => targets[0].node)).toEqual(
 				mode === 'lease'
-					? [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 409 in flight', 'Respond 401']
-					: [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 401'],
+					? [
+							BUSINESS_STEP,
+							'Respond 200 duplicate',
+							'Respond 409 in flight',
+							'Respond 401',
+							ERROR_ANSWER,
+						]
+					: [BUSINESS_STEP, 'Respond 200 duplicate', 'Respond 401', ERROR_ANSWER],
 			);
 			// Every connection points at a node that exists; every path still ends in an answer.
 			const names = new Set(workflow.nodes.map((node) => node.name));
@@ -431,7 +439,24 @@ describeInBrowser('key planner page in Chromium', () => {
 				node.type === 'n8n-nodes-base.respondToWebhook' ||
 				(node.type === 'n8n-nodes-idempotency.idempotencyComplete' &&
 					node.parameters.respondToWebhook === true);
-			for (const leaf of leaves) expect([leaf.name, answers(leaf)]).toEqual([leaf.name, true]);
+			// A Stop and Error node ends a path that answered before it (the 500 of an item error).
+			const answeredBefore = (name) => {
+				const from = Object.entries(workflow.connections)
+					.filter(([, { main }]) => main.flat().some((c) => c.node === name))
+					.map(([source]) => workflow.nodes.find((node) => node.name === source));
+				return (
+					from.length > 0 &&
+					from.every(
+						(node) => answers(node) || (node.name !== reserve.name && answeredBefore(node.name)),
+					)
+				);
+			};
+			for (const leaf of leaves)
+				expect([
+					leaf.name,
+					answers(leaf) ||
+						(leaf.type === 'n8n-nodes-base.stopAndError' && answeredBefore(leaf.name)),
+				]).toEqual([leaf.name, true]);
 			const types = workflow.nodes.map((node) => node.type);
 			if (mode === 'simple') {
 				expect(types).not.toContain('n8n-nodes-idempotency.idempotencyComplete');

@@ -32,6 +32,9 @@ const RESERVE_TYPE = 'n8n-nodes-idempotency.idempotencyReserve';
 
 const db = useTestDatabase();
 
+/** An item as n8n's Webhook node makes it with JWT Auth on: the verified token's payload beside the request. */
+const withJwtPayload = (item, jwtPayload) => ({ ...item, json: { ...item.json, jwtPayload } });
+
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 // ---- the corpus: exact bytes, loaded through #bodyFile ------------------------------------------
@@ -153,6 +156,19 @@ describeInBrowser('key planner page: fingerprint, Idempotency-Key header, API te
 						mode: variant.mode,
 						...fingerprintParameters(variant),
 					});
+					if (node.error !== undefined) {
+						// Fingerprint Fields with nothing in them: the node's item error (invalid-fingerprint,
+						// 400), never a key reserved without a fingerprint; the page says the same.
+						expect(node.error).toMatch(/^The Fingerprint Fields are /);
+						expect(source).toBe('expression');
+						expect([shown.key, shown.problem, shown.fingerprint]).toEqual([
+							'item error',
+							true,
+							'—',
+						]);
+						expect(shown.explain).toContain(node.error);
+						return;
+					}
 					expect(node.isNew).toBe(true);
 					expect(shown.key).toBe(node.key);
 					expect({ fingerprint: shown.fingerprint, explain: shown.fingerprintExplain }).toEqual({
@@ -363,7 +379,8 @@ describeInBrowser('key planner page: fingerprint, Idempotency-Key header, API te
 					...reserveWorkflow,
 					nodes: [{ ...reserveWorkflow.nodes[0], parameters: reserve.parameters }],
 				},
-				[n8nWebhookItem(body, headers)],
+				// The template's Webhook node checks a JWT and hands on its payload: the caller's scope.
+				[withJwtPayload(n8nWebhookItem(body, headers), { sub: 'client-7' })],
 				{ credentials: db.credential() },
 			);
 			expect(run.error).toBeUndefined();
@@ -382,8 +399,8 @@ describeInBrowser('key planner page: fingerprint, Idempotency-Key header, API te
 				expect(asNode.key).toBe(item.json.idempotency.key);
 				expect(asNode.fingerprint).toBe(rows[0].fingerprint ?? 'none');
 			} else {
-				// The template's per-caller scope is an n8n expression: the key ends in the client's key.
-				expect(item.json.idempotency.key).toMatch(/^orders-[0-9a-f]{16}:idk:order-0$/);
+				// The template's per-caller scope is an n8n expression: the token's subject, then the client's key.
+				expect(item.json.idempotency.key).toBe('orders-client-7:idk:order-0');
 				expect(rows[0].fingerprint).toBe(shown.fingerprint);
 			}
 		}

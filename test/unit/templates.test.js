@@ -43,28 +43,86 @@ describe.each(templates)('%s', (_file, workflow) => {
 	});
 });
 
-test.each([
+const HTTP_TEMPLATES = [
 	'idempotent-webhook.json',
 	'exactly-once-postgres.json',
 	'idempotent-http-call.json',
 	'idempotent-api.json',
 	'multi-step.json',
-])('every path of %s ends in an answer (else n8n answers 200 with an empty body)', (file) => {
-	const workflow = templates.find(([name]) => name === file)[1];
-	const leaves = workflow.nodes.filter(
-		(node) =>
-			node.type !== 'n8n-nodes-base.stickyNote' &&
-			!(workflow.connections[node.name]?.main ?? []).some((targets) => targets.length > 0),
-	);
-	expect(leaves.length).toBeGreaterThanOrEqual(5);
-	// A Respond node, or a node of this package that answers itself once its key is completed.
-	const answers = (node) =>
-		node.type === 'n8n-nodes-base.respondToWebhook' ||
-		(node.type.startsWith('n8n-nodes-idempotency.') && node.parameters.respondToWebhook === true);
-	for (const leaf of leaves) expect([leaf.name, answers(leaf)]).toEqual([leaf.name, true]);
-	// n8n refuses a "Using Respond to Webhook Node" Webhook without one such node after it.
-	expect(workflow.nodes.some((node) => node.type === 'n8n-nodes-base.respondToWebhook')).toBe(true);
-});
+];
+
+// A Respond node, or a node of this package that answers itself once its key is completed.
+const answers = (node) =>
+	node.type === 'n8n-nodes-base.respondToWebhook' ||
+	(node.type.startsWith('n8n-nodes-idempotency.') && node.parameters.respondToWebhook === true);
+
+test.each(HTTP_TEMPLATES)(
+	'every path of %s ends in an answer (else n8n answers 200 with an empty body)',
+	(file) => {
+		const workflow = templates.find(([name]) => name === file)[1];
+		const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
+		const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
+		// Every way through the workflow, and whether it answered before it ended: a path ends at a
+		// node without connections or at an output left unconnected (an IF's other branch). A Stop
+		// and Error node may end a path that answered already (a 500 sent, the execution then failed).
+		const ends = [];
+		const walk = (node, answered, seen) => {
+			const nowAnswered = answered || answers(node);
+			const outputs = workflow.connections[node.name]?.main ?? [];
+			if (outputs.length === 0 || outputs.some((targets) => targets.length === 0))
+				ends.push([node.name, nowAnswered]);
+			for (const targets of outputs)
+				for (const { node: next } of targets)
+					if (!seen.has(next)) walk(byName.get(next), nowAnswered, new Set([...seen, next]));
+		};
+		walk(trigger, false, new Set([trigger.name]));
+		expect(ends.length).toBeGreaterThanOrEqual(5);
+		for (const end of ends) expect(end).toEqual([end[0], true]);
+		// n8n refuses a "Using Respond to Webhook Node" Webhook without one such node after it.
+		expect(workflow.nodes.some((node) => node.type === 'n8n-nodes-base.respondToWebhook')).toBe(
+			true,
+		);
+	},
+);
+
+describe.each(HTTP_TEMPLATES)(
+	"%s answers Reserve's item errors as problem+json (docs/errors.md)",
+	(file) => {
+		const workflow = templates.find(([name]) => name === file)[1];
+		const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
+		const reserve = workflow.nodes.find(
+			(candidate) => candidate.type === 'n8n-nodes-idempotency.idempotencyReserve',
+		);
+		const outputs = workflow.connections[reserve.name].main;
+		const [answer] = outputs.at(-1).map((connection) => node(connection.node));
+
+		test('Reserve continues on its error output, the last one, into one Respond node', () => {
+			expect(reserve.onError).toBe('continueErrorOutput');
+			expect(outputs.at(-1)).toHaveLength(1);
+			expect(answer.type).toBe('n8n-nodes-base.respondToWebhook');
+			// The status is the client error's when the item has one, else 500 (the sender retries).
+			expect(answer.parameters.options.responseCode).toBe(
+				'={{ $json.details?.kind ? $json.details.status : 500 }}',
+			);
+			expect(answer.parameters.options.responseHeaders.entries).toEqual([
+				{ name: 'Content-Type', value: 'application/problem+json' },
+			]);
+			for (const field of ['type', 'title', 'status', 'detail'])
+				expect(answer.parameters.responseBody).toContain(`${field}:`);
+		});
+
+		test('after the answer, an item without a client-error kind fails the execution', () => {
+			const [check] = workflow.connections[answer.name].main[0].map((c) => node(c.node));
+			expect(check.type).toBe('n8n-nodes-base.if');
+			const [condition] = check.parameters.conditions.conditions;
+			expect(condition.leftValue).toBe("={{ $json.details?.kind ?? '' }}");
+			expect(condition.operator).toMatchObject({ type: 'string', operation: 'empty' });
+			const [whenInternal, whenClient] = workflow.connections[check.name].main;
+			expect(whenInternal.map((c) => node(c.node).type)).toEqual(['n8n-nodes-base.stopAndError']);
+			expect(whenClient ?? []).toEqual([]);
+		});
+	},
+);
 
 test('the exactly-once template is the webhook template with its business step and Complete Key made one node', () => {
 	// Its answer names the inserted row's id, which only exists after the step, so a Respond node
@@ -133,5 +191,65 @@ describe('the RabbitMQ consumer template (issue 38)', () => {
 		]);
 		const leaves = [...targets('Idempotency Reserve', 1), ...targets('Idempotency Reserve', 2)];
 		for (const leaf of leaves) expect(workflow.connections[leaf.name]).toBeUndefined();
+	});
+
+	test('an item error: an unusable key is acknowledged and left visible, any other failure fails the execution', () => {
+		expect(reserve.onError).toBe('continueErrorOutput');
+		const outputs = workflow.connections['Idempotency Reserve'].main;
+		expect(outputs).toHaveLength(4);
+		const [check] = targets('Idempotency Reserve', 3);
+		expect(check.type).toBe('n8n-nodes-base.if');
+		expect(check.parameters.conditions.conditions[0].leftValue).toBe(
+			"={{ $json.details?.kind ?? '' }}",
+		);
+		// No kind (the database, a bug): fail, so the broker redelivers the message.
+		expect(targets(check.name, 0).map((next) => next.type)).toEqual([
+			'n8n-nodes-base.stopAndError',
+		]);
+		// A client error can never succeed: redelivering it would loop forever, so it ends here.
+		const [dropped] = targets(check.name, 1);
+		expect(dropped.type).toBe('n8n-nodes-base.noOp');
+		expect(dropped.name).toMatch(/acknowledged/i);
+	});
+});
+
+describe('the API template scopes keys by the caller n8n authenticated (no shared fallback)', () => {
+	const workflow = templates.find(([name]) => name === 'idempotent-api.json')[1];
+	const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
+	const targets = (from, output) =>
+		(workflow.connections[from]?.main?.[output] ?? []).map((connection) => node(connection.node));
+	const webhook = workflow.nodes.find((candidate) => candidate.type === 'n8n-nodes-base.webhook');
+	const reserve = node('Idempotency Reserve');
+
+	test('the Webhook node checks a JWT, so a request without a valid one never reaches the workflow', () => {
+		expect(webhook.parameters.authentication).toBe('jwtAuth');
+		expect(Object.keys(webhook.credentials)).toEqual(['jwtAuth']);
+	});
+
+	test("the Namespace is the token's subject, and nothing falls back to a shared scope", () => {
+		expect(reserve.parameters.namespace).toBe(
+			"={{ 'orders-' + encodeURIComponent($json.jwtPayload.sub) }}",
+		);
+		expect(JSON.stringify(workflow)).not.toMatch(/anonymous|headers\.authorization/);
+	});
+
+	test('a token without a subject is answered 401 problem+json before Reserve', () => {
+		const [check] = targets(webhook.name, 0);
+		expect(check.type).toBe('n8n-nodes-base.if');
+		expect(targets(check.name, 0)).toEqual([reserve]);
+		const [refused] = targets(check.name, 1);
+		expect(refused.type).toBe('n8n-nodes-base.respondToWebhook');
+		expect(refused.parameters.options.responseCode).toBe(401);
+		expect(refused.parameters.options.responseHeaders.entries).toContainEqual({
+			name: 'Content-Type',
+			value: 'application/problem+json',
+		});
+	});
+
+	test('the sticky note says what to change for header, query or other JWT claims', () => {
+		const note = workflow.nodes.find((candidate) => candidate.type === 'n8n-nodes-base.stickyNote');
+		expect(note.parameters.content).toMatch(/Header Auth/);
+		expect(note.parameters.content).toMatch(/query/);
+		expect(note.parameters.content).toMatch(/JWT/);
 	});
 });

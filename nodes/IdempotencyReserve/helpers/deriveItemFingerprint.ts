@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { expressionFingerprintText } from '../../shared/keys/fingerprint';
+import { requiredExpressionFingerprintText } from '../../shared/keys/fingerprint';
 import { itemParameterReader } from '../../shared/parameters/itemParameter';
 import { readRequestBytes, sha256Hex } from '../../shared/webhook/rawBody';
 import type { FingerprintSource } from './reserveSettings';
@@ -23,10 +23,8 @@ export function itemFingerprinter(
 	if (source === 'none') return undefined;
 	if (source === 'expression') {
 		const read = itemParameterReader(context, 'fingerprintExpression');
-		return (item, itemIndex) => {
-			const text = expressionFingerprintText(read(item, itemIndex));
-			return text === undefined ? undefined : sha256Hex(text);
-		};
+		// Required: an empty value throws (invalid-fingerprint), so no request escapes the comparison.
+		return (item, itemIndex) => sha256Hex(requiredExpressionFingerprintText(read(item, itemIndex)));
 	}
 	return (item, itemIndex) => {
 		// Synchronous for a raw body kept in memory (n8n's default binary mode): see readRawBody.

@@ -30,6 +30,7 @@ function mismatchOf(
 		return new KeyError(
 			`The key "${key}" was reserved for another request: its fingerprint differs (stored ${theirs}, this request ${mine})`,
 			'The same key came with a different payload. Check that the key is unique per request (a Custom key, a client reusing an Idempotency-Key), or set On Mismatch to Flag the Duplicate and answer 422.',
+			'fingerprint-mismatch',
 		);
 	}
 	return { mismatch: true, fingerprint: mine, storedFingerprint: theirs };

@@ -1,3 +1,5 @@
+import { KeyError } from './KeyError';
+
 /**
  * The pure part of Idempotency Reserve's request fingerprint (nodes/IdempotencyReserve/
  * deriveItemFingerprint.ts): what an Expression fingerprint hashes. No n8n and no Node.js here, so
@@ -27,4 +29,25 @@ export function canonicalJson(value: unknown): string {
 export function expressionFingerprintText(value: unknown): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	return typeof value === 'string' ? value : canonicalJson(value);
+}
+
+function describeEmpty(value: unknown): string {
+	if (value === undefined) return 'missing';
+	return value === null ? 'null' : 'empty text';
+}
+
+/**
+ * The text an Expression fingerprint (Fingerprint Fields) hashes, which must be there: a request
+ * without it (missing, null, empty text) is an item error the sender caused (400), never "no
+ * fingerprint", which would match any later request with the same key and hand it the first one's
+ * stored answer. An empty object or array is a value like any other: it is hashed and compared.
+ */
+export function requiredExpressionFingerprintText(value: unknown): string {
+	const text = expressionFingerprintText(value);
+	if (text !== undefined) return text;
+	throw new KeyError(
+		`The Fingerprint Fields are ${describeEmpty(value)} for this request, so it has no fingerprint to compare`,
+		'Send the fields the fingerprint is made of with every request (answer 400 until then), or make Fingerprint Fields read fields every request has.',
+		'invalid-fingerprint',
+	);
 }

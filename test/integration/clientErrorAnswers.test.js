@@ -1,0 +1,176 @@
+// The shipped templates' answer to an item error, through n8n's engine: Idempotency Reserve as the
+// template has it (On Error: continue using error output) and the template's own Respond node on its
+// error output, its expressions run by the engine (test/support/respondProbe.js stands in for n8n's
+// node, which the e2e suite runs for real). A sender's mistake gets 4xx problem+json naming it;
+// a database failure gets 500 with nothing internal in it.
+const { describe, test, expect } = require('@jest/globals');
+const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/errors/clientErrors');
+const { useTestDatabase } = require('../support/database');
+const { registerTestNode, runWorkflow } = require('../support/engine');
+const { PROVIDERS } = require('../support/providerVectors');
+const { takeAnswers, RESPOND_TYPE } = require('../support/respondProbe');
+const { webhookItem } = require('../support/webhookItems');
+
+const RESERVE_TYPE = 'n8n-nodes-idempotency.idempotencyReserve';
+const stripe = PROVIDERS.stripe;
+
+const db = useTestDatabase();
+
+/** Every key in the template's table, none when Reserve never got to create it. */
+async function reservedKeys() {
+	const { rows } = await db.query(`SELECT to_regclass('processed_events') IS NOT NULL AS made`);
+	if (!rows[0].made) return [];
+	return (await db.query('SELECT key FROM processed_events ORDER BY key')).rows.map(
+		(row) => row.key,
+	);
+}
+
+registerTestNode('branch', async function () {
+	return [this.getInputData()];
+});
+
+/**
+ * The template's Reserve node and every branch after it, one node deep: the Respond node on its
+ * error output as shipped, the other branches (business step, Respond nodes) as pass-through nodes
+ * of the same names, so the test sees where each item went.
+ */
+function reserveAndErrorAnswer(template) {
+	const reserve = template.nodes.find((node) => node.type === RESERVE_TYPE);
+	const outputs = template.connections[reserve.name].main;
+	const errorTarget = outputs.at(-1)[0].node;
+	const branches = outputs.flat().map((connection) => {
+		const node = template.nodes.find((candidate) => candidate.name === connection.node);
+		return node.name === errorTarget ? node : { ...node, type: 'test.branch', typeVersion: 1 };
+	});
+	return {
+		reserve,
+		errorTarget,
+		workflow: {
+			name: template.name,
+			nodes: [reserve, ...branches],
+			connections: { [reserve.name]: template.connections[reserve.name] },
+			settings: { executionOrder: 'v1' },
+		},
+	};
+}
+
+async function signedDelivery(rawBody) {
+	return webhookItem({
+		body: JSON.parse(rawBody),
+		rawBody,
+		headers: await stripe.sign(rawBody, { secret: stripe.secret }),
+	});
+}
+
+const webhookTemplate = require('../../workflows/idempotent-webhook.json');
+
+describe('workflows/idempotent-webhook.json', () => {
+	const { reserve, errorTarget, workflow } = reserveAndErrorAnswer(webhookTemplate);
+	const run = async (items, credentials = db.credential()) =>
+		await runWorkflow(workflow, items, {
+			credentials,
+			credentialsByType: { webhookSigningSecretApi: { secret: stripe.secret } },
+		});
+
+	test('Reserve continues on its error output, and that output is answered by one Respond node', () => {
+		expect(reserve.onError).toBe('continueErrorOutput');
+		expect(webhookTemplate.nodes.find((node) => node.name === errorTarget).type).toBe(RESPOND_TYPE);
+	});
+
+	test('a signed delivery whose id is an object: 400 problem+json naming the reason, nothing reserved', async () => {
+		takeAnswers();
+		const result = await run([await signedDelivery('{"id":{"a":1},"type":"x"}')]);
+		expect(result.status).toBe('success');
+		const [answer, ...more] = takeAnswers();
+		expect(more).toEqual([]);
+		expect(answer.node).toBe(errorTarget);
+		expect(answer.statusCode).toBe(400);
+		expect(answer.headers['content-type']).toBe('application/problem+json');
+		const problem = JSON.parse(answer.body);
+		expect(problem).toEqual({
+			type: `${CLIENT_ERROR_DOCS}#invalid-key`,
+			title: 'The event id cannot be an idempotency key',
+			status: 400,
+			detail: expect.stringMatching(/is an object/),
+		});
+		for (const output of [0, 1, 2, 3]) expect(result.output(reserve.name, output)).toEqual([]);
+		expect(await reservedKeys()).toEqual([]);
+	});
+
+	test('an honest delivery beside it is reserved and goes to new, not to the answer', async () => {
+		takeAnswers();
+		const result = await run([await signedDelivery('{"id":"evt_honest_1","type":"x"}')]);
+		expect(takeAnswers()).toEqual([]);
+		expect(result.output(reserve.name, 0).map((item) => item.json.idempotency.key)).toEqual([
+			'evt:evt_honest_1',
+		]);
+	});
+
+	test('the key store unreachable: 500 problem+json with a generic detail that names nothing internal', async () => {
+		takeAnswers();
+		const unreachable = db.credential({ host: '127.0.0.1', port: 1 });
+		const result = await run(
+			[await signedDelivery('{"id":"evt_db_down","type":"x"}')],
+			unreachable,
+		);
+		const [answer] = takeAnswers();
+		expect(answer.statusCode).toBe(500);
+		expect(answer.headers['content-type']).toBe('application/problem+json');
+		const problem = JSON.parse(answer.body);
+		expect(problem).toEqual({
+			type: 'about:blank',
+			title: 'The request could not be processed',
+			status: 500,
+			detail: expect.any(String),
+		});
+		expect(answer.body).not.toMatch(/127\.0\.0\.1|port|postgres|ECONNREFUSED/i);
+		// The item on the error output still says what happened, for the execution and the Error Workflow.
+		const [failed] = result.output(reserve.name, 4);
+		expect(failed.json.error).toMatch(/127\.0\.0\.1/);
+		expect(failed.json.details).toBeUndefined();
+		for (const output of [0, 1, 2, 3]) expect(result.output(reserve.name, output)).toEqual([]);
+	});
+});
+
+describe('workflows/idempotent-api.json', () => {
+	const template = require('../../workflows/idempotent-api.json');
+	const { reserve, workflow } = reserveAndErrorAnswer(template);
+	/** A request as n8n's Webhook node hands it on with JWT Auth on: the verified token's payload. */
+	const request = (body, headers, sub) => {
+		const item = webhookItem({ body, headers });
+		return { ...item, json: { ...item.json, jwtPayload: { sub, iat: 1 } } };
+	};
+	const run = async (item) => await runWorkflow(workflow, [item], { credentials: db.credential() });
+
+	test('a request without an Idempotency-Key: 400 problem+json of kind invalid-idempotency-key', async () => {
+		takeAnswers();
+		const result = await run(request({ sku: 'A' }, {}, 'alice'));
+		const [answer] = takeAnswers();
+		expect(answer.statusCode).toBe(400);
+		expect(JSON.parse(answer.body)).toEqual({
+			type: `${CLIENT_ERROR_DOCS}#invalid-idempotency-key`,
+			title: 'The Idempotency-Key header is missing or malformed',
+			status: 400,
+			detail: expect.stringMatching(/Idempotency-Key header is missing/),
+		});
+		expect(result.output(reserve.name, 0)).toEqual([]);
+	});
+
+	test("keys are scoped by the token's subject, as it is (any text, ':' included): two callers, one key value, two keys", async () => {
+		const headers = { 'idempotency-key': '"order-42"' };
+		const keys = [];
+		for (const sub of ['alice', 'bob', 'tenant:7/user 1'])
+			keys.push(
+				(await run(request({ sku: 'A' }, headers, sub))).output(reserve.name, 0)[0].json.idempotency
+					.key,
+			);
+		expect(keys).toEqual([
+			'orders-alice:idk:order-42',
+			'orders-bob:idk:order-42',
+			'orders-tenant%3A7%2Fuser%201:idk:order-42',
+		]);
+		// Nothing secret is stored: the rows hold the subject, not a credential or a hash of one.
+		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'orders-%'`);
+		expect(rows.map((row) => row.key).sort()).toEqual([...keys].sort());
+	});
+});
