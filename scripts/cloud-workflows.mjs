@@ -19,7 +19,7 @@ const bundle = join(root, 'dist', 'planner', 'builtIn.cjs');
 export function cloudWorkflows(bundlePath, load) {
 	return expressibleProviders(load(bundlePath)).map((provider) => {
 		const result = builtInFromArgs(['--built-in', '--provider', provider], bundlePath);
-		if (!result.ok) throw new Error(`${provider}: ${result.message}`);
+		if (result.ok === false) throw new Error(`${provider}: ${result.message}`);
 		return { file: `${provider}.json`, json: result.json };
 	});
 }
