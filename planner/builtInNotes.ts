@@ -20,7 +20,7 @@ export const BUILT_IN_NOTES: readonly string[] = [
 	'No fingerprints: a key reused with another payload is a plain duplicate.',
 	'No Exactly-Once SQL and no Idempotency Step: the business step and the completion are two statements, so a crash between them runs the business step again once the lease ends.',
 	"A JSON number as event id is used only as a safe integer (below 2^53), other numbers are answered 400; the package reads any number's exact digits from the raw body.",
-	'The key table is not created for you: run the CREATE TABLE statement (in this note, and on the planner page) once.',
+	'The key table is not created for you: run the CREATE TABLE statements in this note (the key table is on the planner page too) once.',
 	"No Purge: delete old keys with the planner's purge statements on a Schedule Trigger and a Postgres node.",
 	'No lock-timeout diagnosis and no hints: a failing Postgres node ends the execution and n8n answers 500, so the sender retries. An event id that cannot be a key (an object or array, NUL, half a surrogate pair, over 1,000 bytes) is answered 400 problem+json before anything is reserved, as by the package.',
 	"Multipart bodies (multipart/*) are refused with 401: n8n's Webhook node hands their fields and files instead of the raw bytes, so their signature cannot be checked. JSON, text and form-urlencoded bodies (Slack's slash commands) are checked as usual.",
@@ -28,6 +28,16 @@ export const BUILT_IN_NOTES: readonly string[] = [
 	'The Postgres node writes the query parameters into the SQL text itself (escaped by its driver, pg-promise) rather than sending them as bind parameters.',
 	'GitHub does not retry a 409 (in flight) on its own: redeliver it from GitHub.',
 ];
+
+/** The example table the placeholder business step inserts into (README's Quick start step 1 has the same). */
+export const BUSINESS_LOG_TABLE = [
+	'CREATE TABLE IF NOT EXISTS business_log (',
+	'  id bigserial PRIMARY KEY,',
+	'  event_key text NOT NULL,',
+	'  event_type text,',
+	'  created_at timestamptz NOT NULL DEFAULT now()',
+	');',
+].join('\n');
 
 /** The sticky note node, the workflow's last. */
 export function noteNode(
@@ -66,9 +76,11 @@ function stickyNote(
 		`## Idempotent webhook with built-in nodes only (${signature.label})`,
 		'Made by the n8n-nodes-idempotency key planner for n8n Cloud and for instances without community packages. Every node is an n8n-nodes-base node; no Code node.',
 		`Credentials: ${secret}; **Postgres** credentials "${BUILT_IN_CREDENTIALS.postgres}" (the key table) and "${BUILT_IN_CREDENTIALS.business}" (your business step).`,
-		`Key table ${tableRef(settings.schema, settings.table).qualified}, ${settings.mode} mode${settings.mode === 'lease' ? `, lease ${settings.leaseSeconds} s` : ''}${settings.namespace ? `, namespace ${JSON.stringify(settings.namespace)}` : ''}. Create it once:`,
+		`Key table ${tableRef(settings.schema, settings.table).qualified}, ${settings.mode} mode${settings.mode === 'lease' ? `, lease ${settings.leaseSeconds} s` : ''}${settings.namespace ? `, namespace ${JSON.stringify(settings.namespace)}` : ''}. Create it, and the example business_log table the placeholder business step inserts into, once before the first delivery (on n8n Cloud: a **Postgres** node with operation **Execute Query**, run once by hand with **Execute step**, then deleted):`,
 		'```sql',
 		sql.createTable,
+		'',
+		BUSINESS_LOG_TABLE,
 		'```',
 		'### What it refuses, before anything is reserved',
 		`- A multipart body, a signature that does not match${signature.timestamp === undefined ? '' : `, or a timestamp more than ${TOLERANCE_SECONDS} s from now`}: 401 {"status":"invalid signature"}.`,

@@ -26,6 +26,17 @@ export const USAGE =
 
 class UsageError extends Error {}
 
+/**
+ * The providers whose signature the built-in path can check (the others are refused with the reason).
+ * @param {{ BUILT_IN_SIGNATURES: readonly { supported: boolean, signature?: { provider: string } }[] }} builtIn
+ * @returns {string[]}
+ */
+export function expressibleProviders(builtIn) {
+	return builtIn.BUILT_IN_SIGNATURES.flatMap((s) =>
+		s.supported && s.signature ? [s.signature.provider] : [],
+	);
+}
+
 /** `--name value` and `--name=value` pairs, each flag at most once. */
 function parseFlags(args) {
 	/** @type {Record<string, string>} */
@@ -71,7 +82,7 @@ export function builtInFromArgs(args, bundle) {
 		);
 		if (!providers.includes(values.provider))
 			throw new UsageError(
-				`Unknown --provider ${values.provider}: use one of ${providers.join(', ')}`,
+				`Unknown --provider ${values.provider}: use one of ${expressibleProviders(builtIn).join(', ')}`,
 			);
 		const defaults = builtIn.DEFAULT_SETTINGS;
 		// The signature and the key come from one sender: the provider's own key source unless one is given.

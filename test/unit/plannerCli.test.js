@@ -96,7 +96,7 @@ test.each([
 	[['--built-in', '--provider', 'svix'], /Svix cannot be checked/],
 	[
 		['--built-in', '--provider', 'standard-webhooks'],
-		/Unknown --provider standard-webhooks: use one of stripe, github, shopify, standardWebhooks/,
+		/Unknown --provider standard-webhooks: use one of stripe, github, shopify, slack\n/,
 	],
 	[['--built-in', '--provider', 'stripe', '--lease', 'soon'], /--lease needs a positive number/],
 	[
@@ -166,4 +166,19 @@ test('--built-in --replay-guard: GitHub keyed on the body by default, on its del
 	expect(keyOf([])).toBe(`={{ "" + 'sha256:' + $json.bodySha256 }}`);
 	expect(keyOf(['--replay-guard', 'on'])).toBe(keyOf([]));
 	expect(keyOf(['--replay-guard=off'])).toContain('$json.headers["x-github-delivery"]');
+});
+
+test('an unknown provider is answered with only the providers the built-in path can express', () => {
+	const { BUILT_IN_SIGNATURES } = require('../../dist/planner/builtIn.cjs');
+	const expressible = BUILT_IN_SIGNATURES.filter((s) => s.supported).map(
+		(s) => s.signature.provider,
+	);
+	const refused = BUILT_IN_SIGNATURES.filter((s) => !s.supported).map((s) => s.provider);
+	expect(expressible.length).toBeGreaterThan(0);
+	expect(refused).toEqual(expect.arrayContaining(['standardWebhooks', 'svix']));
+	const { stderr, code } = runCli(['--built-in', '--provider', 'paddle']);
+	expect(code).toBe(1);
+	const listed = /Unknown --provider paddle: use one of ([^\n]*)\n/.exec(stderr)?.[1];
+	expect(listed?.split(', ')).toEqual(expressible);
+	for (const provider of refused) expect(listed).not.toContain(provider);
 });

@@ -1,0 +1,49 @@
+// workflows/cloud/<provider>.json, the workflows n8n Cloud users import from a raw URL, are exactly
+// what the planner's generator writes today (scripts/cloud-workflows.mjs): regenerated in memory,
+// any difference fails, so they cannot drift. Run `npm run cloud-workflows` to refresh them.
+const { test, expect } = require('@jest/globals');
+const { readdirSync, readFileSync } = require('node:fs');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+
+const root = path.join(__dirname, '..', '..');
+const bundle = path.join(root, 'dist', 'planner', 'builtIn.cjs');
+const cloudDir = path.join(root, 'workflows', 'cloud');
+
+async function generated() {
+	const { cloudWorkflows } = await import(
+		pathToFileURL(path.join(root, 'scripts', 'cloud-workflows.mjs')).href
+	);
+	return cloudWorkflows(bundle, require);
+}
+
+test('one file per provider the built-in path can express, and no other', async () => {
+	const { BUILT_IN_SIGNATURES } = require(bundle);
+	const expected = BUILT_IN_SIGNATURES.filter((s) => s.supported).map(
+		(s) => `${s.signature.provider}.json`,
+	);
+	expect(expected).toContain('stripe.json');
+	expect(readdirSync(cloudDir).sort()).toEqual([...expected].sort());
+	expect((await generated()).map((w) => w.file)).toEqual(expected);
+});
+
+test('each file is byte for byte what the generator writes (run npm run cloud-workflows if not)', async () => {
+	for (const { file, json } of await generated())
+		expect({ file, json: readFileSync(path.join(cloudDir, file), 'utf8') }).toEqual({ file, json });
+});
+
+test('each opens with a sticky note holding both CREATE TABLEs and where to run them on Cloud', async () => {
+	for (const { file } of await generated()) {
+		const workflow = JSON.parse(readFileSync(path.join(cloudDir, file), 'utf8'));
+		const note = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.stickyNote');
+		const content = note.parameters.content;
+		expect(content).toMatch(/CREATE TABLE IF NOT EXISTS \S*processed_events/);
+		expect(content).toMatch(/CREATE INDEX/);
+		expect(content).toContain(
+			'CREATE TABLE IF NOT EXISTS business_log (\n  id bigserial PRIMARY KEY,\n  event_key text NOT NULL,\n  event_type text,\n  created_at timestamptz NOT NULL DEFAULT now()\n);',
+		);
+		expect(content).toContain('**Postgres** node with operation **Execute Query**');
+		const business = workflow.nodes.find((n) => n.name === 'Business Step (insert business_log)');
+		expect(JSON.stringify(business.parameters)).toContain('INSERT INTO business_log');
+	}
+});
