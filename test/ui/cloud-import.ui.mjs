@@ -281,11 +281,11 @@ test(
 			for (const node of withCredentials) {
 				const [type] = Object.keys(node.credentials);
 				await openNode(page, node.name);
-				if (type === 'postgres') await chooseCredential(page, postgresCredential);
+				if (type === 'postgres') await chooseCredential(postgresCredential);
 				else if (type === 'crypto') {
 					await openNodeCredential(page);
 					await fillCredential(page, { hmacSecret: E2E_STRIPE_SECRET });
-					await saveUntestedCredential(page);
+					await saveUntestedCredential();
 					await closeCredential(page);
 				} else assert.fail(`${node.name} needs a ${type} credential the test does not know`);
 				await closeNode(page);
@@ -297,7 +297,7 @@ test(
 );
 
 /** In an open node: its credential select → the named credential, unless already chosen. */
-async function chooseCredential(page, name) {
+async function chooseCredential(name) {
 	const select = page.getByTestId('node-credentials-select');
 	if ((await select.locator('input').inputValue()) === name) return;
 	await select.click();
@@ -306,7 +306,7 @@ async function chooseCredential(page, name) {
 }
 
 /** Save for a credential type without a test (Crypto): n8n stores it and says "Saved". */
-async function saveUntestedCredential(page) {
+async function saveUntestedCredential() {
 	const modal = page.getByTestId('editCredential-modal');
 	const stored = page.waitForResponse(
 		(response) =>
