@@ -109,6 +109,15 @@ export async function importWorkflowFile(page, file) {
 	await chooser.setFiles(file);
 }
 
+/** The workflow's "…" menu → Import → From URL… → the URL → Import (n8n's server fetches it). */
+export async function importWorkflowUrl(page, url) {
+	await page.getByTestId('workflow-menu').click();
+	await page.getByTestId('workflow-menu-item-import').hover();
+	await page.getByTestId('workflow-menu-item-import-from-url').click();
+	await page.getByPlaceholder('Workflow URL').fill(url);
+	await page.getByTestId('confirm-workflow-import-url-button').click();
+}
+
 export function canvasNode(page, name) {
 	return page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
 }

@@ -76,3 +76,50 @@ export async function startUiStack({ packageName }) {
 		throw error;
 	}
 }
+
+/**
+ * n8n as an n8n Cloud user meets it: community packages off (N8N_COMMUNITY_PACKAGES_ENABLED=false),
+ * this package nowhere, no registry, no test mode; n8n's own database and the keys database the
+ * user's Postgres credential points at (its business_log made by the harness: a test that creates
+ * it itself drops it first).
+ */
+export async function startCloudUiStack() {
+	const teardown = createTeardown();
+	try {
+		const paths = await ensureN8n();
+		const { workDir, userFolder, logDir } = createWorkFolder('n8n-idem-cloud-ui-', teardown);
+		delete process.env.DATABASE_URL;
+		const { server, n8nDatabase, keysDb, keysFields } = await startStackDatabases({
+			workDir,
+			label: 'cloudui',
+			teardown,
+		});
+		const n8n = await startN8nServer({
+			paths,
+			userFolder,
+			logDir,
+			port: await freePort(),
+			brokerPort: await freePort(),
+			db: {
+				host: server.host,
+				port: server.port,
+				user: server.user,
+				password: server.password,
+				database: n8nDatabase,
+			},
+			extraEnv: { N8N_COMMUNITY_PACKAGES_ENABLED: 'false' },
+		});
+		teardown.push(() => n8n.stop());
+		return {
+			workDir,
+			n8n,
+			baseUrl: n8n.baseUrl,
+			keysDb,
+			keysLogin: keysFields,
+			stop: teardown.stop,
+		};
+	} catch (error) {
+		await teardown.stop();
+		throw error;
+	}
+}
