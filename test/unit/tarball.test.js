@@ -31,6 +31,7 @@ const allowed = [
 	[/^dist\/credentials\/\w+\.credentials\.js$/, 'the credential'],
 	[/^dist\/credentials\/[\w.]+\.svg$/, 'credential icons'],
 	[/^workflows\/[\w-]+\.json$/, 'importable templates'],
+	[/^workflows\/cloud\/[\w-]+\.json$/, 'the built-in-nodes workflows for n8n Cloud'],
 	[/^dist\/planner\/index\.html$/, 'the key planner page (one self-contained file)'],
 	[/^(README\.md|LICENSE|package\.json|index\.js)$/, 'the package itself'],
 ];
