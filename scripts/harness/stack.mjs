@@ -129,13 +129,7 @@ export async function startStack({
 			logDir,
 			port: port ?? (await freePort()),
 			brokerPort: await freePort(),
-			db: {
-				host: databases.server.host,
-				port: databases.server.port,
-				user: databases.server.user,
-				password: databases.server.password,
-				database: databases.n8nDatabase,
-			},
+			db: databases.n8nDbLogin,
 			...(env || queue || builtInWorkflow
 				? {
 						extraEnv: {

@@ -94,6 +94,14 @@ export async function startStackDatabases({
 		pooler,
 		keysDatabase,
 		n8nDatabase,
+		/** n8n's own database as startN8nServer's `db` takes it. */
+		n8nDbLogin: {
+			host: server.host,
+			port: server.port,
+			user: server.user,
+			password: server.password,
+			database: n8nDatabase,
+		},
 		keysDb,
 		n8nDb,
 		businessDatabase,

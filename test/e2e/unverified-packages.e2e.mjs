@@ -62,7 +62,7 @@ before(
 	async () => {
 		const paths = await ensureN8n();
 		const { workDir, userFolder } = createWorkFolder('n8n-idem-unverified-', teardown);
-		const { server, n8nDatabase } = await startStackDatabases({
+		const { n8nDbLogin } = await startStackDatabases({
 			workDir,
 			label: 'unverified',
 			teardown,
@@ -97,13 +97,7 @@ before(
 			registryUrl: registry.url,
 			port: await freePort(),
 			brokerPort: await freePort(),
-			db: {
-				host: server.host,
-				port: server.port,
-				user: server.user,
-				password: server.password,
-				database: n8nDatabase,
-			},
+			db: n8nDbLogin,
 		};
 	},
 	{ timeout: 30 * 60_000 },

@@ -30,7 +30,7 @@ export async function startUiStack({ packageName }) {
 		// The wrong-password check needs a server that asks for passwords: the embedded one does
 		// (scram-sha-256); a DATABASE_URL server often trusts 127.0.0.1.
 		delete process.env.DATABASE_URL;
-		const { server, n8nDatabase, keysDb, keysFields } = await startStackDatabases({
+		const { n8nDbLogin, keysDb, keysFields } = await startStackDatabases({
 			workDir,
 			label: 'ui',
 			teardown,
@@ -45,13 +45,7 @@ export async function startUiStack({ packageName }) {
 			logDir,
 			port: await freePort(),
 			brokerPort: await freePort(),
-			db: {
-				host: server.host,
-				port: server.port,
-				user: server.user,
-				password: server.password,
-				database: n8nDatabase,
-			},
+			db: n8nDbLogin,
 			extraEnv: registryInstallEnv(registry.url),
 		};
 		const n8n = await startN8nServer(ctx);
@@ -89,7 +83,7 @@ export async function startCloudUiStack() {
 		const paths = await ensureN8n();
 		const { workDir, userFolder, logDir } = createWorkFolder('n8n-idem-cloud-ui-', teardown);
 		delete process.env.DATABASE_URL;
-		const { server, n8nDatabase, keysDb, keysFields } = await startStackDatabases({
+		const { n8nDbLogin, keysDb, keysFields } = await startStackDatabases({
 			workDir,
 			label: 'cloudui',
 			teardown,
@@ -100,13 +94,7 @@ export async function startCloudUiStack() {
 			logDir,
 			port: await freePort(),
 			brokerPort: await freePort(),
-			db: {
-				host: server.host,
-				port: server.port,
-				user: server.user,
-				password: server.password,
-				database: n8nDatabase,
-			},
+			db: n8nDbLogin,
 			extraEnv: { N8N_COMMUNITY_PACKAGES_ENABLED: 'false' },
 		});
 		teardown.push(() => n8n.stop());
