@@ -26,7 +26,13 @@ import {
 	waitForWebhook,
 } from '../../scripts/harness/index.mjs';
 import { packageManifest, REPO_DIR } from '../../scripts/harness/package.mjs';
-import { chromiumAvailable, CHROMIUM, openBrowser, outputDir } from './support/browser.mjs';
+import {
+	chromiumAvailable,
+	CHROMIUM,
+	openBrowser,
+	outputDir,
+	uiStepRunner,
+} from './support/browser.mjs';
 import {
 	canvasNode,
 	closeCredential,
@@ -151,19 +157,7 @@ async function clipOf(locator, { maxHeight = 900, pad = 0 } = {}) {
 }
 
 /** Runs a step; on failure saves a screenshot and prints the tail of n8n's log. */
-async function step(name, fn) {
-	try {
-		await fn();
-	} catch (error) {
-		const file = await browser?.screenshot(`FAILED-${name}`).catch(() => undefined);
-		process.stderr.write(
-			`\n[ui] ${name} failed; screenshot ${file}\n--- n8n log ---\n${stack?.n8n.logTail(40)}\n`,
-		);
-		if (browser?.problems.length)
-			process.stderr.write(`--- page errors ---\n${browser.problems.slice(-10).join('\n')}\n`);
-		throw error;
-	}
-}
+const step = uiStepRunner(() => ({ browser, stack }));
 
 test(
 	'publish: a plain npm publish is stopped by n8n-node prerelease; the release path publishes to the local registry',

@@ -62,3 +62,26 @@ export function outputDir() {
 	}
 	return mkdtempSync(path.join(tmpdir(), 'n8n-idem-ui-screens-'));
 }
+
+/**
+ * A UI test's step runner: runs a step and, when it fails, saves a screenshot and prints the tail of
+ * n8n's log and the page's last errors. `current` gives the file's browser and stack as they are
+ * when the step runs (both are set in its `before`).
+ * @param {() => { browser?: Awaited<ReturnType<typeof openBrowser>>, stack?: { n8n: { logTail: (lines: number) => string } } }} current
+ */
+export function uiStepRunner(current) {
+	return async function step(/** @type {string} */ name, /** @type {() => Promise<void>} */ fn) {
+		try {
+			await fn();
+		} catch (error) {
+			const { browser, stack } = current();
+			const file = await browser?.screenshot(`FAILED-${name}`).catch(() => undefined);
+			process.stderr.write(
+				`\n[ui] ${name} failed; screenshot ${file}\n--- n8n log ---\n${stack?.n8n.logTail(40)}\n`,
+			);
+			if (browser?.problems.length)
+				process.stderr.write(`--- page errors ---\n${browser.problems.slice(-10).join('\n')}\n`);
+			throw error;
+		}
+	};
+}
