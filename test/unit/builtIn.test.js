@@ -3,25 +3,12 @@
 // the settings applied, and the providers the Crypto node cannot check refused with the reason.
 // Real n8n runs it in test/e2e/builtin.e2e.mjs; this checks the JSON for every setting.
 const { describe, test, expect } = require('@jest/globals');
-const path = require('node:path');
 
-const builtIn = require(path.join(__dirname, '..', '..', 'dist', 'planner', 'builtIn.cjs'));
+const { builtIn, settings, node } = require('../support/builtInWorkflow');
 const sql = require('../../dist/nodes/shared/store/sql');
 const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 
-const { builtInWorkflow, BuiltInError, DEFAULT_SETTINGS } = builtIn;
-
-/** @param {Record<string, unknown>} [changes] */
-function settings(changes = {}) {
-	return { ...DEFAULT_SETTINGS, keySource: 'stripe', ...changes };
-}
-
-/** @param {any} workflow @param {string} name */
-function node(workflow, name) {
-	const found = workflow.nodes.find((/** @type {any} */ n) => n.name === name);
-	if (!found) throw new Error(`no node ${name}`);
-	return found;
-}
+const { builtInWorkflow, BuiltInError } = builtIn;
 
 /** @param {any} workflow @param {string} from */
 function targets(workflow, from) {

@@ -8,9 +8,8 @@
 //    package's own rules (normalizeId and composeKey): 400 runs per key source, 3 key sources.
 const { describe, test, expect } = require('@jest/globals');
 const fc = require('fast-check');
-const path = require('node:path');
 
-const builtIn = require(path.join(__dirname, '..', '..', 'dist', 'planner', 'builtIn.cjs'));
+const { builtIn, settings, node } = require('../support/builtInWorkflow');
 const { normalizeId } = require('../../dist/nodes/shared/keys/idText');
 const { composeKey } = require('../../dist/nodes/shared/keys/composeKey');
 const {
@@ -19,7 +18,7 @@ const {
 	storedExpressions,
 } = require('../support/n8nExpressions');
 
-const { builtInWorkflow, BuiltInError, DEFAULT_SETTINGS } = builtIn;
+const { builtInWorkflow, BuiltInError } = builtIn;
 
 /** Pieces hostile text is made of; fast-check's own strings fill the gaps. */
 const FRAGMENTS = [
@@ -158,18 +157,6 @@ const INPUTS = [
 ];
 
 const stripe = { provider: 'stripe' };
-
-/** @param {Record<string, unknown>} [changes] */
-function settings(changes = {}) {
-	return { ...DEFAULT_SETTINGS, keySource: 'stripe', ...changes };
-}
-
-/** @param {any} workflow @param {string} name */
-function node(workflow, name) {
-	const found = workflow.nodes.find((/** @type {any} */ n) => n.name === name);
-	if (!found) throw new Error(`no node ${name}`);
-	return found;
-}
 
 /** The Key node's fields for a Stripe-like delivery `{ id: BODY_ID }`, as n8n evaluates them. */
 function keyOf(/** @type {any} */ workflow, id = /** @type {unknown} */ (BODY_ID)) {
