@@ -294,8 +294,7 @@ export async function executionsInUi(
 	}
 	const runs = [];
 	for (let i = 0; i < count; i++) {
-		await closeProductionChecklist(page);
-		await items.nth(i).click();
+		await clickPastProductionChecklist(page, items.nth(i));
 		const preview = page.getByTestId('execution-preview-host');
 		await preview.getByTestId('canvas-node').first().waitFor({ timeout: 30_000 });
 		await page.waitForTimeout(500);
@@ -317,6 +316,23 @@ function productionChecklist(page) {
 	return page
 		.locator('[data-reka-popper-content-wrapper]')
 		.filter({ hasText: 'Production Checklist' });
+}
+
+/**
+ * Clicks `target`, closing the Production Checklist first: n8n can open it a moment after the
+ * Executions page shows the runs, over the cards, so a click that the popover caught is tried again
+ * once it is closed.
+ */
+async function clickPastProductionChecklist(page, target, { attempts = 3 } = {}) {
+	for (let attempt = 1; ; attempt++) {
+		await closeProductionChecklist(page);
+		try {
+			await target.click({ timeout: 5_000 });
+			return;
+		} catch (error) {
+			if (attempt >= attempts || !(await productionChecklist(page).isVisible())) throw error;
+		}
+	}
 }
 
 /** After a first publish, and after a workflow's first production runs, n8n opens a "Production Checklist" popover. */
