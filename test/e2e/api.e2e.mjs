@@ -222,7 +222,10 @@ test(
 	{ timeout: 180_000 },
 	() =>
 		withLogs(async () => {
-			const executions = async () => (await stack.executions.list({ workflowId: api.id })).length;
+			// Every row, finished or not: the previous test's last execution may still be finishing
+			// after its answer, and would otherwise be counted only on the second read.
+			const executions = async () =>
+				(await stack.executions.list({ workflowId: api.id, finishedOnly: false })).length;
 			const executionsBefore = await executions();
 			const key = `"${randomUUID()}"`;
 			// No token: n8n's Webhook node answers before any execution (no shared 'anonymous' scope).
