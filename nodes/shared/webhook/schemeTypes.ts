@@ -1,15 +1,73 @@
 import type { HeaderValue } from './headers';
 
 /**
- * The shape of a signature scheme, in a file of its own so the signing room imports one way: the
- * readers and the provider table use these types, signatureSchemes.ts builds the schemes from the
- * table, verifySignature.ts does the crypto.
+ * How a webhook sender signs, as data. A provider's entry in the table (providers/) holds one
+ * `SigningDescription`; schemeReader.ts turns it into a `SignatureScheme` (the header reader the
+ * nodes run) and verifySignature.ts does the crypto. In a file of its own so the signing room imports
+ * one way: types here, then readers, then the table, then the schemes made from it.
  */
 
 export type HmacAlgorithm = 'sha256' | 'sha512' | 'sha1';
+/** HMAC with a shared secret, or a public key: Ed25519 (Discord), ECDSA P-256 with SHA-256 (SendGrid). */
+export type SigningAlgorithm = HmacAlgorithm | 'ed25519' | 'ecdsaP256';
 export type SignatureEncoding = 'hex' | 'base64';
-/** How the credential's secret becomes the HMAC key: the text as it is, or `whsec_<base64>` decoded. */
-export type SecretFormat = 'text' | 'whsecBase64';
+
+/**
+ * How the credential's secret becomes the key. `text`: its UTF-8 bytes (most senders, Stripe's
+ * `whsec_…` included); `whsecBase64`: `whsec_<base64>` decoded (Standard Webhooks, Svix); `base64`:
+ * base64 decoded (Airtable); `publicKeyHex`: an Ed25519 public key, 32 bytes as hex (Discord);
+ * `publicKeyBase64`: a public key as base64 DER (SubjectPublicKeyInfo), as SendGrid shows it.
+ */
+export type SecretFormat = 'text' | 'whsecBase64' | 'base64' | 'publicKeyHex' | 'publicKeyBase64';
+
+/** How the signature is written in its header. */
+export type SignatureFormat =
+	/** The header's whole value, after an optional fixed prefix (`sha256=`, `v0=`). */
+	| { format: 'whole'; prefix?: string }
+	/**
+	 * `key=value` fields: Stripe's `t=…,v1=…` (separator `,`), Paddle's `ts=…;h1=…` (`;`). Every field
+	 * named `signatureKey` is a signature (several during a secret rotation); `timestampKey`, when set,
+	 * must appear exactly once. Other fields are ignored.
+	 */
+	| {
+			format: 'fields';
+			separator: string;
+			signatureKey: string;
+			timestampKey?: string;
+	  }
+	/** Standard Webhooks' `v1,<sig> v1,<sig>`: entries split by `separator`, each `<version>,<sig>`; other versions skipped. */
+	| { format: 'versions'; separator: string; version: string };
+
+export type TimestampUnit = 'seconds' | 'milliseconds' | 'iso8601';
+
+/** Where the signed timestamp is. Its text, as sent, is what `{timestamp}` puts in the signed content. */
+export type TimestampSource =
+	| { from: 'header'; header: string; unit: TimestampUnit }
+	/** The `timestampKey` field of the signature header (Stripe's `t`, Paddle's `ts`). */
+	| { from: 'signature'; unit: TimestampUnit }
+	/** A field of the signed JSON body (Linear's `webhookTimestamp`): checked, never put in the content. */
+	| { from: 'body'; path: readonly string[]; unit: TimestampUnit };
+
+export interface SigningDescription {
+	algorithm: SigningAlgorithm;
+	encoding: SignatureEncoding;
+	secret: SecretFormat;
+	/**
+	 * The headers carrying signatures, as the sender spells them. The first must be there; the others
+	 * (Box's secondary signature) add signatures when present.
+	 */
+	signatureHeaders: readonly string[];
+	signature: SignatureFormat;
+	/**
+	 * The signed content, in order: `{body}` (the raw bytes), `{timestamp}`, `{header:<Name>}`, `{url}`
+	 * (the URL the sender was given: the item's webhookUrl), `{form}` (form parameters sorted by name,
+	 * each name then value, as Twilio signs) and literal text. `{body}` or `{form}` appears once.
+	 */
+	signs: string;
+	timestamp?: TimestampSource;
+	/** Seconds the sender's own library allows either side of now; the nodes' default tolerance is 300. */
+	toleranceSeconds?: number;
+}
 
 export type InvalidReason =
 	| 'missing_header'
@@ -19,12 +77,12 @@ export type InvalidReason =
 	/** The body the workflow reads is not the signed bytes (multipart, an upload): signedBody.ts. */
 	| 'unsigned_body';
 
-/** What a request's headers say about its signature, before any crypto. */
+/** What a request says about its signature, before any crypto. */
 export interface SignedRequest {
 	/** Every signature the sender sent (Stripe and Standard Webhooks send several during secret rotation), still encoded. */
 	signatures: string[];
-	/** Signed before the raw body. */
-	prefix: string;
+	/** The signed content, as built from the request: what verifySignature.ts signs or checks. */
+	content: Uint8Array;
 	/** Seconds since the epoch, for schemes with a timestamp. */
 	timestamp?: number;
 }
@@ -33,19 +91,32 @@ export type ReadResult = SignedRequest | { invalid: 'missing_header' | 'malforme
 
 export type HeaderLookup = (name: string) => HeaderValue;
 
+/** The parts of a request a signature can cover besides its headers. */
+export interface RequestParts {
+	header: HeaderLookup;
+	body: Uint8Array;
+	/** The URL the sender was given (the Webhook item's webhookUrl, with its query), for `{url}`. */
+	url?: string;
+}
+
+/** A description made runnable (schemeReader.ts): what the nodes, the planner and the generator use. */
 export interface SignatureScheme {
 	label: string;
 	/** The headers it reads, as the sender spells them (shown in the node's option descriptions). */
 	headers: readonly string[];
-	algorithm: HmacAlgorithm;
+	algorithm: SigningAlgorithm;
 	encoding: SignatureEncoding;
 	secretFormat: SecretFormat;
-	/** Whether the signed content carries a timestamp, checked against the tolerance. */
+	/** Whether a timestamp is checked against the tolerance. */
 	hasTimestamp: boolean;
 	/**
 	 * The headers whose values are part of the signed content (a replayer cannot change them); every
 	 * other header, the delivery id headers of GitHub and Shopify included, can be rewritten freely.
 	 */
 	signedHeaders: readonly string[];
-	read: (header: HeaderLookup) => ReadResult;
+	/** Whether the raw body is covered (`{body}` or `{form}`): a body field is then signed data. */
+	signsBody: boolean;
+	/** Whether the signed content needs the request's URL (`{url}`). */
+	needsUrl: boolean;
+	read: (request: RequestParts) => ReadResult;
 }

@@ -1,0 +1,3 @@
+import type { ProviderDefinition } from './providerTypes';
+
+export const COMMERCE = [] as const satisfies readonly ProviderDefinition[];

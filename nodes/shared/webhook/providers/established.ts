@@ -1,0 +1,116 @@
+import type { ProviderDefinition } from './providerTypes';
+
+/** The senders the package started with; values stored in workflows since before the table was data. */
+export const ESTABLISHED = [
+	{
+		value: 'stripe',
+		label: 'Stripe',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['Stripe-Signature'],
+			// `v0` entries and unknown schemes are ignored, as Stripe's library does.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
+			signs: '{timestamp}.{body}',
+			timestamp: { from: 'signature', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Any non-2xx (3xx too) fails; live mode retries with backoff for up to 3 days; manual resends for 30 days',
+		docs: 'https://docs.stripe.com/webhooks#verify-manually',
+	},
+	{
+		value: 'github',
+		label: 'GitHub',
+		eventId: { kind: 'headers', names: ['X-GitHub-Delivery'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['X-Hub-Signature-256'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+		retries:
+			'No automatic retry: failures are recorded; redelivery is manual or through the REST API (3 days)',
+		docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
+	},
+	{
+		value: 'shopify',
+		label: 'Shopify',
+		// X-Shopify-Event-Id is one event across subscriptions (Shopify's advice for dropping duplicates); X-Shopify-Webhook-Id is per delivery.
+		eventId: { kind: 'headers', names: ['X-Shopify-Event-Id', 'X-Shopify-Webhook-Id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'text',
+			signatureHeaders: ['X-Shopify-Hmac-Sha256'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries: 'Non-2xx or no answer within 5 s: 8 retries over 4 hours',
+		docs: 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook-to-ensure-its-coming-from-shopify',
+	},
+	{
+		value: 'standardWebhooks',
+		label: 'Standard Webhooks',
+		eventId: { kind: 'headers', names: ['webhook-id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'whsecBase64',
+			signatureHeaders: ['webhook-signature'],
+			// `v1a` (ed25519) entries are skipped, as the reference library does.
+			signature: { format: 'versions', separator: ' ', version: 'v1' },
+			signs: '{header:webhook-id}.{timestamp}.{body}',
+			timestamp: { from: 'header', header: 'webhook-timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries: '2xx is success, 410 disables the endpoint, anything else is retried (senders choose the schedule)',
+		docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
+	},
+	{
+		value: 'svix',
+		label: 'Svix',
+		eventId: { kind: 'headers', names: ['svix-id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'whsecBase64',
+			signatureHeaders: ['svix-signature'],
+			signature: { format: 'versions', separator: ' ', version: 'v1' },
+			signs: '{header:svix-id}.{timestamp}.{body}',
+			timestamp: { from: 'header', header: 'svix-timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries: 'Non-2xx: retried with backoff for about 28 hours (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',
+		docs: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
+	},
+	{
+		value: 'slack',
+		label: 'Slack',
+		eventId: { kind: 'body', path: ['event_id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['X-Slack-Signature'],
+			signature: { format: 'whole', prefix: 'v0=' },
+			// The timestamp header's text, as Slack's documented base string uses it.
+			signs: 'v0:{timestamp}:{body}',
+			timestamp: { from: 'header', header: 'X-Slack-Request-Timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+		retries:
+			'Non-2xx or no answer within 3 s: up to 3 retries (about immediately, 1 min, 5 min) with X-Slack-Retry-Num',
+		docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
+	},
+] as const satisfies readonly ProviderDefinition[];

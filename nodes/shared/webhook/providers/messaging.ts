@@ -1,0 +1,3 @@
+import type { ProviderDefinition } from './providerTypes';
+
+export const MESSAGING = [] as const satisfies readonly ProviderDefinition[];
