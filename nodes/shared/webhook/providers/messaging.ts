@@ -21,7 +21,7 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Interactions are not retried: answer within 3 s or the user sees the interaction fail',
-		docs: 'https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers',
+		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
 	},
 	{
 		value: 'twilio',
