@@ -64,6 +64,9 @@ module.exports = {
 		// The example Twilio's SDKs all test against (twilio-php and twilio-csharp hold the same one).
 		source:
 			'https://github.com/twilio/twilio-node/blob/45d3d65a4ea87652f4c7973af0e0998f3af31322/spec/validation.spec.js, "Request validation: should succeed with the correct signature" (token 12345, defaultParams, requestUrl, defaultSignature)',
+		// The same file's "should validate request body with multiple params and values" checks repeated
+		// names: Sid=CA123&SidAccount=AC123&Digits=5678&Digits=1234&Digits=1234 at the same URL signs as
+		// IK+Dwps556ElfBT0I3Rgjkr1wJU= (a repeated name's values deduplicated, then sorted).
 		secret: '12345',
 		otherSecret: '54321',
 		genuine: async () => ({
