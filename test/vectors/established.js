@@ -1,5 +1,5 @@
 // The six providers the package started with. GitHub and Slack: the examples their documentation
-// prints. Stripe, Standard Webhooks and Svix: their official libraries sign (test/support/providerVectors.js).
+// prints; Shopify: the fixture of its official PHP library's webhook tests. Stripe, Standard Webhooks and Svix: their official libraries sign (test/support/providerVectors.js).
 const { PROVIDERS: KITS, nowSeconds } = require('../support/providerVectors');
 
 const BODY = '{"id":"evt_1PvYpF2eZvKYlo2C","type":"payment_intent.succeeded","data":{"amount":2000}}';
@@ -42,6 +42,18 @@ module.exports = {
 				'X-Hub-Signature-256':
 					'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
 			},
+			nowSeconds: nowSeconds(),
+		}),
+	},
+	shopify: {
+		kind: 'documented',
+		source:
+			'https://github.com/Shopify/shopify-api-php/blob/3c41a5e1b3f92c840eab3085c44009493cc6dffc/tests/Webhooks/RegistryTest.php#L853-L862, Shopify\'s own webhook test fixture (secret: tests/BaseTestCase.php line 27)',
+		secret: '7008c5f4da4718b9b45d26d3fcbbb157',
+		otherSecret: 'steffi',
+		genuine: async () => ({
+			body: '{"foo":"bar"}',
+			headers: { 'X-Shopify-Hmac-Sha256': '+R9TwYM4mbLTk3hEAOBkpA7zW2lc9vNFmVKs2u2jtyY=' },
 			nowSeconds: nowSeconds(),
 		}),
 	},
