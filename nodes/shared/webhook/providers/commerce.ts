@@ -44,7 +44,7 @@ export const COMMERCE = [
 		},
 		contentTypes: ['application/json'],
 		retries:
-			'Non-2xx or no answer within 10 s: retried for up to 72 hours, then discarded; a subscription with no 2xx for three weeks is disabled',
+			'Non-2xx or no answer within 10 s: retried for up to 72 hours (older pages of Square say 24 or 48), then discarded; a subscription with no 2xx for three weeks is disabled',
 		docs: 'https://developer.squareup.com/docs/webhooks/step3validate',
 	},
 	{
