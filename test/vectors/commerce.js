@@ -10,7 +10,7 @@ module.exports = {
 	paddle: {
 		kind: 'documented',
 		source:
-			'github.com/PaddleHQ/paddle-node-sdk src/__tests__/notifications/webhooks-validator.node.test.ts @ b8ee4b12741d88abe5a33f5c8a74735c9ac3653f, case "Valid signature" (checked at 2023-11-01T00:00:00Z, i.e. ts 1698796800)',
+			'https://github.com/PaddleHQ/paddle-node-sdk/blob/b8ee4b12741d88abe5a33f5c8a74735c9ac3653f/src/__tests__/notifications/webhooks-validator.node.test.ts (the Paddle Node SDK), case "Valid signature" (checked at 2023-11-01T00:00:00Z, i.e. ts 1698796800)',
 		secret: 'VALID_SECRET',
 		// The same test's "Invalid secret" case.
 		otherSecret: 'INVALID_VALID_SECRET',
@@ -26,7 +26,7 @@ module.exports = {
 	square: {
 		kind: 'documented',
 		source:
-			'github.com/square/square-nodejs-sdk tests/integration/webhooks.test.ts @ c58c6e097af6717e5c728712f79f89f6cd9da12f, "test signature validation pass" (WebhooksHelper.verifySignature)',
+			'https://github.com/square/square-nodejs-sdk/blob/c58c6e097af6717e5c728712f79f89f6cd9da12f/tests/integration/webhooks.test.ts (the Square Node SDK), "test signature validation pass" (WebhooksHelper.verifySignature)',
 		secret: 'Ibxx_5AKakO-3qeNVR61Dw',
 		// The same test's "fails on invalid signature key" case.
 		otherSecret: 'MCmhFRxGX82xMwg5FsaoQA',
@@ -41,7 +41,7 @@ module.exports = {
 	razorpay: {
 		kind: 'documented',
 		source:
-			'github.com/razorpay/razorpay-node test/utils/razorpay-utils.spec.js @ 9737ef17342b8a551f7af2413c8d24df559accc8, it("validateWebhookSignature")',
+			'https://github.com/razorpay/razorpay-node/blob/9737ef17342b8a551f7af2413c8d24df559accc8/test/utils/razorpay-utils.spec.js (the Razorpay Node SDK), it("validateWebhookSignature")',
 		secret: '123456',
 		// The same file's other HMAC secret (its "Subscription Verfication" case).
 		otherSecret: 'EnLs21M47BllR3X8PSFtjtbd',
@@ -56,7 +56,7 @@ module.exports = {
 	coinbaseCommerce: {
 		kind: 'documented',
 		source:
-			'github.com/coinbase/coinbase-commerce-node test/testWebhook.spec.js @ d46c59684423b07d068e001ae8c5d58abb9cbbc1, "should successfully verify signature and return event" (Webhook.verifyEventBody)',
+			'https://github.com/coinbase/coinbase-commerce-node/blob/d46c59684423b07d068e001ae8c5d58abb9cbbc1/test/testWebhook.spec.js (the Coinbase Commerce Node SDK), "should successfully verify signature and return event" (Webhook.verifyEventBody)',
 		secret: '30291a20-0bd1-4267-9b0f-e6e7b123c0bf',
 		// The same file's "should fail verification with invalid secret key" case.
 		otherSecret: '30291a20-0bd1-4267-9b0f-e6e7b123c0bg',
