@@ -33,7 +33,8 @@ module.exports = {
 		genuine: async () => ({
 			body: PAGERDUTY_BODY,
 			headers: {
-				'X-PagerDuty-Signature': 'v1=0c0b9495b893a39e70d1fea2fe11fbe0a825f88b9f67846f6cc07dd2bc5476cd',
+				'X-PagerDuty-Signature':
+					'v1=0c0b9495b893a39e70d1fea2fe11fbe0a825f88b9f67846f6cc07dd2bc5476cd',
 			},
 			// PagerDuty signs no timestamp: the event's occurred_at, for the record.
 			nowSeconds: 1619458587,

@@ -13,11 +13,11 @@ export const DEV_TOOLS = [
 		eventId: { kind: 'headers', names: ['Idempotency-Key', 'X-Gitlab-Event-UUID'] },
 		signing: {
 			unverifiable:
-				'GitLab\'s secret token is sent as it is in X-Gitlab-Token, a token compare over nothing signed, so anyone who saw one delivery can forge the next; set a signing token on the webhook instead (GitLab signs it the Standard Webhooks way: webhook-id, webhook-timestamp, webhook-signature) and choose Standard Webhooks.',
+				"GitLab's secret token travels as it is in X-Gitlab-Token, a token compare over nothing signed, so whoever sees one delivery can forge others; where your GitLab offers a signing token (newer versions, signed the Standard Webhooks way with webhook-id, webhook-timestamp and webhook-signature), set one and choose Standard Webhooks instead.",
 		},
 		contentTypes: ['application/json'],
 		retries:
-			'No automatic retry of a failed delivery; repeated failures disable the webhook for a while, then for good; resend by hand from the webhook\'s request history',
+			"Failures are logged; after 4 in a row the webhook is paused with a backoff of up to 1 day, after 40 it is disabled; a delivery resent by hand from the webhook's request history keeps its Idempotency-Key",
 		docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
 	},
 	{
@@ -73,7 +73,7 @@ export const DEV_TOOLS = [
 		},
 		contentTypes: ['application/json'],
 		retries:
-			'Failed deliveries are retried with backoff; every attempt keeps the event\'s id and counts itself in attempt_number',
+			"Failed deliveries are retried with backoff; every attempt keeps the event's id and counts itself in attempt_number",
 		docs: 'https://developers.notion.com/reference/webhooks',
 	},
 ] as const satisfies readonly ProviderDefinition[];
