@@ -20,7 +20,7 @@ export type ReplayGuard = 'on' | 'off';
 export const REPLAY_GUARDS: readonly ReplayGuard[] = ['on', 'off'];
 
 export interface BuiltInOptions {
-	/** A provider of nodes/shared/webhook/providers.ts whose signature the Crypto node checks. */
+	/** A provider of nodes/shared/webhook/providers/ whose signature the Crypto node checks. */
 	provider: string;
 	webhookPath?: string;
 	/**

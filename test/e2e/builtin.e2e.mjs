@@ -6,7 +6,9 @@
 // With N8N_LINE=1 it runs on n8n 1.123.81 (scripts/harness/install.mjs) the CLI's `--n8n 1` variant:
 // 1.x has only Crypto v1, whose HMAC secret is a node parameter, read there from $env.
 // The GitHub variant (`--provider github`, keyed on the signed body by its replay guard) is published
-// beside it as an extra workflow on its own path, signed with the same secret.
+// beside it as an extra workflow on its own path, signed with the same secret; so is the workflow of
+// every other provider the built-in path can express (the provider table decides which), each sent
+// a fresh genuine delivery twice and a forged one.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -25,7 +27,12 @@ import {
 	waitFor,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
+import { createRequire } from 'node:module';
 import { sha256Hex } from '../support/webhookItems.js';
+
+const require = createRequire(import.meta.url);
+const { signAs } = require('../support/signAs.js');
+const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Long enough for n8n to restart after kill -9 with lease left; short enough to wait out. */
@@ -43,11 +50,23 @@ let workflow;
 let github;
 const GITHUB_PATH = 'idempotent-webhook-builtin-github';
 
+/** Every provider the built-in path expresses besides Stripe and GitHub, which have tests of their own. */
+const OTHER_PROVIDERS = require('../../dist/planner/builtIn.cjs')
+	.BUILT_IN_SIGNATURES.filter((/** @type {any} */ s) => s.supported)
+	.map((/** @type {any} */ s) => s.signature.provider)
+	.filter((/** @type {string} */ value) => value !== 'stripe' && value !== 'github');
+/** @type {any[]} their published workflows, in OTHER_PROVIDERS' order */
+let otherWorkflows = [];
+
+let plannerBuilt = false;
+
 /** The workflow as a user gets it: the CLI's standard output. */
 function workflowFromCli(/** @type {string[]} */ args = ['--provider', 'stripe']) {
-	execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-planner.mjs')], {
-		stdio: 'ignore',
-	});
+	if (!plannerBuilt)
+		execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-planner.mjs')], {
+			stdio: 'ignore',
+		});
+	plannerBuilt = true;
 	const out = execFileSync(
 		process.execPath,
 		[
@@ -78,14 +97,21 @@ before(
 	async () => {
 		workflow = workflowFromCli();
 		const githubWorkflow = workflowFromCli(['--provider', 'github', '--path', GITHUB_PATH]);
+		const others = OTHER_PROVIDERS.map((value, index) => ({
+			workflow: {
+				...workflowFromCli(['--provider', value, '--path', `builtin-${value.toLowerCase()}`]),
+				id: `BuiltInOther${String(index).padStart(4, '0')}`,
+			},
+		}));
 		stack = await startStack({
 			label: 'builtin',
 			builtInWorkflow: workflow,
-			extraWorkflows: [{ workflow: { ...githubWorkflow, id: 'BuiltInGitHub0001' } }],
+			extraWorkflows: [{ workflow: { ...githubWorkflow, id: 'BuiltInGitHub0001' } }, ...others],
 			// The 1.x variant's Signature HMAC reads the secret from the environment (planner/builtIn.ts, SECRET_ENV).
 			...(LINE === '1' ? { env: { WEBHOOK_SIGNING_SECRET: E2E_STRIPE_SECRET } } : {}),
 		});
 		github = stack.extraWorkflows[0];
+		otherWorkflows = stack.extraWorkflows.slice(1);
 		const db = stack.keysDb;
 		await db.query(createTableFromNote());
 		// A killed n8n's sleeping insert must be cancelled, not committed after it (lease-crash.e2e.mjs).
@@ -484,6 +510,38 @@ test(
 			assert.equal((await stack.businessRows(key)).length, 1);
 			process.stderr.write(
 				`[builtin] kill -9: lease ${LEASE_SECONDS} s, ${leaseLeft.toFixed(0)} s left after the restart, then processed once (attempt 2)\n`,
+			);
+		}),
+);
+
+test(
+	'every other provider the built-in path expresses: a genuine delivery processed once, a forged one 401',
+	{ timeout: 300_000 },
+	() =>
+		withN8nLog(async () => {
+			assert.ok(OTHER_PROVIDERS.length > 0);
+			const outcomes = [];
+			for (const [index, value] of OTHER_PROVIDERS.entries()) {
+				const provider = PROVIDERS.find((/** @type {any} */ p) => p.value === value);
+				const to = otherWorkflows[index];
+				const sign = (/** @type {string} */ secret) =>
+					signAs(provider, {
+						body: { type: 'builtin.e2e', provider: value },
+						secret,
+						url: to.webhookUrl,
+					});
+				const genuine = sign(E2E_STRIPE_SECRET);
+				const send = async (/** @type {{ body: Buffer, headers: Record<string, string> }} */ d) =>
+					(await stack.deliver(d.body, { to, sign: false, headers: d.headers })).response;
+				const first = await send(genuine);
+				const again = await send(genuine);
+				const forged = await send(sign('not-the-secret'));
+				outcomes.push([value, first.status, first.json?.status, again.json?.status, forged.status]);
+			}
+			process.stderr.write(`[builtin] other providers: ${JSON.stringify(outcomes)}\n`);
+			assert.deepEqual(
+				outcomes,
+				OTHER_PROVIDERS.map((value) => [value, 200, 'processed', 'duplicate', 401]),
 			);
 		}),
 );

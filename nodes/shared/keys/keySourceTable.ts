@@ -2,7 +2,7 @@
  * Every Key Source of Idempotency Reserve, defined once: the option's value and label, its
  * subtitle, and where the event id is read. The node's options, its subtitle and the key lookup
  * are all made from this table, so they cannot drift apart.
- * The presets are made from the provider table (nodes/shared/webhook/providers.ts), one per
+ * The presets are made from the provider table (nodes/shared/webhook/providers/), one per
  * provider, followed by the message presets (messagePresets.ts), one per broker item shape.
  * Values are stored in saved workflows: never rename one.
  */
@@ -34,7 +34,7 @@ export type IdLocation =
 	| { kind: 'customKey' }
 	/** No id: always the body hash. */
 	| { kind: 'none' }
-	/** A provider's preset: a field of the JSON body, or headers (see providers.ts). */
+	/** A provider's preset: a field of the JSON body, or headers (see webhook/providers/). */
 	| EventIdLocation
 	/** A message preset: the broker's message id, else the content hash (messagePresets.ts). */
 	| MessageIdLocation

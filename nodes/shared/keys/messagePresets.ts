@@ -1,6 +1,6 @@
 /**
  * Key Source presets for messages taken from a broker by an n8n trigger. A broker is not a webhook
- * signer, so these live beside the provider table (webhook/providers.ts), not in it; both feed the
+ * signer, so these live beside the provider table (webhook/providers/), not in it; both feed the
  * one Key Source table (keySourceTable.ts). Values are stored in saved workflows: never rename one.
  * Pure data: the key planner page bundles it.
  */

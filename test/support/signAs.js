@@ -1,0 +1,73 @@
+// Signs a delivery the way a provider of the table would, from its signing description: for tests
+// that need fresh deliveries of any body (the built-in workflows in a real n8n, whose tolerance a
+// documented example's old timestamp would fail). That the descriptions are the providers' own
+// schemes is proven by test/vectors (their documented examples and official libraries); this only
+// builds the content with the package's reader and signs it with an HMAC (text or whsec_ secrets).
+const { createHmac, randomUUID } = require('node:crypto');
+const { readSignatureHeader } = require('../../dist/nodes/shared/webhook/headers');
+const { SIGNATURE_SCHEMES } = require('../../dist/nodes/shared/webhook/signatureSchemes');
+const { signingKey } = require('../../dist/nodes/shared/webhook/verifySignature');
+
+const PLACEHOLDER = 'placeholder';
+
+function timestampText(unit, nowSeconds) {
+	if (unit === 'milliseconds') return String(nowSeconds * 1000);
+	if (unit === 'iso8601') return new Date(nowSeconds * 1000).toISOString();
+	return String(nowSeconds);
+}
+
+/** The signature header's value holding `signature` (and the fields format's timestamp). */
+function headerValue(format, signature, timestamp) {
+	if (format.format === 'whole') return `${format.prefix ?? ''}${signature}`;
+	if (format.format === 'versions') return `${format.version},${signature}`;
+	const fields = [`${format.signatureKey}=${signature}`];
+	if (format.timestampKey !== undefined) fields.unshift(`${format.timestampKey}=${timestamp}`);
+	return fields.join(format.separator);
+}
+
+/**
+ * @param {import('../../dist/nodes/shared/webhook/providers').ProviderDefinition} provider
+ * @param {{ body: object, secret: string, nowSeconds?: number, url?: string, eventId?: string }} request
+ * @returns {{ body: Buffer, headers: Record<string, string> }}
+ */
+function signAs(provider, { body, secret, nowSeconds = Math.floor(Date.now() / 1000), url, eventId }) {
+	const { signing } = provider;
+	if ('unverifiable' in signing) throw new Error(`${provider.value} signs nothing`);
+	const timestamp = timestampText(signing.timestamp?.unit ?? 'seconds', nowSeconds);
+	/** @type {Record<string, unknown>} */
+	const json = structuredClone(body);
+	/** @type {Record<string, string>} */
+	const headers = { 'content-type': 'application/json' };
+	const id = eventId ?? `evt_${provider.value}_${randomUUID()}`;
+	if (provider.eventId.kind === 'headers') headers[provider.eventId.names[0].toLowerCase()] = id;
+	else setPath(json, provider.eventId.path, id);
+	if (signing.timestamp?.from === 'header') headers[signing.timestamp.header.toLowerCase()] = timestamp;
+	if (signing.timestamp?.from === 'body') setPath(json, signing.timestamp.path, nowSeconds * 1000);
+	for (const [, name] of signing.signs.matchAll(/\{header:([^}]+)\}/g))
+		headers[name.toLowerCase()] ??= `dlv_${randomUUID()}`;
+	const bytes = Buffer.from(JSON.stringify(json));
+	const scheme = SIGNATURE_SCHEMES[provider.value];
+	const signatureHeader = signing.signatureHeaders[0].toLowerCase();
+	headers[signatureHeader] = headerValue(signing.signature, PLACEHOLDER, timestamp);
+	const read = scheme.read({
+		header: (name) => readSignatureHeader(headers, name),
+		body: bytes,
+		url,
+	});
+	if ('invalid' in read) throw new Error(`signAs ${provider.value}: ${read.invalid}`);
+	const key = signingKey(secret, signing.secret, 'secret');
+	const signature = createHmac(signing.algorithm, key).update(read.content).digest(signing.encoding);
+	headers[signatureHeader] = headerValue(signing.signature, signature, timestamp);
+	return { body: bytes, headers };
+}
+
+function setPath(target, path, value) {
+	let node = target;
+	for (const step of path.slice(0, -1)) {
+		if (node[step] === null || typeof node[step] !== 'object') node[step] = {};
+		node = node[step];
+	}
+	node[path[path.length - 1]] = value;
+}
+
+module.exports = { signAs };
