@@ -1,3 +1,122 @@
 import type { ProviderDefinition } from './providerTypes';
 
-export const MESSAGING = [] as const satisfies readonly ProviderDefinition[];
+/** Messaging, email, forms and meetings: the senders n8n users connect for conversations and bookings. */
+export const MESSAGING = [
+	{
+		value: 'discord',
+		label: 'Discord',
+		// Interactions carry their id; Webhook Events have none, so those fall back to the body hash.
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'ed25519',
+			encoding: 'hex',
+			// The application's Public Key as the Developer Portal shows it (64 hex digits).
+			secret: 'publicKeyHex',
+			signatureHeaders: ['X-Signature-Ed25519'],
+			signature: { format: 'whole' },
+			signs: '{timestamp}{body}',
+			// Discord's own library checks no window; the nodes' default tolerance applies.
+			timestamp: { from: 'header', header: 'X-Signature-Timestamp', unit: 'seconds' },
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Interactions are not retried: answer within 3 s or the user sees the interaction fail',
+		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
+	},
+	{
+		value: 'twilio',
+		label: 'Twilio',
+		// The same on a retry of one callback; MessageSid or CallSid repeat across status callbacks.
+		eventId: { kind: 'headers', names: ['I-Twilio-Idempotency-Token'] },
+		signing: {
+			algorithm: 'sha1',
+			encoding: 'base64',
+			// The account's Auth Token.
+			secret: 'text',
+			signatureHeaders: ['X-Twilio-Signature'],
+			signature: { format: 'whole' },
+			// The full webhook URL (query included), then each POST parameter sorted by name, name then value.
+			signs: '{url}{form}',
+		},
+		// JSON callbacks sign the URL with a bodySHA256 query parameter instead of the form: not covered here.
+		contentTypes: ['application/x-www-form-urlencoded'],
+		retries:
+			'No retry by default; connection overrides on the URL (#rc=…) retry on a failed connection or timeout, and voice falls back to the Fallback URL',
+		docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
+	},
+	{
+		value: 'sendGrid',
+		label: 'SendGrid',
+		// A delivery is a JSON array of events, each with its own sg_event_id: no id names the request,
+		// so this path is never found and the key is the body hash.
+		eventId: { kind: 'body', path: ['sg_event_id'] },
+		signing: {
+			algorithm: 'ecdsaP256',
+			encoding: 'base64',
+			// The Signed Event Webhook's verification key, base64 DER, as SendGrid shows it.
+			secret: 'publicKeyBase64',
+			signatureHeaders: ['X-Twilio-Email-Event-Webhook-Signature'],
+			signature: { format: 'whole' },
+			signs: '{timestamp}{body}',
+			// SendGrid's own library checks no window; the nodes' default tolerance applies.
+			timestamp: {
+				from: 'header',
+				header: 'X-Twilio-Email-Event-Webhook-Timestamp',
+				unit: 'seconds',
+			},
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-2xx: the batch is retried for up to 24 hours; one event can arrive again in another batch',
+		docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
+	},
+	{
+		value: 'mailgun',
+		label: 'Mailgun',
+		eventId: { kind: 'body', path: ['event-data', 'id'] },
+		signing: {
+			unverifiable:
+				"Mailgun's signature covers only its timestamp and token, not the event data, so anyone holding one genuine delivery can attach its signature to any event; protect the URL with a secret path or Basic Auth and fetch the event from Mailgun's Events API before acting on it.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Any code but 200 or 406: retried for 8 hours (5 min, 10 min, 15 min, 1 h, 2 h, 4 h); delivered events are not retried',
+		docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
+	},
+	{
+		value: 'postmark',
+		label: 'Postmark',
+		// Bounce and SpamComplaint records carry their own ID; Delivery, Open, Click and inbound
+		// records share their MessageID across events, so those fall back to the body hash.
+		eventId: { kind: 'body', path: ['ID'] },
+		signing: {
+			unverifiable:
+				"Postmark signs nothing: put Basic Auth credentials in the webhook URL (https://user:pass@host/…) and check them, or allow only Postmark's published IP addresses.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-200: retried with growing intervals (inbound: 10 retries over about 10.5 hours); a 403 stops them',
+		docs: 'https://postmarkapp.com/developer/webhooks/webhooks-overview',
+	},
+	{
+		value: 'zoom',
+		label: 'Zoom',
+		// Zoom's events carry no id (event, event_ts, payload): this path is never found, so the key is
+		// the body hash, which a retry of the same notification repeats.
+		eventId: { kind: 'body', path: ['event_id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The app's Secret Token.
+			secret: 'text',
+			signatureHeaders: ['x-zm-signature'],
+			signature: { format: 'whole', prefix: 'v0=' },
+			signs: 'v0:{timestamp}:{body}',
+			timestamp: { from: 'header', header: 'x-zm-request-timestamp', unit: 'seconds' },
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No 200 or 204 within 3 s: 3 retries (5 min, then 20 min, then 60 min later), about 85 minutes in all',
+		docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
+	},
+] as const satisfies readonly ProviderDefinition[];

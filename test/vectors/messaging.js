@@ -1,0 +1,152 @@
+// Test vectors for the messaging, email, forms and meetings providers (providers/messaging.ts).
+// Each is the provider's own published example ('documented') or a delivery its official npm
+// library signs or, for key pairs and verify-only libraries, accepts ('library'). Mailgun and
+// Postmark are unverifiable and have none.
+const { createHmac, generateKeyPairSync, sign } = require('node:crypto');
+const { verifyKey } = require('discord-interactions');
+const { AwsLambdaReceiver } = require('@zoom/rivet/meetings');
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** A header's value whatever its case, or undefined. */
+function header(headers, name) {
+	const key = Object.keys(headers).find(
+		(candidate) => candidate.toLowerCase() === name.toLowerCase(),
+	);
+	return key === undefined ? undefined : headers[key];
+}
+
+/** Ed25519 key pairs as Discord's Developer Portal shows the public key: 32 bytes as hex. */
+function ed25519Pair() {
+	const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+	const spki = publicKey.export({ format: 'der', type: 'spki' });
+	return { publicKeyHex: spki.subarray(spki.length - 32).toString('hex'), privateKey };
+}
+
+const discordKeys = ed25519Pair();
+const discordOtherKeys = ed25519Pair();
+
+module.exports = {
+	discord: {
+		kind: 'library',
+		source: 'discord-interactions@4.4.0 (github.com/discord/discord-interactions-js), verifyKey',
+		secret: discordKeys.publicKeyHex,
+		otherSecret: discordOtherKeys.publicKeyHex,
+		genuine: async () => {
+			const timestamp = String(nowSeconds());
+			const body =
+				'{"application_id":"1199999999999999999","id":"1200000000000000001","token":"aW50ZXJhY3Rpb246MTIwMDAwMDAwMDAwMDAwMDAwMQ","type":1,"version":1}';
+			const signature = sign(null, Buffer.from(timestamp + body), discordKeys.privateKey);
+			return {
+				body,
+				headers: {
+					'Content-Type': 'application/json',
+					'X-Signature-Ed25519': signature.toString('hex'),
+					'X-Signature-Timestamp': timestamp,
+				},
+				nowSeconds: Number(timestamp),
+			};
+		},
+		accepts: async ({ body, headers }, secret) => {
+			const signature = header(headers, 'X-Signature-Ed25519');
+			const timestamp = header(headers, 'X-Signature-Timestamp');
+			if (signature === undefined || timestamp === undefined) return false;
+			try {
+				return await verifyKey(body, signature, timestamp, secret);
+			} catch {
+				return false;
+			}
+		},
+	},
+
+	twilio: {
+		kind: 'documented',
+		// The example Twilio's SDKs all test against (twilio-php and twilio-csharp hold the same one).
+		source:
+			'https://github.com/twilio/twilio-node/blob/45d3d65a4ea87652f4c7973af0e0998f3af31322/spec/validation.spec.js, "Request validation: should succeed with the correct signature" (token 12345, defaultParams, requestUrl, defaultSignature)',
+		// The same file's "should validate request body with multiple params and values" checks repeated
+		// names: Sid=CA123&SidAccount=AC123&Digits=5678&Digits=1234&Digits=1234 at the same URL signs as
+		// IK+Dwps556ElfBT0I3Rgjkr1wJU= (a repeated name's values deduplicated, then sorted).
+		secret: '12345',
+		otherSecret: '54321',
+		genuine: async () => ({
+			// defaultParams as Twilio posts them (form-encoded, `+` as %2B), deliberately not sorted.
+			body: 'To=%2B18005551212&From=%2B14158675309&CallSid=CA1234567890ABCDE&Digits=1234&Caller=%2B14158675309',
+			headers: {
+				'Content-Type': 'application/x-www-form-urlencoded',
+				'X-Twilio-Signature': 'RSOYDt4T1cUTdK1PDd93/VVr8B8=',
+			},
+			url: 'https://mycompany.com/myapp.php?foo=1&bar=2',
+			// Twilio's signature has no timestamp: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
+
+	sendGrid: {
+		kind: 'documented',
+		// SendGrid's own fixture: a real verification key, signature and delivery (also shipped in the npm
+		// package as @sendgrid/eventwebhook@8.0.0 src/eventwebhook.spec.js).
+		source:
+			'https://github.com/sendgrid/sendgrid-nodejs/blob/8cbfaeb3ef2efdc78e8ef6f4ca899f119d976ee5/packages/eventwebhook/src/eventwebhook.spec.js, "should verify a valid single event signature" (PUBLIC_KEY, SIGNATURE, TIMESTAMP, PAYLOAD)',
+		secret:
+			'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==',
+		// The key the same file's "should reject for invalid key" uses.
+		otherSecret:
+			'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEqTxd43gyp8IOEto2LdIfjRQrIbsd4SXZkLW6jDutdhXSJCWHw8REntlo7aNDthvj+y7GjUuFDb/R1NGe1OPzpA==',
+		genuine: async () => ({
+			// PAYLOAD: JSON.stringify of the one-event array, then the CRLF SendGrid sends.
+			body: '[{"email":"hello@world.com","event":"dropped","reason":"Bounced Address","sg_event_id":"ZHJvcC0xMDk5NDkxOS1MUnpYbF9OSFN0T0doUTRrb2ZTbV9BLTA","sg_message_id":"LRzXl_NHStOGhQ4kofSm_A.filterdrecv-p3mdw1-756b745b58-kmzbl-18-5F5FC76C-9.0","smtp-id":"<LRzXl_NHStOGhQ4kofSm_A@ismtpd0039p1iad1.sendgrid.net>","timestamp":1600112492}]\r\n',
+			headers: {
+				'Content-Type': 'application/json',
+				'X-Twilio-Email-Event-Webhook-Signature':
+					'MEUCIGHQVtGj+Y3LkG9fLcxf3qfI10QysgDWmMOVmxG0u6ZUAiEAyBiXDWzM+uOe5W0JuG+luQAbPIqHh89M15TluLtEZtM=',
+				'X-Twilio-Email-Event-Webhook-Timestamp': '1600112502',
+			},
+			nowSeconds: 1600112502,
+		}),
+	},
+
+	zoom: {
+		kind: 'library',
+		// Rivet verifies and does not sign, so the delivery is signed here with the scheme Rivet checks
+		// (HMAC-SHA256 hex of `v0:{x-zm-request-timestamp}:{body}`), and Rivet's verdict is the proof.
+		source:
+			'@zoom/rivet@0.4.0 (github.com/zoom/rivet-javascript), @zoom/rivet/meetings AwsLambdaReceiver (CommonHttpRequest.isEventVerified)',
+		secret: 'xmE1c2VjcmV0LXRva2VuLWZvci10ZXN0cw',
+		otherSecret: 'AnotherSecretTokenForZoomTests00',
+		genuine: async () => {
+			const timestamp = String(nowSeconds());
+			// Compact JSON, as Zoom sends it: Rivet checks the signature over JSON.stringify(JSON.parse(body)).
+			const body =
+				'{"event":"meeting.started","event_ts":1733400000000,"payload":{"account_id":"AAAAAAAAAAAAAAAAAAAAAA","object":{"id":"85746065432","uuid":"4444AAAiAAAAAiAiAiiAii==","host_id":"z8yAAAAA8bbbQ","topic":"Weekly sync","type":2,"start_time":"2024-12-05T12:00:00Z","timezone":"UTC","duration":30}}}';
+			const signature = createHmac('sha256', 'xmE1c2VjcmV0LXRva2VuLWZvci10ZXN0cw')
+				.update(`v0:${timestamp}:${body}`)
+				.digest('hex');
+			return {
+				body,
+				headers: {
+					'Content-Type': 'application/json',
+					'x-zm-signature': `v0=${signature}`,
+					'x-zm-request-timestamp': timestamp,
+				},
+				nowSeconds: Number(timestamp),
+			};
+		},
+		accepts: async ({ body, headers }, secret) => {
+			const receiver = new AwsLambdaReceiver({ webhooksSecretToken: secret });
+			// Only emit is called, after a verified event; the rest of Rivet's EventManager is not needed.
+			receiver.init({ eventEmitter: /** @type {any} */ ({ emit: async () => undefined }) });
+			// Rivet logs every event it handles at debug level.
+			const debug = console.debug;
+			console.debug = () => undefined;
+			try {
+				const answer = await receiver.start()({ body, headers: { ...headers } }, {});
+				return answer.statusCode === 200;
+			} catch {
+				return false;
+			} finally {
+				console.debug = debug;
+			}
+		},
+	},
+};
