@@ -20,6 +20,7 @@ import type { PlannerSettings } from './plan';
 
 // What the page (planner/main.ts), the CLI bundle and the tests import, from the files that make it.
 export { BUILT_IN_SIGNATURES, BuiltInError };
+export { builtInSupport } from './builtInSignature';
 export { DEFAULT_WEBHOOK_PATH, REPLAY_GUARDS } from './builtInInputs';
 export type { BuiltInOptions, ReplayGuard } from './builtInInputs';
 export { TOLERANCE_SECONDS } from './builtInCheckNodes';

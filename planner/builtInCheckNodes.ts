@@ -31,7 +31,7 @@ function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[
 		const t = signature.timestamp;
 		conditions.conditions.push(
 			isTrue(
-				`((t) => t !== '' && Number.isSafeInteger(Number(t)) && Math.abs($now.toSeconds() - Number(t)) <= ${TOLERANCE_SECONDS})(${t})`,
+				`((seconds) => Math.abs($now.toSeconds() - seconds) <= ${TOLERANCE_SECONDS})(${t})`,
 				'timestamp-within-tolerance',
 			).conditions[0],
 		);
@@ -46,7 +46,7 @@ function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[
 			parameters: {
 				action: 'hmac',
 				...hmacInput,
-				type: 'SHA256',
+				type: signature.algorithm,
 				dataPropertyName: 'expectedSignature',
 				encoding: signature.encoding,
 				...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),

@@ -1,8 +1,9 @@
 /**
  * The signature check of the built-in-nodes workflow (planner/builtIn.ts), per provider, as n8n
- * expressions around n8n's Crypto node (v2). How each provider signs comes from the one provider
- * table (nodes/shared/webhook/providers.ts: headers, encoding, secret format, timestamp); this file
- * only says how the Crypto node and an If node can check that, or why they cannot.
+ * expressions around n8n's Crypto node (v2), written from each provider's signing description in the
+ * one table (nodes/shared/webhook/providers/): which header and format, what is signed, the timestamp.
+ * No provider is named here: a description either translates into Crypto and If node expressions,
+ * or the provider is refused with the reason.
  *
  * The Crypto node's HMAC takes its secret from a Crypto credential, a text field that Node.js
  * uses as UTF-8 bytes (`createHmac(type, secret)`, n8n-nodes-base CryptoV2.node.js). A provider
@@ -12,10 +13,18 @@
  * credentials, so the secret would be written into the workflow: those providers are refused instead.
  */
 import {
+	isVerifiable,
 	PROVIDERS,
 	type ProviderDefinition,
 	type ProviderValue,
+	type Unverifiable,
 } from '../nodes/shared/webhook/providers';
+import { parseSigns, type ContentPart } from '../nodes/shared/webhook/schemeReader';
+import type {
+	HmacAlgorithm,
+	SigningDescription,
+	TimestampSource,
+} from '../nodes/shared/webhook/schemeTypes';
 
 /** The Webhook node's name in the generated workflow; later nodes read its output by name. */
 export const WEBHOOK_NODE = 'Webhook';
@@ -28,12 +37,14 @@ export function headerExpression(name: string): string {
 export interface BuiltInSignature {
 	provider: ProviderValue;
 	label: string;
+	/** The Crypto node's HMAC type. */
+	algorithm: 'SHA1' | 'SHA256' | 'SHA512';
 	/** HMAC of the raw bytes (Webhook's binary "data"), or of a text made of the body text. */
 	input: { kind: 'binary' } | { kind: 'text'; expression: string };
 	encoding: 'hex' | 'base64';
 	/** An expression giving the signatures the request carries (an array of text). */
 	signatures: string;
-	/** An expression giving the signed timestamp's text, for providers that sign one. */
+	/** For providers that sign a timestamp: an expression giving it in seconds (NaN when it is not one). */
 	timestamp?: string;
 	/**
 	 * Whether the event id is covered by the signature (senderSignsEventId). When it is not (GitHub,
@@ -49,91 +60,139 @@ export type SignatureSupport =
 
 /** The body as text, as Extract From File put it on the item (planner/builtIn.ts, RAW_TEXT_FIELD). */
 const BODY_TEXT = '$json.rawBody';
+const CRYPTO_TYPES: Readonly<Record<HmacAlgorithm, BuiltInSignature['algorithm']>> = {
+	sha1: 'SHA1',
+	sha256: 'SHA256',
+	sha512: 'SHA512',
+};
 
-/** `name=value` entries of a comma-separated header, trimmed. */
-function entries(header: string): string {
-	return `${headerExpression(header)}.split(',').map((part) => part.trim())`;
+/** The signatures of one header value, as the generic reader (schemeReader.ts) finds them. */
+function signaturesIn(value: string, description: SigningDescription): string {
+	const format = description.signature;
+	if (format.format === 'whole') {
+		const prefix = format.prefix ?? '';
+		return `[${value}].filter((v) => v.length > ${prefix.length} && v.startsWith(${JSON.stringify(prefix)})).map((v) => v.slice(${prefix.length}))`;
+	}
+	if (format.format === 'versions') {
+		const version = `${format.version},`;
+		return `${value}.split(${JSON.stringify(format.separator)}).filter((v) => v.startsWith(${JSON.stringify(version)})).map((v) => v.slice(${version.length}))`;
+	}
+	const key = `${format.signatureKey}=`;
+	return `${value}.split(${JSON.stringify(format.separator)}).map((v) => v.trim()).filter((v) => v.startsWith(${JSON.stringify(key)})).map((v) => v.slice(${key.length}))`;
 }
 
-/** How the Crypto node and an If node express each provider this path supports. */
-const EXPRESSIONS: Partial<
-	Record<ProviderValue, Omit<BuiltInSignature, 'provider' | 'label' | 'signsEventId'>>
-> = {
-	// Stripe-Signature: t=<unix>,v1=<hex>[,v1=…]: HMAC-SHA256 hex of "<t>.<body>".
-	stripe: (() => {
-		const timestamp = `(${entries('stripe-signature')}.find((part) => part.startsWith('t=')) ?? '').slice(2)`;
-		return {
-			input: { kind: 'text', expression: `${timestamp} + '.' + ${BODY_TEXT}` },
-			encoding: 'hex',
-			signatures: `${entries('stripe-signature')}.filter((part) => part.startsWith('v1=')).map((part) => part.slice(3))`,
-			timestamp,
-		};
-	})(),
-	// X-Hub-Signature-256: sha256=<hex> of the raw body.
-	github: {
-		input: { kind: 'binary' },
-		encoding: 'hex',
-		signatures: `[${headerExpression('x-hub-signature-256')}].filter((value) => value.startsWith('sha256=')).map((value) => value.slice(7))`,
-	},
-	// X-Shopify-Hmac-Sha256: <base64> of the raw body.
-	shopify: {
-		input: { kind: 'binary' },
-		encoding: 'base64',
-		signatures: `[${headerExpression('x-shopify-hmac-sha256')}].filter((value) => value !== '')`,
-	},
-	// X-Slack-Signature: v0=<hex> of "v0:<X-Slack-Request-Timestamp>:<body>".
-	slack: {
-		input: {
-			kind: 'text',
-			expression: `'v0:' + ${headerExpression('x-slack-request-timestamp')} + ':' + ${BODY_TEXT}`,
-		},
-		encoding: 'hex',
-		signatures: `[${headerExpression('x-slack-signature')}].filter((value) => value.startsWith('v0=')).map((value) => value.slice(3))`,
-		timestamp: headerExpression('x-slack-request-timestamp'),
-	},
-};
+/** The `fields` format's timestamp field, '' when missing. */
+function signatureField(description: SigningDescription, key: string): string {
+	const format = description.signature;
+	const separator = format.format === 'fields' ? format.separator : ',';
+	return `(${headerExpression(description.signatureHeaders[0])}.split(${JSON.stringify(separator)}).map((v) => v.trim()).find((v) => v.startsWith(${JSON.stringify(`${key}=`)})) ?? '').slice(${key.length + 1})`;
+}
+
+/** The signed timestamp's text, as the sender put it. */
+function timestampText(description: SigningDescription, source: TimestampSource): string {
+	if (source.from === 'header') return headerExpression(source.header);
+	if (source.from === 'signature') {
+		const format = description.signature;
+		return signatureField(description, format.format === 'fields' ? (format.timestampKey ?? '') : '');
+	}
+	const path = source.path.map((step) => `?.[${JSON.stringify(step)}]`).join('');
+	return `String($('${WEBHOOK_NODE}').first().json.body${path} ?? '')`;
+}
+
+/** The timestamp in seconds, from its text and unit (NaN when it is not in that form). */
+function timestampSecondsExpression(text: string, source: TimestampSource): string {
+	if (source.unit === 'iso8601') return `Date.parse(${text}) / 1000`;
+	const divisor = source.unit === 'milliseconds' ? ' / 1000' : '';
+	return `((t) => (/^\\d{1,18}$/.test(t) ? Number(t)${divisor} : NaN))(${text})`;
+}
+
+/** The signed text for the Crypto node, from the description's template; undefined: not expressible. */
+function signedText(
+	description: SigningDescription,
+	parts: readonly ContentPart[],
+): string | undefined {
+	const pieces: string[] = [];
+	for (const part of parts) {
+		if (part.kind === 'form') return undefined;
+		if (part.kind === 'literal') pieces.push(JSON.stringify(part.text));
+		else if (part.kind === 'body') pieces.push(BODY_TEXT);
+		else if (part.kind === 'header') pieces.push(headerExpression(part.name));
+		else if (part.kind === 'url') pieces.push(`String($('${WEBHOOK_NODE}').first().json.webhookUrl ?? '')`);
+		else if (description.timestamp === undefined) return undefined;
+		else pieces.push(timestampText(description, description.timestamp));
+	}
+	return pieces.join(' + ');
+}
 
 /**
  * The one place that says whether a sender signs its event id, read from the provider table: an id
- * in the body is signed with the body (every provider here signs the body); an id in headers is
- * signed only when those headers are among the ones the signature scheme reads (Standard Webhooks
- * and Svix sign `webhook-id` / `svix-id`; GitHub and Shopify sign the body alone). Whether it signs
- * a timestamp is the table's own `signature.hasTimestamp`.
+ * in the body is signed when the body is; an id in headers is signed only when the scheme's signed
+ * content holds those headers (Standard Webhooks and Svix sign `webhook-id` / `svix-id`; GitHub and
+ * Shopify sign the body alone).
  */
 export function senderSignsEventId(provider: ProviderDefinition): boolean {
-	if (provider.eventId.kind === 'body') return true;
-	const signed = new Set(provider.signature.headers.map((name) => name.toLowerCase()));
+	if (!isVerifiable(provider)) return false;
+	const parts = parseSigns(provider.signing.signs);
+	if (provider.eventId.kind === 'body')
+		return parts.some((part) => part.kind === 'body' || part.kind === 'form');
+	const signed = new Set(
+		parts.flatMap((part) => (part.kind === 'header' ? [part.name.toLowerCase()] : [])),
+	);
 	return provider.eventId.names.every((name) => signed.has(name.toLowerCase()));
 }
 
 const BASE64_SECRET_REASON =
-	"its signing secret is whsec_ followed by base64, and the HMAC key is the decoded bytes. The Crypto node's HMAC secret is a text in a Crypto credential, used as its UTF-8 bytes, and most decoded keys are not valid UTF-8, so no text gives the same key. A Code node could decode it (n8n documents crypto as available in the Code node on n8n Cloud), but a Code node has no credentials: the secret would sit in the workflow's code, exported and shown with it. Use the package's Idempotency Reserve on a self-hosted n8n for this provider.";
+	"its signing key is bytes given as base64 (whsec_… or plain base64). The Crypto node's HMAC secret is a text in a Crypto credential, used as its UTF-8 bytes, and most decoded keys are not valid UTF-8, so no text gives the same key. A Code node could decode it (n8n documents crypto as available in the Code node on n8n Cloud), but a Code node has no credentials: the secret would sit in the workflow's code, exported and shown with it. Use the package's Idempotency Reserve on a self-hosted n8n for this provider.";
+const KEY_PAIR_REASON =
+	"it signs with a key pair, and n8n's Crypto node computes hashes and HMACs but does not check public-key signatures. Use the package's Verify Webhook Signature on a self-hosted n8n for this provider.";
+const FORM_REASON =
+	'it signs its form parameters sorted by name, which n8n expressions cannot rebuild byte for byte from the parsed form. Use the package on a self-hosted n8n for this provider.';
 
-/** Every provider of the table, with what the built-in path does for it. */
-export const BUILT_IN_SIGNATURES: readonly SignatureSupport[] = PROVIDERS.map((provider) => {
-	const expressions = EXPRESSIONS[provider.value];
-	if (provider.signature.secretFormat === 'whsecBase64' || expressions === undefined) {
-		return {
-			supported: false,
-			provider: provider.value,
-			label: provider.label,
-			reason: `${provider.label} cannot be checked with built-in nodes: ${provider.signature.secretFormat === 'whsecBase64' ? BASE64_SECRET_REASON : 'no Crypto node expression is written for it.'}`,
-		};
-	}
-	if (expressions.encoding !== provider.signature.encoding)
-		throw new Error(`builtInSignature: ${provider.value}'s encoding differs from providers.ts`);
-	if (Boolean(expressions.timestamp) !== provider.signature.hasTimestamp)
-		throw new Error(`builtInSignature: ${provider.value}'s timestamp differs from providers.ts`);
+/** What the built-in path does for one provider of the table. */
+export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
+	const refuse = (reason: string): SignatureSupport => ({
+		supported: false,
+		provider: provider.value,
+		label: provider.label,
+		reason: `${provider.label} cannot be checked with built-in nodes: ${reason}`,
+	});
+	if (!isVerifiable(provider)) return refuse((provider.signing as Unverifiable).unverifiable);
+	const description = provider.signing;
+	if (description.algorithm === 'ed25519' || description.algorithm === 'ecdsaP256')
+		return refuse(KEY_PAIR_REASON);
+	if (description.secret !== 'text') return refuse(BASE64_SECRET_REASON);
+	const parts = parseSigns(description.signs);
+	const text = description.signs === '{body}' ? undefined : signedText(description, parts);
+	if (description.signs !== '{body}' && text === undefined) return refuse(FORM_REASON);
+	const signatures = description.signatureHeaders
+		.map((name) => signaturesIn(headerExpression(name), description))
+		.join(', ');
+	const timestamp = description.timestamp;
 	return {
 		supported: true,
 		signature: {
-			provider: provider.value,
+			provider: provider.value as ProviderValue,
 			label: provider.label,
-			...expressions,
+			algorithm: CRYPTO_TYPES[description.algorithm],
+			input: text === undefined ? { kind: 'binary' } : { kind: 'text', expression: text },
+			encoding: description.encoding,
+			signatures:
+				description.signatureHeaders.length === 1 ? signatures : `[].concat(${signatures})`,
+			...(timestamp
+				? {
+						timestamp: timestampSecondsExpression(
+							timestampText(description, timestamp),
+							timestamp,
+						),
+					}
+				: {}),
 			signsEventId: senderSignsEventId(provider),
 		},
 	};
-});
+}
+
+/** Every provider of the table, with what the built-in path does for it. */
+export const BUILT_IN_SIGNATURES: readonly SignatureSupport[] = PROVIDERS.map(builtInSupport);
 
 /** What the built-in path does for this provider value (undefined: not a provider of the table). */
 export function builtInSignatureOf(provider: string): SignatureSupport | undefined {

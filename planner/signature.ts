@@ -11,6 +11,7 @@ import {
 	hmacScheme,
 	PROVIDER_OPTIONS,
 	SIGNATURE_SCHEMES,
+	type HmacAlgorithm,
 	type HmacSettings,
 	type InvalidReason,
 	type Provider,
@@ -22,6 +23,7 @@ import {
 	decode,
 	DIGEST_BYTES,
 	expectedSignature,
+	isHmac,
 	signingKey,
 	SigningSecretError,
 	verifySignature,
@@ -39,6 +41,8 @@ export interface SignatureInput {
 	headersText: string;
 	/** The exact bytes of the body. */
 	body: Uint8Array;
+	/** The URL the sender was given, for schemes that sign it (Square, HubSpot, Twilio). */
+	url?: string;
 	toleranceSeconds: number;
 	nowSeconds: number;
 }
@@ -57,8 +61,8 @@ export interface SignatureReport {
 	reason?: InvalidReason;
 	/** The node fails before it judges any item (On Error "continue" sends the item to invalid). */
 	nodeError?: { message: string; hint: string };
-	/** What the sender signed, when the headers say: the scheme's prefix, then the body. */
-	signed?: { prefix: string; timestamp?: number };
+	/** What the sender signed, when the headers say: the content built from the scheme's template. */
+	signed?: { content: Uint8Array; signs: string; timestamp?: number };
 	expected: ComparedSignature[];
 	received: ComparedSignature[];
 	/** For schemes with a timestamp: how far it is from now (positive: in the past). */
@@ -210,14 +214,29 @@ function secretVariants(scheme: SignatureScheme, secret: string): Array<[Uint8Ar
 const MISMATCH_HINT =
 	"The signature does not match: the body is not the exact bytes that were signed (turn on Raw Body in the Webhook node; load the body here from a file), the secret is wrong or another endpoint's, or the header comes from another delivery.";
 
+/** What the sender signed had the body been these bytes (the headers as pasted). */
+function contentWith(
+	scheme: SignatureScheme,
+	input: SignatureInput,
+	headers: unknown,
+	body: Uint8Array,
+): Uint8Array | undefined {
+	const read = scheme.read({
+		header: (name) => readSignatureHeader(headers, name),
+		body,
+		url: input.url,
+	});
+	return 'invalid' in read ? undefined : read.content;
+}
+
 function matchesAny(
 	scheme: SignatureScheme,
 	key: Uint8Array,
-	prefix: string,
-	body: Uint8Array,
+	content: Uint8Array | undefined,
 	received: readonly Uint8Array[],
 ): boolean {
-	const expected = expectedSignature(scheme.algorithm, key, prefix, body);
+	if (content === undefined || !isHmac(scheme.algorithm)) return false;
+	const expected = expectedSignature(scheme.algorithm, key, content);
 	return received.some(
 		(signature) =>
 			signature.length === expected.length && signature.every((byte, i) => byte === expected[i]),
@@ -230,19 +249,21 @@ function mismatchHint(
 	input: SignatureInput,
 	keys: readonly Uint8Array[],
 	request: SignedRequest,
+	headers: unknown,
 ): string {
 	const received = request.signatures
 		.map((text) => decode(text, scheme.encoding))
 		.filter((signature): signature is NonNullable<typeof signature> => signature !== undefined);
 	for (const secret of [input.secret, input.previousSecret].filter((s) => s !== '')) {
 		for (const [key, cause] of secretVariants(scheme, secret)) {
-			if (matchesAny(scheme, key, request.prefix, input.body, received))
+			if (matchesAny(scheme, key, request.content, received))
 				return `The signature matches another form of the secret: ${cause}.`;
 		}
 	}
 	for (const [variant, cause] of bodyVariants(input.body)) {
+		const content = contentWith(scheme, input, headers, variant);
 		for (const key of keys) {
-			if (matchesAny(scheme, key, request.prefix, variant, received))
+			if (matchesAny(scheme, key, content, received))
 				return `The body differs from what was signed: ${cause}.`;
 		}
 	}
@@ -273,7 +294,11 @@ function malformedHint(scheme: SignatureScheme, input: SignatureInput, headers: 
 	const twice = scheme.headers.find((name) => repeated.has(name.toLowerCase()));
 	if (twice !== undefined)
 		return `The ${twice} header was sent twice (n8n joins the copies with ", "): the node never picks one of them; find out which proxy or client adds the second.`;
-	const read = scheme.read((name) => readSignatureHeader(headers, name));
+	const read = scheme.read({
+		header: (name) => readSignatureHeader(headers, name),
+		body: input.body,
+		url: input.url,
+	});
 	const values = scheme.headers.map((name) => {
 		const value = readSignatureHeader(headers, name);
 		return value.kind === 'value' ? value.value : '';
@@ -293,9 +318,9 @@ function malformedHint(scheme: SignatureScheme, input: SignatureInput, headers: 
 			scheme.headers.some((name) => /signature/i.test(name)) &&
 			scheme.secretFormat === 'whsecBase64'
 		) {
-			const list = values[2] ?? '';
+			const list = values[scheme.headers.length - 1] ?? '';
 			if (list !== '' && !/(^|\s)v1,/.test(list))
-				return `The ${scheme.headers[2]} header has no v1 (HMAC) signature: v1a (ed25519) signatures are not checked by the node; ask the sender for HMAC (v1) signing.`;
+				return `The ${scheme.headers[scheme.headers.length - 1]} header has no v1 (HMAC) signature: v1a (ed25519) signatures are not checked by the node; ask the sender for HMAC (v1) signing.`;
 		}
 		if (timestampName !== undefined) {
 			const value = readSignatureHeader(headers, timestampName);
@@ -304,11 +329,13 @@ function malformedHint(scheme: SignatureScheme, input: SignatureInput, headers: 
 		}
 		return `The ${scheme.headers.join(' / ')} header${scheme.headers.length > 1 ? 's are' : ' is'} not in ${scheme.label}'s form: cut short or changed when copied.`;
 	}
-	const bytes = DIGEST_BYTES[scheme.algorithm];
+	// The page checks HMAC schemes only (checkSignature), so the algorithm is a hash here.
+	const algorithm = scheme.algorithm as HmacAlgorithm;
+	const bytes = DIGEST_BYTES[algorithm];
 	const bad = read.signatures.find((text) => decode(text, scheme.encoding)?.length !== bytes);
 	const decoded = bad === undefined ? undefined : decode(bad, scheme.encoding);
 	if (bad !== undefined && decoded !== undefined)
-		return `A signature has ${decoded.length} bytes where ${ALGORITHM_NAMES[scheme.algorithm]} gives ${bytes}: ${scheme.label === 'Generic HMAC' ? 'check Algorithm and Encoding' : 'it was cut short or changed when copied'}.`;
+		return `A signature has ${decoded.length} bytes where ${ALGORITHM_NAMES[algorithm]} gives ${bytes}: ${scheme.label === 'Generic HMAC' ? 'check Algorithm and Encoding' : 'it was cut short or changed when copied'}.`;
 	return `A signature is not ${scheme.encoding === 'hex' ? 'hex' : 'base64'}${scheme.label === 'Generic HMAC' ? ' (check Encoding and Signature Prefix)' : ''}: it was cut short or changed when copied.`;
 }
 
@@ -348,6 +375,14 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 	});
 	const scheme = schemeOf(input);
 	if (!('read' in scheme)) return nodeFails(scheme.message, scheme.hint);
+	if (!isHmac(scheme.algorithm))
+		return {
+			verdict: 'not checked on this page',
+			valid: false,
+			expected: [],
+			received: [],
+			hint: `${scheme.label} signs with a key pair (${scheme.algorithm === 'ed25519' ? 'Ed25519' : 'ECDSA'}): this page checks HMAC signatures only. Send the delivery to Verify Webhook Signature in n8n, which checks it with the public key.`,
+		};
 	const keys: Uint8Array[] = [];
 	const labels: string[] = [];
 	try {
@@ -385,7 +420,7 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 			received: [],
 			hint: UNSIGNED_BODY_HINTS[unsigned],
 		};
-	const verification = verifySignature(scheme, headers, input.body, keys, {
+	const verification = verifySignature(scheme, { headers, body: input.body, url: input.url }, keys, {
 		nowSeconds: input.nowSeconds,
 		toleranceSeconds,
 	});
@@ -398,15 +433,19 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 		hint: '',
 	};
 
-	const request = scheme.read((name) => readSignatureHeader(headers, name));
+	const request = scheme.read({
+		header: (name) => readSignatureHeader(headers, name),
+		body: input.body,
+		url: input.url,
+	});
 	if (!('invalid' in request)) {
 		report.signed = {
-			prefix: request.prefix,
+			content: request.content,
+			signs: scheme.signs,
 			...(request.timestamp !== undefined ? { timestamp: request.timestamp } : {}),
 		};
-		const expected = keys.map((key) =>
-			expectedSignature(scheme.algorithm, key, request.prefix, input.body),
-		);
+		const algorithm = scheme.algorithm as HmacAlgorithm;
+		const expected = keys.map((key) => expectedSignature(algorithm, key, request.content));
 		report.expected = expected.map((signature, i) => ({
 			label: labels[i],
 			value: signature.toString(scheme.encoding),
@@ -449,7 +488,7 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 			);
 			break;
 		case 'mismatch':
-			report.hint = mismatchHint(scheme, input, keys, request as SignedRequest);
+			report.hint = mismatchHint(scheme, input, keys, request as SignedRequest, headers);
 			break;
 	}
 	return report;

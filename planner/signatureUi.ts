@@ -117,14 +117,15 @@ export function startSignatureCheck(): void {
 		} else {
 			const facts = bodyFacts(body);
 			const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(body);
-			const shown = report.signed.prefix + text;
+			const shown =
+				report.signed.signs === '{body}'
+					? text
+					: new TextDecoder('utf-8', { ignoreBOM: true }).decode(report.signed.content);
 			fields.signed.textContent =
 				shown.length > SHOWN_CHARACTERS ? shown.slice(0, SHOWN_CHARACTERS) : shown;
-			const parts: string[] = [];
-			if (report.signed.prefix === '') parts.push('The body alone');
-			else {
-				parts.push(`${JSON.stringify(report.signed.prefix)}, then the body`);
-			}
+			const parts: string[] = [
+				report.signed.signs === '{body}' ? 'The body alone' : `${report.signed.signs} with the body`,
+			];
 			const notes = [
 				facts.bom ? 'starts with a byte order mark (EF BB BF, invisible below)' : '',
 				facts.crlf > 0 ? `has ${facts.crlf} CRLF line break${facts.crlf === 1 ? '' : 's'}` : '',

@@ -359,3 +359,15 @@ export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
 	for (let i = 0; i < a.length; i++) difference |= a[i] ^ b[i];
 	return difference === 0;
 }
+
+/**
+ * Public-key checks (Ed25519, ECDSA) would need crypto.subtle, whose promises the synchronous check
+ * cannot wait for: the page says so for those schemes (planner/signature.ts) and never calls these.
+ */
+export function createPublicKey(_options: unknown): { asymmetricKeyType?: string } {
+	throw new Error('Public-key signatures are checked in n8n, not on this page');
+}
+
+export function verify(..._args: unknown[]): boolean {
+	throw new Error('Public-key signatures are checked in n8n, not on this page');
+}

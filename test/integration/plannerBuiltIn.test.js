@@ -71,7 +71,7 @@ describeInBrowser('the built-in-nodes download', () => {
 		await page.selectOption('#builtInProvider', 'standardWebhooks');
 		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(true);
 		expect(await page.textContent('#builtInRefusal')).toMatch(
-			/^Standard Webhooks cannot be checked with built-in nodes: its signing secret is whsec_ followed by base64/,
+			/^Standard Webhooks cannot be checked with built-in nodes: its signing key is bytes given as base64/,
 		);
 		await page.selectOption('#builtInProvider', 'stripe');
 		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(false);

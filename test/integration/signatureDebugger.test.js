@@ -492,7 +492,7 @@ describeInBrowser('webhook debugger: check a signature', () => {
 		expect(shown.verdict).toBe('invalid timestamp_out_of_tolerance');
 		expect(shown.signed).toBe(`${t}.${body}`);
 		expect(shown.signedInfo).toContain(
-			`"${t}.", then the body: ${Buffer.byteLength(body)} bytes, which starts with a byte order mark (EF BB BF, invisible below), has 2 CRLF line breaks.`,
+			`{timestamp}.{body} with the body: ${Buffer.byteLength(body)} bytes, which starts with a byte order mark (EF BB BF, invisible below), has 2 CRLF line breaks.`,
 		);
 		expect(shown.signedInfo).toContain(
 			`Timestamp ${t} = ${new Date(t * 1000).toISOString().replace('.000Z', 'Z')}, 1 h ago (tolerance 300 s: too old for the node).`,

@@ -80,7 +80,7 @@ test('the statements are the planner page SQL for the same settings', () => {
 test('the signature: Stripe over "t." + body text, GitHub and Shopify over the raw bytes, secret in a Crypto credential', () => {
 	const stripe = node(builtInWorkflow(settings(), { provider: 'stripe' }), 'Signature HMAC');
 	expect(stripe.parameters).toMatchObject({ action: 'hmac', binaryData: false, encoding: 'hex' });
-	expect(stripe.parameters.value).toContain("+ '.' + $json.rawBody");
+	expect(stripe.parameters.value).toContain('+ "." + $json.rawBody');
 	expect(stripe.credentials).toEqual({ crypto: { name: 'Webhook Signing Secret (Crypto)' } });
 	const github = node(
 		builtInWorkflow(settings({ keySource: 'github' }), { provider: 'github' }),
@@ -137,7 +137,7 @@ test('Standard Webhooks and Svix are refused: their secret is base64-decoded byt
 			BuiltInError,
 		);
 		expect(() => builtInWorkflow(settings({ keySource: provider }), { provider })).toThrow(
-			/whsec_ followed by base64.*UTF-8/,
+			/bytes given as base64 \(whsec_… or plain base64\).*UTF-8/,
 		);
 	}
 	const listed = builtIn.BUILT_IN_SIGNATURES.map((/** @type {any} */ s) =>

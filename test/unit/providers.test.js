@@ -4,7 +4,11 @@
 // the table and find it everywhere, and check that the nodes use exactly what the real table makes.
 const { describe, test, expect } = require('@jest/globals');
 const { createHmac } = require('node:crypto');
-const { PROVIDERS, GENERIC_HMAC } = require('../../dist/nodes/shared/webhook/providers');
+const {
+	PROVIDERS,
+	GENERIC_HMAC,
+	verifiableFrom,
+} = require('../../dist/nodes/shared/webhook/providers');
 const { KEY_SOURCES, keySourcesFrom } = require('../../dist/nodes/shared/keys/keySourceTable');
 const { MESSAGE_PRESETS } = require('../../dist/nodes/shared/keys/messagePresets');
 const {
@@ -14,6 +18,10 @@ const {
 	providerListFrom,
 	schemesFrom,
 } = require('../../dist/nodes/shared/webhook/signatureSchemes');
+const { describeSigning } = require('../../dist/nodes/shared/webhook/schemeText');
+const { builtInSupport } = require('../../dist/planner/builtIn.cjs');
+const { pathToFileURL } = require('node:url');
+const path = require('node:path');
 const {
 	providerOptions,
 	providerOptionsFrom,
@@ -33,22 +41,26 @@ const {
 /** @typedef {import('../../dist/nodes/shared/webhook/providers').ProviderDefinition} ProviderDefinition */
 /** @typedef {import('n8n-workflow').INodeProperties} INodeProperties */
 
-// A made-up provider that signs like Generic HMAC with a timestamp (`X-Acme-Signature: v1=<base64
-// HMAC-SHA512 of "<timestamp>.<body>">`), so its reader is the generic one, configured.
-const { label: _genericLabel, ...acmeSignature } = hmacScheme({
-	header: 'X-Acme-Signature',
-	algorithm: 'sha512',
-	encoding: 'base64',
-	signaturePrefix: 'v1=',
-	timestampHeader: 'X-Acme-Timestamp',
-});
+// A made-up provider of a shape no real entry has: `X-Acme-Signature: ts=<ms>;sig=<base64>` (fields
+// split by ";"), HMAC-SHA512 of "<ts>:<X-Acme-Delivery>:<body>", a millisecond timestamp. One entry,
+// data only: no reader of its own.
 /** @type {ProviderDefinition} */
 const ACME = {
 	value: 'acme',
 	label: 'Acme Hooks',
 	eventId: { kind: 'headers', names: ['X-Acme-Delivery', 'X-Acme-Event'] },
-	signature: acmeSignature,
-	description: 'X-Acme-Signature: v1=… (HMAC-SHA512 base64 of "timestamp.body")',
+	signing: {
+		algorithm: 'sha512',
+		encoding: 'base64',
+		secret: 'text',
+		signatureHeaders: ['X-Acme-Signature'],
+		signature: { format: 'fields', separator: ';', signatureKey: 'sig', timestampKey: 'ts' },
+		signs: '{timestamp}:{header:X-Acme-Delivery}:{body}',
+		timestamp: { from: 'signature', unit: 'milliseconds' },
+	},
+	contentTypes: ['application/json'],
+	retries: 'Every 10 minutes for a day',
+	docs: 'https://acme.example/webhooks',
 };
 /** A made-up provider without a timestamp, its event id in the body. */
 /** @type {ProviderDefinition} */
@@ -56,10 +68,30 @@ const PLAIN = {
 	value: 'plainHooks',
 	label: 'Plain Hooks',
 	eventId: { kind: 'body', path: ['meta', 'delivery_id'] },
-	signature: { ...SIGNATURE_SCHEMES.github, headers: ['X-Plain-Signature'] },
-	description: 'X-Plain-Signature (HMAC-SHA256 hex of the body)',
+	signing: {
+		algorithm: 'sha256',
+		encoding: 'hex',
+		secret: 'text',
+		signatureHeaders: ['X-Plain-Signature'],
+		signature: { format: 'whole' },
+		signs: '{body}',
+	},
+	contentTypes: ['application/json'],
+	retries: 'None',
+	docs: 'https://plain.example/webhooks',
 };
-const TABLE = [...PROVIDERS, ACME, PLAIN];
+/** A made-up sender whose requests prove nothing: a preset for its id, never a signature choice. */
+/** @type {ProviderDefinition} */
+const OPAQUE = {
+	value: 'opaqueHooks',
+	label: 'Opaque Hooks',
+	eventId: { kind: 'body', path: ['id'] },
+	signing: { unverifiable: 'It sends a fixed token, not a signature of the body.' },
+	contentTypes: ['application/json'],
+	retries: 'None',
+	docs: 'https://opaque.example/webhooks',
+};
+const TABLE = [...PROVIDERS, ACME, PLAIN, OPAQUE];
 
 /** @param {INodeProperties[]} properties @param {string} name */
 function property(properties, name) {
@@ -71,7 +103,10 @@ function property(properties, name) {
 describe('the real table makes what the nodes use', () => {
 	test('the key sources, schemes and provider lists are its derivations', () => {
 		expect(KEY_SOURCES).toEqual(keySourcesFrom(PROVIDERS, MESSAGE_PRESETS));
-		expect(SIGNATURE_SCHEMES).toEqual(schemesFrom(PROVIDERS));
+		// Each scheme's reader is a closure of its own: compare everything else.
+		const data = (schemes) =>
+			Object.fromEntries(Object.entries(schemes).map(([value, { read: _, ...rest }]) => [value, rest]));
+		expect(data(SIGNATURE_SCHEMES)).toEqual(data(schemesFrom(PROVIDERS)));
 		expect(PROVIDER_OPTIONS).toEqual(providerListFrom(PROVIDERS));
 		expect(providerOptions).toEqual(providerOptionsFrom(PROVIDERS));
 		expect(verifySubtitle).toBe(verifySubtitleFrom(PROVIDERS));
@@ -80,10 +115,12 @@ describe('the real table makes what the nodes use', () => {
 	test("Verify Webhook Signature's subtitle, Provider options and tolerance", () => {
 		const { description } = new VerifyWebhookSignature();
 		expect(description.subtitle).toBe(verifySubtitleFrom(PROVIDERS));
-		// The text it had when it was written by hand, byte for byte.
-		expect(description.subtitle).toBe(
-			'={{ {"stripe": "Stripe", "github": "GitHub", "shopify": "Shopify", "standardWebhooks": "Standard Webhooks", "svix": "Svix", "slack": "Slack", "hmac": "Generic HMAC"}[$parameter["provider"]] }}',
-		);
+		// Every verifiable provider, in the table's order, then Generic HMAC; never an unverifiable one.
+		const labels = JSON.parse(/^=\{\{ (\{.*\})\[/.exec(description.subtitle)[1]);
+		expect(Object.keys(labels)).toEqual([
+			...verifiableFrom(PROVIDERS).map(({ value }) => value),
+			'hmac',
+		]);
 		expect(property(description.properties, 'provider').options).toEqual(
 			providerOptionsFrom(PROVIDERS),
 		);
@@ -103,9 +140,9 @@ describe('the real table makes what the nodes use', () => {
 
 	test('a scheme signs only headers it reads; Generic HMAC signs its timestamp header only', () => {
 		const lower = (names) => names.map((name) => name.toLowerCase());
-		for (const { value, signature } of [...PROVIDERS, ACME, PLAIN]) {
-			const read = lower(signature.headers);
-			for (const name of lower(signature.signedHeaders))
+		for (const [value, scheme] of Object.entries(schemesFrom(TABLE))) {
+			const read = lower(scheme.headers);
+			for (const name of lower(scheme.signedHeaders))
 				expect([value, name, read.includes(name)]).toEqual([value, name, true]);
 		}
 		// Generic HMAC: its timestamp header is signed, nothing else.
@@ -121,23 +158,28 @@ describe('the real table makes what the nodes use', () => {
 		expect(generic('')).toEqual([]);
 	});
 
-	test('its order is the one of the node panel: Stripe first, Generic HMAC last', () => {
-		expect(PROVIDER_OPTIONS.map(({ value }) => value)).toEqual([
-			'stripe',
-			'github',
-			'shopify',
-			'standardWebhooks',
-			'svix',
-			'slack',
-			'hmac',
-		]);
+	test("its order is the node panel's: the table's verifiable providers, Generic HMAC last", () => {
+		const verifiable = verifiableFrom(PROVIDERS).map(({ value }) => value);
+		expect(PROVIDER_OPTIONS.map(({ value }) => value)).toEqual([...verifiable, 'hmac']);
 		expect(timestampedFrom(PROVIDERS)).toEqual([
-			'stripe',
-			'standardWebhooks',
-			'svix',
-			'slack',
+			...verifiableFrom(PROVIDERS)
+				.filter(({ signing }) => signing.timestamp !== undefined)
+				.map(({ value }) => value),
 			'hmac',
 		]);
+	});
+
+	test('every entry is complete: a docs page, content types, retries, and a signing description or a reason', () => {
+		for (const provider of PROVIDERS) {
+			expect([provider.value, /^https:\/\//.test(provider.docs)]).toEqual([provider.value, true]);
+			expect([provider.value, provider.contentTypes.length > 0, provider.retries.length > 0]).toEqual(
+				[provider.value, true, true],
+			);
+			if ('unverifiable' in provider.signing)
+				expect(provider.signing.unverifiable.length).toBeGreaterThan(20);
+			else expect(() => schemesFrom([provider])).not.toThrow();
+		}
+		expect(new Set(PROVIDERS.map(({ value }) => value)).size).toBe(PROVIDERS.length);
 	});
 });
 
@@ -149,6 +191,7 @@ describe('adding a provider is one entry of the table', () => {
 			...KEY_SOURCES.slice(0, 1 + PROVIDERS.length).map(({ value }) => value),
 			'acme',
 			'plainHooks',
+			'opaqueHooks',
 			...KEY_SOURCES.slice(1 + PROVIDERS.length).map(({ value }) => value),
 		]);
 		expect(sources.find(({ value }) => value === 'acme')).toEqual({
@@ -165,33 +208,73 @@ describe('adding a provider is one entry of the table', () => {
 		});
 	});
 
-	test('it becomes a signature scheme that verifies its deliveries', () => {
+	test('it becomes a signature scheme that verifies its deliveries; an unverifiable one does not', () => {
 		const schemes = schemesFrom(TABLE);
 		expect(Object.keys(schemes)).toEqual([...Object.keys(SIGNATURE_SCHEMES), 'acme', 'plainHooks']);
-		expect(schemes.acme).toEqual({ label: 'Acme Hooks', ...acmeSignature });
+		expect(schemes.acme).toMatchObject({
+			label: 'Acme Hooks',
+			headers: ['X-Acme-Delivery', 'X-Acme-Signature'],
+			signedHeaders: ['X-Acme-Delivery'],
+			hasTimestamp: true,
+		});
 
 		const secret = 'acme-secret';
 		const body = '{"type":"order.paid"}';
-		const now = 1_700_000_000;
-		const sign = (/** @type {string} */ key) =>
-			createHmac('sha512', key).update(`${now}.${body}`).digest('base64');
-		const signature = sign(secret);
-		const headers = { 'x-acme-signature': `v1=${signature}`, 'x-acme-timestamp': String(now) };
+		const nowMs = 1_700_000_000_123;
+		const sign = (/** @type {string} */ key, delivery = 'dlv_1') =>
+			createHmac('sha512', key).update(`${nowMs}:${delivery}:${body}`).digest('base64');
+		const headers = {
+			'x-acme-signature': `ts=${nowMs};sig=${sign(secret)}`,
+			'x-acme-delivery': 'dlv_1',
+		};
 		const keys = [signingKey(secret, schemes.acme.secretFormat, 'secret')];
-		const verify = (/** @type {Record<string, string>} */ sent, nowSeconds = now) =>
-			verifySignature(schemes.acme, sent, Buffer.from(body), keys, {
+		const verify = (/** @type {Record<string, string>} */ sent, nowSeconds = nowMs / 1000) =>
+			verifySignature(schemes.acme, { headers: sent, body: Buffer.from(body) }, keys, {
 				nowSeconds,
 				toleranceSeconds: 300,
 			});
 		expect(verify(headers)).toEqual({ valid: true });
-		expect(verify(headers, now + 301)).toEqual({
+		expect(verify(headers, nowMs / 1000 + 301)).toEqual({
 			valid: false,
 			reason: 'timestamp_out_of_tolerance',
 		});
-		expect(verify({ ...headers, 'x-acme-signature': `v1=${sign('other')}` })).toEqual({
+		expect(verify({ ...headers, 'x-acme-signature': `ts=${nowMs};sig=${sign('other')}` })).toEqual(
+			{ valid: false, reason: 'mismatch' },
+		);
+		// Its delivery id is signed: another id fails the signature.
+		expect(verify({ ...headers, 'x-acme-delivery': 'dlv_2' })).toEqual({
 			valid: false,
 			reason: 'mismatch',
 		});
+		expect(verify({ 'x-acme-delivery': 'dlv_1' })).toEqual({
+			valid: false,
+			reason: 'missing_header',
+		});
+	});
+
+	test('the built-in-nodes generator expresses it, or says why not', () => {
+		const acme = builtInSupport(ACME);
+		expect(acme.supported).toBe(true);
+		expect(acme.signature).toMatchObject({ algorithm: 'SHA512', encoding: 'base64', signsEventId: false });
+		expect(acme.signature.input.expression).toContain('x-acme-delivery');
+		expect(builtInSupport(PLAIN)).toMatchObject({ supported: true, signature: { input: { kind: 'binary' } } });
+		expect(builtInSupport(OPAQUE)).toEqual({
+			supported: false,
+			provider: 'opaqueHooks',
+			label: 'Opaque Hooks',
+			reason: 'Opaque Hooks cannot be checked with built-in nodes: It sends a fixed token, not a signature of the body.',
+		});
+	});
+
+	test("it gets a row in docs/signatures.md's table", async () => {
+		const { signaturesTable } = await import(
+			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'docs-signatures.mjs')).href
+		);
+		const table = signaturesTable(TABLE);
+		expect(table).toContain(`| [Acme Hooks](${ACME.docs}) |`);
+		expect(table).toContain('`{timestamp}:{header:X-Acme-Delivery}:{body}`');
+		expect(table).toContain('Every 10 minutes for a day');
+		expect(table).toContain('It sends a fixed token, not a signature of the body.');
 	});
 
 	test('it becomes a panel option with its description, before Generic HMAC', () => {
@@ -202,8 +285,8 @@ describe('adding a provider is one entry of the table', () => {
 		]);
 		expect(providerOptionsFrom(TABLE)).toEqual([
 			...providerOptions.slice(0, -1),
-			{ name: 'Acme Hooks', value: 'acme', description: ACME.description },
-			{ name: 'Plain Hooks', value: 'plainHooks', description: PLAIN.description },
+			{ name: 'Acme Hooks', value: 'acme', description: describeSigning(ACME.signing) },
+			{ name: 'Plain Hooks', value: 'plainHooks', description: describeSigning(PLAIN.signing) },
 			{ name: GENERIC_HMAC.label, value: 'hmac', description: GENERIC_HMAC.description },
 		]);
 	});
@@ -218,8 +301,9 @@ describe('adding a provider is one entry of the table', () => {
 			plainHooks: 'Plain Hooks',
 		});
 		expect(subtitle).toContain(
-			'"slack": "Slack", "acme": "Acme Hooks", "plainHooks": "Plain Hooks", "hmac": "Generic HMAC"}',
+			'"acme": "Acme Hooks", "plainHooks": "Plain Hooks", "hmac": "Generic HMAC"}',
 		);
+		expect(subtitle).not.toContain('opaqueHooks');
 	});
 
 	test("with a timestamp it shows the tolerance, in both nodes' settings; without one it does not", () => {

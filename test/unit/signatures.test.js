@@ -26,7 +26,7 @@ function ours(
 	{ now = nowSeconds(), tolerance = 300, scheme = SIGNATURE_SCHEMES[provider] } = {},
 ) {
 	const keys = secrets.map((secret) => signingKey(secret, scheme.secretFormat, 'secret'));
-	return verifySignature(scheme, headers, Buffer.from(body), keys, {
+	return verifySignature(scheme, { headers, body: Buffer.from(body) }, keys, {
 		nowSeconds: now,
 		toleranceSeconds: tolerance,
 	});

@@ -4,8 +4,10 @@ import {
 	GENERIC_HMAC,
 	PROVIDERS,
 	signatureChoices,
+	verifiableFrom,
 	type ProviderDefinition,
 } from '../webhook/providers';
+import { describeSigning } from '../webhook/schemeText';
 
 /**
  * The schemes whose signed content may carry a timestamp, for the tolerance's display list: the
@@ -13,9 +15,11 @@ import {
  */
 export function timestampedFrom<P extends ProviderDefinition>(
 	providers: readonly P[],
-): Array<P['value'] | typeof GENERIC_HMAC.value> {
+): string[] {
 	return [
-		...providers.filter(({ signature }) => signature.hasTimestamp).map(({ value }) => value),
+		...verifiableFrom(providers)
+			.filter(({ signing }) => signing.timestamp !== undefined)
+			.map(({ value }) => value),
 		GENERIC_HMAC.value,
 	];
 }
@@ -27,10 +31,10 @@ export function timestampedFrom<P extends ProviderDefinition>(
 export function providerOptionsFrom(
 	providers: readonly ProviderDefinition[],
 ): INodePropertyOptions[] {
-	return signatureChoices(providers).map(({ value, label, description }) => ({
-		name: label,
-		value,
-		description,
+	return signatureChoices(providers).map((choice) => ({
+		name: choice.label,
+		value: choice.value,
+		description: 'signing' in choice ? describeSigning(choice.signing) : choice.description,
 	}));
 }
 

@@ -10,8 +10,9 @@ import { errorItem } from '../run/itemErrors';
 import { passedOn } from '../run/itemFlow';
 import { RAW_BODY_HINT, readRawBody } from '../webhook/rawBody';
 import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signatureSchemes';
+import { requestUrl } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
-import { verifySignature } from '../webhook/verifySignature';
+import { verifySignature, type VerifiedRequest } from '../webhook/verifySignature';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 
 /** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
@@ -36,6 +37,11 @@ async function rawBodyOf(
 		itemIndex,
 		description: RAW_BODY_HINT,
 	});
+}
+
+/** What a signature can cover: the Webhook item's headers and URL, and the exact bytes. */
+function requestOf(item: INodeExecutionData, body: Uint8Array): VerifiedRequest {
+	return { headers: item.json.headers, body, url: requestUrl(item.json) };
 }
 
 /** One item's verdict: `signature` is what the item carries on, valid or not. */
@@ -77,7 +83,7 @@ async function checkSignatures(
 			checks.push(raw);
 			continue;
 		}
-		const verification = verifySignature(setup.scheme, item.json.headers, raw, setup.keys, {
+		const verification = verifySignature(setup.scheme, requestOf(item, raw), setup.keys, {
 			nowSeconds,
 			toleranceSeconds: setup.toleranceSeconds,
 		});

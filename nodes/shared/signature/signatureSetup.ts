@@ -7,6 +7,7 @@ import {
 	type HmacAlgorithm,
 	type Provider,
 	type SignatureEncoding,
+	type SecretFormat,
 	type SignatureScheme,
 } from '../webhook/signatureSchemes';
 import { signingKey, SigningSecretError } from '../webhook/verifySignature';
@@ -19,7 +20,20 @@ function settingsError(
 	return new NodeOperationError(context.getNode(), message, { description: hint });
 }
 
-/** The HMAC key of a credential field; a secret that does not decode is the credential's problem, said without its value. */
+/** What to paste into the credential, by the secret's form. */
+const SECRET_HINTS: Readonly<Record<SecretFormat, (label: string) => string>> = {
+	text: () => 'Copy the signing secret from the sender into the Webhook Signing Secret credential.',
+	whsecBase64: (label) =>
+		`${label} secrets look like whsec_ followed by base64: copy it again from the sender's dashboard into the Webhook Signing Secret credential.`,
+	base64: (label) =>
+		`${label} gives its secret as base64: copy it again, whole, into the Webhook Signing Secret credential.`,
+	publicKeyHex: (label) =>
+		`${label} signs with a key pair: paste its public key (64 hex digits, from the app's settings) into the Webhook Signing Secret credential.`,
+	publicKeyBase64: (label) =>
+		`${label} signs with a key pair: paste its verification public key (base64) into the Webhook Signing Secret credential.`,
+};
+
+/** The key of a credential field; a secret that does not decode is the credential's problem, said without its value. */
 function keyOf(
 	context: IExecuteFunctions,
 	secret: string,
@@ -30,10 +44,7 @@ function keyOf(
 		return signingKey(secret, scheme.secretFormat, field);
 	} catch (error) {
 		// signingKey only throws SigningSecretError, whose message names the field, never the value.
-		const hint =
-			scheme.secretFormat === 'whsecBase64'
-				? `${scheme.label} secrets look like whsec_ followed by base64: copy it again from the sender's dashboard into the Webhook Signing Secret credential.`
-				: 'Copy the signing secret from the sender into the Webhook Signing Secret credential.';
+		const hint = SECRET_HINTS[scheme.secretFormat](scheme.label);
 		throw settingsError(context, (error as SigningSecretError).message, hint);
 	}
 }

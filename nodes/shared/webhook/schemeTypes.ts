@@ -116,6 +116,8 @@ export interface SignatureScheme {
 	signedHeaders: readonly string[];
 	/** Whether the raw body is covered (`{body}` or `{form}`): a body field is then signed data. */
 	signsBody: boolean;
+	/** What is signed, as the description's template (`{timestamp}.{body}`): shown by the planner. */
+	signs: string;
 	/** Whether the signed content needs the request's URL (`{url}`). */
 	needsUrl: boolean;
 	read: (request: RequestParts) => ReadResult;

@@ -2,44 +2,57 @@ import {
 	GENERIC_HMAC,
 	PROVIDERS,
 	signatureChoices,
+	verifiableFrom,
 	type ProviderDefinition,
-	type ProviderValue,
+	type VerifiableValue,
 } from './providers';
-import type { HmacAlgorithm, SignatureEncoding, SignatureScheme } from './schemeTypes';
-import { MALFORMED, readAll, readSingle, seconds } from './signatureReaders';
+import { schemeFromDescription } from './schemeReader';
+import type {
+	HmacAlgorithm,
+	SignatureEncoding,
+	SignatureScheme,
+	SigningDescription,
+} from './schemeTypes';
 
 export type {
 	HeaderLookup,
 	HmacAlgorithm,
 	InvalidReason,
 	ReadResult,
+	RequestParts,
 	SecretFormat,
 	SignatureEncoding,
 	SignatureScheme,
 	SignedRequest,
+	SigningAlgorithm,
+	SigningDescription,
 } from './schemeTypes';
 
 /**
- * How each webhook sender signs its deliveries, made from the provider table (providers.ts), where
- * adding a provider is adding one entry. Every scheme here signs "<prefix><raw body>" with an HMAC,
- * where the prefix is built from headers (Stripe's `t`, Standard Webhooks' id and timestamp, Slack's
- * timestamp) or is empty (GitHub, Shopify). This module only reads headers; verifySignature.ts does
- * the crypto.
+ * How each webhook sender signs its deliveries, made from the provider table (providers/), where
+ * adding a provider is adding one entry: each verifiable provider's description becomes a scheme
+ * through the one generic reader (schemeReader.ts). This module only reads requests;
+ * verifySignature.ts does the crypto.
  */
 
 /** Values are stored in workflows: never rename them. */
-export type Provider = ProviderValue | typeof GENERIC_HMAC.value;
-/** One scheme per provider of the table, by its value. */
+export type Provider = VerifiableValue | typeof GENERIC_HMAC.value;
+
+/** One scheme per verifiable provider of the table, by its value. */
 export function schemesFrom<P extends ProviderDefinition>(
 	providers: readonly P[],
-): Record<P['value'], SignatureScheme> {
+): Record<string, SignatureScheme> {
 	return Object.fromEntries(
-		providers.map(({ value, label, signature }) => [value, { label, ...signature }]),
-	) as Record<P['value'], SignatureScheme>;
+		verifiableFrom(providers).map(({ value, label, signing }) => [
+			value,
+			schemeFromDescription(label, signing),
+		]),
+	);
 }
 
-export const SIGNATURE_SCHEMES: Readonly<Record<Exclude<Provider, 'hmac'>, SignatureScheme>> =
-	schemesFrom(PROVIDERS);
+export const SIGNATURE_SCHEMES = schemesFrom(PROVIDERS) as Readonly<
+	Record<VerifiableValue, SignatureScheme>
+>;
 
 /** The generic scheme's settings (node parameters). */
 export interface HmacSettings {
@@ -52,36 +65,35 @@ export interface HmacSettings {
 	timestampHeader: string;
 }
 
-/** Generic HMAC: `<header>: <prefix><signature>` over the raw body, or over `<timestamp>.<raw body>` with a timestamp header. */
-export function hmacScheme(settings: HmacSettings): SignatureScheme {
+/** Generic HMAC's settings as a signing description: the same reader as every provider's. */
+export function hmacDescription(settings: HmacSettings): SigningDescription {
 	const timestampHeader = settings.timestampHeader.trim();
-	const signatureHeader = settings.header.trim();
 	return {
-		label: GENERIC_HMAC.label,
-		headers: timestampHeader ? [signatureHeader, timestampHeader] : [signatureHeader],
 		algorithm: settings.algorithm,
 		encoding: settings.encoding,
-		secretFormat: 'text',
-		hasTimestamp: timestampHeader !== '',
-		signedHeaders: timestampHeader ? [timestampHeader] : [],
-		read: (header) => {
-			const single = readSingle(signatureHeader, settings.signaturePrefix, header);
-			if (!timestampHeader || 'invalid' in single) return single;
-			const values = readAll(header, [timestampHeader]);
-			if (!Array.isArray(values)) return values;
-			const timestamp = seconds(values[0]);
-			if (timestamp === undefined) return MALFORMED;
-			return { ...single, prefix: `${values[0]}.`, timestamp };
-		},
+		secret: 'text',
+		signatureHeaders: [settings.header.trim()],
+		signature: { format: 'whole', prefix: settings.signaturePrefix },
+		signs: timestampHeader ? '{timestamp}.{body}' : '{body}',
+		...(timestampHeader
+			? { timestamp: { from: 'header', header: timestampHeader, unit: 'seconds' } as const }
+			: {}),
 	};
+}
+
+/** Generic HMAC: `<header>: <prefix><signature>` over the raw body, or over `<timestamp>.<raw body>` with a timestamp header. */
+export function hmacScheme(settings: HmacSettings): SignatureScheme {
+	return schemeFromDescription(GENERIC_HMAC.label, hmacDescription(settings));
 }
 
 /** Every choice of scheme, value and label, in the nodes' order (the table's, Generic HMAC last). */
 export function providerListFrom<P extends ProviderDefinition>(
 	providers: readonly P[],
-): Array<{ value: P['value'] | typeof GENERIC_HMAC.value; label: string }> {
+): Array<{ value: string; label: string }> {
 	return signatureChoices(providers).map(({ value, label }) => ({ value, label }));
 }
 
-export const PROVIDER_OPTIONS: ReadonlyArray<{ value: Provider; label: string }> =
-	providerListFrom(PROVIDERS);
+export const PROVIDER_OPTIONS = providerListFrom(PROVIDERS) as ReadonlyArray<{
+	value: Provider;
+	label: string;
+}>;
