@@ -91,6 +91,23 @@ module.exports = {
 		},
 	},
 
+	quickBooks: {
+		kind: 'documented',
+		source:
+			"https://github.com/intuit/QuickBooks-V3-Java-SDK/blob/139f250f6dbcc854be0d8bfaf0eb1e8853136c60/ipp-v3-java-devkit/src/test/java/com/intuit/ipp/services/WebhooksServiceTest.java, testVerifyPayload(): verifierToken, intuitSignature and payload as printed (WebhooksService.verifyPayload reads the intuit-signature header's value)",
+		secret: 'b5771f19b12ddb4bcdb9f08bdc50bc63878a',
+		otherSecret: 'a5771f19b12ddb4bcdb9f08bdc50bc63878b',
+		genuine: async () => ({
+			body: '{"eventNotifications":[{"realmId":"1185883450","dataChangeEvent":{"entities":[{"name":"Customer","id":"1","operation":"Create","lastUpdated":"2015-10-05T14:42:19-0700"}]}}]}',
+			headers: {
+				'content-type': 'application/json',
+				'intuit-signature': 'JC2GUwciPmRBwEO7WvrRmKqu9tGOKL8FFallocTFi8Q=',
+			},
+			// No timestamp is signed: any moment will do; the payload's lastUpdated.
+			nowSeconds: 1444081339,
+		}),
+	},
+
 	box: {
 		kind: 'documented',
 		source:
@@ -110,6 +127,23 @@ module.exports = {
 			},
 			// 2020-01-01T07:00:00Z, the delivery's own timestamp.
 			nowSeconds: 1577862000,
+		}),
+	},
+
+	whatsApp: {
+		kind: 'documented',
+		source:
+			'https://github.com/WhatsApp/WhatsApp-Nodejs-SDK/blob/58ca3d5fceea604e18393734578d9a7944a37b15/src/__tests__/utils.test.ts, test "signature match": body "test" and knownSignature as printed, keyed with jest.config.ts\'s M4D_APP_SECRET "TEST_APP_SECRET"; src/api/webhooks.ts reads it from X-Hub-Signature-256 after "sha256="',
+		secret: 'TEST_APP_SECRET',
+		otherSecret: 'TEST_APP_SECRET_OF_ANOTHER_APP',
+		genuine: async () => ({
+			body: 'test',
+			headers: {
+				'X-Hub-Signature-256':
+					'sha256=0c61947b610d4f45e65f3d680e26027121ec2413e77598bcb6cfc6e0d9888221',
+			},
+			// No timestamp is signed: any moment will do.
+			nowSeconds: 1700000000,
 		}),
 	},
 

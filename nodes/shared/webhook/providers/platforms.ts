@@ -30,6 +30,26 @@ export const PLATFORMS = [
 		docs: 'https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/request-validation',
 	},
 	{
+		value: 'quickBooks',
+		label: 'Intuit QuickBooks',
+		// The CloudEvents payload is an array of events, each with its id; the legacy payload
+		// ({"eventNotifications": […]}) has none, and falls back to the body hash.
+		eventId: { kind: 'body', path: ['0', 'id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			// The webhook's verifier token, used as the HMAC key as it is.
+			secret: 'text',
+			signatureHeaders: ['intuit-signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No HTTP 200 within 3 s: retried after 10 s, 20 s, 30 s, 5 min, 20 min, 2 h, 4 h, 6 h, then every 6 hours; later events wait until the first is acknowledged',
+		docs: 'https://developer.intuit.com/app/developer/qbo/docs/develop/webhooks/managing-webhooks-notifications',
+	},
+	{
 		value: 'box',
 		label: 'Box',
 		// BOX-DELIVERY-ID changes on every retry; the id in the body stays (Box's V2 webhook guide).
@@ -51,6 +71,26 @@ export const PLATFORMS = [
 		retries:
 			'Non-2xx or no answer: retried with backoff; each retry has a new BOX-DELIVERY-ID and the same body id',
 		docs: 'https://developer.box.com/guides/webhooks/v2/signatures-v2',
+	},
+	{
+		value: 'whatsApp',
+		label: 'WhatsApp Cloud API (Meta)',
+		// Meta sends no event id: a WhatsApp message's id (wamid) is the first message's, in arrays;
+		// status updates and other fields fall back to the body hash (a retry resends the same body).
+		eventId: { kind: 'body', path: ['entry', '0', 'changes', '0', 'value', 'messages', '0', 'id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The Meta app's App Secret; every Graph API webhook (Messenger, Instagram) signs this way.
+			secret: 'text',
+			signatureHeaders: ['X-Hub-Signature-256'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-200 or no delivery: retried with decreasing frequency for up to 7 days; duplicates are possible',
+		docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
 	},
 	{
 		value: 'openAi',
