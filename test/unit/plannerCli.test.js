@@ -96,7 +96,7 @@ test.each([
 	[['--built-in', '--provider', 'svix'], /Svix cannot be checked/],
 	[
 		['--built-in', '--provider', 'standard-webhooks'],
-		/Unknown --provider standard-webhooks: use one of stripe, github, shopify, slack\n/,
+		/Unknown --provider standard-webhooks: use one of stripe, github, shopify, slack, /,
 	],
 	[['--built-in', '--provider', 'stripe', '--lease', 'soon'], /--lease needs a positive number/],
 	[
@@ -176,9 +176,9 @@ test('an unknown provider is answered with only the providers the built-in path 
 	const refused = BUILT_IN_SIGNATURES.filter((s) => !s.supported).map((s) => s.provider);
 	expect(expressible.length).toBeGreaterThan(0);
 	expect(refused).toEqual(expect.arrayContaining(['standardWebhooks', 'svix']));
-	const { stderr, code } = runCli(['--built-in', '--provider', 'paddle']);
+	const { stderr, code } = runCli(['--built-in', '--provider', 'acme-hooks']);
 	expect(code).toBe(1);
-	const listed = /Unknown --provider paddle: use one of ([^\n]*)\n/.exec(stderr)?.[1];
+	const listed = /Unknown --provider acme-hooks: use one of ([^\n]*)\n/.exec(stderr)?.[1];
 	expect(listed?.split(', ')).toEqual(expressible);
 	for (const provider of refused) expect(listed).not.toContain(provider);
 });

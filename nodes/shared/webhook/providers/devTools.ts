@@ -1,3 +1,79 @@
 import type { ProviderDefinition } from './providerTypes';
 
-export const DEV_TOOLS = [] as const satisfies readonly ProviderDefinition[];
+/**
+ * Developer tools and productivity senders. Each verifiable entry has its vector in
+ * test/vectors/devTools.js: PagerDuty's from its own library's test, Linear's and Notion's signed
+ * or checked by their official npm packages. GitHub is in established.ts.
+ */
+export const DEV_TOOLS = [
+	{
+		value: 'gitlab',
+		label: 'GitLab',
+		// Idempotency-Key stays the same across GitLab's resends of one delivery; X-Gitlab-Event-UUID on older GitLab.
+		eventId: { kind: 'headers', names: ['Idempotency-Key', 'X-Gitlab-Event-UUID'] },
+		signing: {
+			unverifiable:
+				"GitLab's secret token travels as it is in X-Gitlab-Token, a token compare over nothing signed, so whoever sees one delivery can forge others; where your GitLab offers a signing token (newer versions, signed the Standard Webhooks way with webhook-id, webhook-timestamp and webhook-signature), set one and choose Standard Webhooks instead.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			"Failures are logged; after 4 in a row the webhook is paused with a backoff of up to 1 day, after 40 it is disabled; a delivery resent by hand from the webhook's request history keeps its Idempotency-Key",
+		docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
+	},
+	{
+		value: 'pagerDuty',
+		label: 'PagerDuty',
+		eventId: { kind: 'body', path: ['event', 'id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['X-PagerDuty-Signature'],
+			// `v1=<hex>,v1=<hex>`: one signature for each secret during a rotation; other versions are skipped.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No answer within 5 s, 5xx or 429: up to 4 retries (5 attempts) with backoff over about 20 minutes; another 4xx drops the delivery',
+		docs: 'https://developer.pagerduty.com/docs/ZG9jOjExMDI5NTkz-verifying-signatures',
+	},
+	{
+		value: 'linear',
+		label: 'Linear',
+		// The body has no id of its event and its webhookTimestamp changes on every attempt: the delivery header is the key.
+		eventId: { kind: 'headers', names: ['Linear-Delivery'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['Linear-Signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+			// Milliseconds, inside the signed body; Linear's SDK refuses one more than a minute away.
+			timestamp: { from: 'body', path: ['webhookTimestamp'], unit: 'milliseconds' },
+			toleranceSeconds: 60,
+		},
+		contentTypes: ['application/json'],
+		retries: 'No 200 within 5 s: 3 retries, after about 1 minute, 1 hour and 6 hours',
+		docs: 'https://linear.app/developers/webhooks#securing-webhooks',
+	},
+	{
+		value: 'notion',
+		label: 'Notion',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The subscription's verification_token, which Notion posts once, unsigned, when the subscription is created.
+			secret: 'text',
+			signatureHeaders: ['X-Notion-Signature'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			"Failed deliveries are retried with backoff; every attempt keeps the event's id and counts itself in attempt_number",
+		docs: 'https://developers.notion.com/reference/webhooks',
+	},
+] as const satisfies readonly ProviderDefinition[];
