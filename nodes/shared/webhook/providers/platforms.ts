@@ -1,3 +1,176 @@
 import type { ProviderDefinition } from './providerTypes';
 
-export const PLATFORMS = [] as const satisfies readonly ProviderDefinition[];
+/**
+ * CRM, storage and platform senders, and the senders that sign as Standard Webhooks or through Svix
+ * (their own entries: their own event id, docs and retry notes; the scheme is the established one).
+ * Each verifiable entry has a test vector in test/vectors/platforms.js.
+ */
+export const PLATFORMS = [
+	{
+		value: 'hubSpot',
+		label: 'HubSpot',
+		// The body is an array of up to 100 events; each has its eventId (and an attemptNumber that
+		// changes on every retry, so the body hash is no event id here). The first event's eventId
+		// stands for the batch.
+		eventId: { kind: 'body', path: ['0', 'eventId'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'text',
+			signatureHeaders: ['X-HubSpot-Signature-v3'],
+			signature: { format: 'whole' },
+			// v3: method + the URI HubSpot called + raw body + the timestamp header's text (milliseconds).
+			signs: 'POST{url}{body}{timestamp}',
+			timestamp: { from: 'header', header: 'X-HubSpot-Request-Timestamp', unit: 'milliseconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No answer within 5 s, a connection failure or a 4xx/5xx answer: up to 10 retries spread over 24 hours',
+		docs: 'https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/request-validation',
+	},
+	{
+		value: 'quickBooks',
+		label: 'Intuit QuickBooks',
+		// The CloudEvents payload is an array of events, each with its id; the legacy payload
+		// ({"eventNotifications": […]}) has none, and falls back to the body hash.
+		eventId: { kind: 'body', path: ['0', 'id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			// The webhook's verifier token, used as the HMAC key as it is.
+			secret: 'text',
+			signatureHeaders: ['intuit-signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No HTTP 200 within 3 s: retried after 10 s, 20 s, 30 s, 5 min, 20 min, 2 h, 4 h, 6 h, then every 6 hours; later events wait until the first is acknowledged',
+		docs: 'https://developer.intuit.com/app/developer/qbo/docs/develop/webhooks/managing-webhooks-notifications',
+	},
+	{
+		value: 'box',
+		label: 'Box',
+		// BOX-DELIVERY-ID changes on every retry; the id in the body stays (Box's V2 webhook guide).
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'text',
+			// The primary key signs BOX-SIGNATURE-PRIMARY, the secondary key BOX-SIGNATURE-SECONDARY:
+			// the primary key as the secret, the secondary as the previous one during a rotation.
+			signatureHeaders: ['BOX-SIGNATURE-PRIMARY', 'BOX-SIGNATURE-SECONDARY'],
+			signature: { format: 'whole' },
+			// The body's bytes, then the timestamp header's text (RFC 3339, with its offset).
+			signs: '{body}{timestamp}',
+			timestamp: { from: 'header', header: 'BOX-DELIVERY-TIMESTAMP', unit: 'iso8601' },
+			toleranceSeconds: 600,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-2xx or no answer: retried with backoff; each retry has a new BOX-DELIVERY-ID and the same body id',
+		docs: 'https://developer.box.com/guides/webhooks/v2/signatures-v2',
+	},
+	{
+		value: 'whatsApp',
+		label: 'WhatsApp Cloud API (Meta)',
+		// Meta sends no event id: a WhatsApp message's id (wamid) is the first message's, in arrays;
+		// status updates and other fields fall back to the body hash (a retry resends the same body).
+		eventId: { kind: 'body', path: ['entry', '0', 'changes', '0', 'value', 'messages', '0', 'id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The Meta app's App Secret; every Graph API webhook (Messenger, Instagram) signs this way.
+			secret: 'text',
+			signatureHeaders: ['X-Hub-Signature-256'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-200 or no delivery: retried with decreasing frequency for up to 7 days; duplicates are possible',
+		docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
+	},
+	{
+		value: 'openAi',
+		label: 'OpenAI',
+		// The event id (evt_…) is in the signed body; webhook-id names the message.
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'whsecBase64',
+			signatureHeaders: ['webhook-signature'],
+			signature: { format: 'versions', separator: ' ', version: 'v1' },
+			signs: '{header:webhook-id}.{timestamp}.{body}',
+			timestamp: { from: 'header', header: 'webhook-timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-2xx or no answer within a few seconds: retried with exponential backoff for up to 72 hours',
+		docs: 'https://platform.openai.com/docs/guides/webhooks',
+	},
+	{
+		value: 'replicate',
+		label: 'Replicate',
+		// The body is the prediction, sent several times as it runs (start, output, logs, completed):
+		// its id is the prediction's, not the event's. webhook-id is per message and signed.
+		eventId: { kind: 'headers', names: ['webhook-id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'whsecBase64',
+			signatureHeaders: ['webhook-signature'],
+			signature: { format: 'versions', separator: ' ', version: 'v1' },
+			signs: '{header:webhook-id}.{timestamp}.{body}',
+			timestamp: { from: 'header', header: 'webhook-timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-2xx: retried with backoff (Standard Webhooks); each attempt of a message keeps its webhook-id',
+		docs: 'https://replicate.com/docs/topics/webhooks/verify-webhook',
+	},
+	{
+		value: 'clerk',
+		label: 'Clerk',
+		// Clerk's events carry no id in the body; svix-id is signed and the same on every retry.
+		eventId: { kind: 'headers', names: ['svix-id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'whsecBase64',
+			signatureHeaders: ['svix-signature'],
+			signature: { format: 'versions', separator: ' ', version: 'v1' },
+			signs: '{header:svix-id}.{timestamp}.{body}',
+			timestamp: { from: 'header', header: 'svix-timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Through Svix: non-2xx is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (about 28 hours)',
+		docs: 'https://clerk.com/docs/webhooks/overview',
+	},
+	{
+		value: 'resend',
+		label: 'Resend',
+		// Resend's events ({type, created_at, data}) carry no event id; svix-id is signed and kept on retries.
+		eventId: { kind: 'headers', names: ['svix-id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			secret: 'whsecBase64',
+			signatureHeaders: ['svix-signature'],
+			signature: { format: 'versions', separator: ' ', version: 'v1' },
+			signs: '{header:svix-id}.{timestamp}.{body}',
+			timestamp: { from: 'header', header: 'svix-timestamp', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-2xx: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (about 28 hours); replays by hand from the dashboard',
+		docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
+	},
+] as const satisfies readonly ProviderDefinition[];

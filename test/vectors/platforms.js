@@ -1,0 +1,306 @@
+// Test vectors for nodes/shared/webhook/providers/platforms.ts: for each verifiable provider, either
+// the example the provider itself publishes (in its docs or its own SDK's tests), or a delivery its
+// official npm library signs or accepts. Nothing here is invented to agree with the table.
+const { createHmac } = require('node:crypto');
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** A header as the test hands it over (any case), or undefined. */
+function header(headers, name) {
+	const wanted = name.toLowerCase();
+	for (const [key, value] of Object.entries(headers ?? {})) {
+		if (key.toLowerCase() === wanted) return value;
+	}
+	return undefined;
+}
+
+/** Only the headers that are there: a library reading `undefined` as text would see "undefined". */
+function present(entries) {
+	return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
+}
+
+async function rejectsToFalse(fn) {
+	try {
+		await fn();
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Standard Webhooks' v1 signature, written out (Replicate, Clerk and Resend ship verifiers only):
+ * HMAC-SHA256 of "<id>.<timestamp>.<body>" keyed with the base64 after `whsec_`.
+ */
+function standardSignature(secret, id, timestamp, body) {
+	const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+	return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+const whsec = (seed) => `whsec_${Buffer.from(seed.padEnd(32, '.')).toString('base64')}`;
+
+module.exports = {
+	hubSpot: {
+		kind: 'library',
+		source:
+			'@hubspot/api-client@14.0.1, Signature.getSignature(method, "v3", options) signs and Signature.isValid({ signatureVersion: "v3", … }) judges',
+		secret: 'yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy',
+		otherSecret: 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz',
+		genuine: async () => {
+			const { Signature } = require('@hubspot/api-client');
+			const body =
+				'[{"eventId":1,"subscriptionId":12345,"portalId":62515,"occurredAt":1564113600000,"subscriptionType":"contact.creation","attemptNumber":0,"objectId":123,"changeSource":"CRM","changeFlag":"NEW","appId":54321}]';
+			const url = 'https://n8n.example.com/webhook/hubspot-contacts?portal=62515';
+			const timestamp = String(Date.now());
+			const signature = Signature.getSignature('POST', 'v3', {
+				clientSecret: 'yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy',
+				requestBody: body,
+				url,
+				timestamp,
+			});
+			return {
+				body,
+				headers: {
+					'Content-Type': 'application/json',
+					'X-HubSpot-Signature-v3': signature,
+					'X-HubSpot-Request-Timestamp': timestamp,
+				},
+				url,
+				nowSeconds: Math.floor(Number(timestamp) / 1000),
+			};
+		},
+		accepts: async ({ body, headers, url }, secret) => {
+			const { Signature } = require('@hubspot/api-client');
+			const signature = header(headers, 'X-HubSpot-Signature-v3');
+			const timestamp = header(headers, 'X-HubSpot-Request-Timestamp');
+			if (signature === undefined || timestamp === undefined) return false;
+			// isValid throws for a timestamp older than 5 minutes.
+			try {
+				return Signature.isValid({
+					signatureVersion: 'v3',
+					signature,
+					method: 'POST',
+					clientSecret: secret,
+					requestBody: body,
+					url,
+					timestamp: Number(timestamp),
+				});
+			} catch {
+				return false;
+			}
+		},
+	},
+
+	quickBooks: {
+		kind: 'documented',
+		source:
+			"https://github.com/intuit/QuickBooks-V3-Java-SDK/blob/139f250f6dbcc854be0d8bfaf0eb1e8853136c60/ipp-v3-java-devkit/src/test/java/com/intuit/ipp/services/WebhooksServiceTest.java, testVerifyPayload(): verifierToken, intuitSignature and payload as printed (WebhooksService.verifyPayload reads the intuit-signature header's value)",
+		secret: 'b5771f19b12ddb4bcdb9f08bdc50bc63878a',
+		otherSecret: 'a5771f19b12ddb4bcdb9f08bdc50bc63878b',
+		genuine: async () => ({
+			body: '{"eventNotifications":[{"realmId":"1185883450","dataChangeEvent":{"entities":[{"name":"Customer","id":"1","operation":"Create","lastUpdated":"2015-10-05T14:42:19-0700"}]}}]}',
+			headers: {
+				'content-type': 'application/json',
+				'intuit-signature': 'JC2GUwciPmRBwEO7WvrRmKqu9tGOKL8FFallocTFi8Q=',
+			},
+			// No timestamp is signed: any moment will do; the payload's lastUpdated.
+			nowSeconds: 1444081339,
+		}),
+	},
+
+	box: {
+		kind: 'documented',
+		source:
+			'https://github.com/box/box-node-sdk/blob/01672dba759d5a704c1ae4aeaab1cebcfcfd23c2/tests/lib/managers/webhooks-test.js, describe("validateMessage()"): "A sample webhook message that is signed with \'SamplePrimaryKey\' and \'SampleSecondaryKey\'" (BODY and HEADERS as printed; the SDK test freezes the clock in 2010 because it only refuses old messages)',
+		secret: 'SamplePrimaryKey',
+		// The same test's INCORRECT_SIGNATURE_KEY (SampleSecondaryKey would rightly verify the secondary signature).
+		otherSecret: 'IncorrectKey',
+		genuine: async () => ({
+			body: '{"type":"webhook_event","webhook":{"id":"1234567890"},"trigger":"FILE.UPLOADED","source":{"id":"1234567890","type":"file","name":"Test.txt"}}',
+			headers: {
+				'box-delivery-id': 'f96bb54b-ee16-4fc5-aa65-8c2d9e5b546f',
+				'box-delivery-timestamp': '2020-01-01T00:00:00-07:00',
+				'box-signature-algorithm': 'HmacSHA256',
+				'box-signature-primary': '6TfeAW3A1PASkgboxxA5yqHNKOwFyMWuEXny/FPD5hI=',
+				'box-signature-secondary': 'v+1CD1Jdo3muIcbpv5lxxgPglOqMfsNHPV899xWYydo=',
+				'box-signature-version': '1',
+			},
+			// 2020-01-01T07:00:00Z, the delivery's own timestamp.
+			nowSeconds: 1577862000,
+		}),
+	},
+
+	whatsApp: {
+		kind: 'documented',
+		source:
+			'https://github.com/WhatsApp/WhatsApp-Nodejs-SDK/blob/58ca3d5fceea604e18393734578d9a7944a37b15/src/__tests__/utils.test.ts, test "signature match": body "test" and knownSignature as printed, keyed with jest.config.ts\'s M4D_APP_SECRET "TEST_APP_SECRET"; src/api/webhooks.ts reads it from X-Hub-Signature-256 after "sha256="',
+		secret: 'TEST_APP_SECRET',
+		otherSecret: 'TEST_APP_SECRET_OF_ANOTHER_APP',
+		genuine: async () => ({
+			body: 'test',
+			headers: {
+				'X-Hub-Signature-256':
+					'sha256=0c61947b610d4f45e65f3d680e26027121ec2413e77598bcb6cfc6e0d9888221',
+			},
+			// No timestamp is signed: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
+
+	openAi: {
+		kind: 'documented',
+		source:
+			'https://github.com/openai/openai-node/blob/60323767f01f4ebc036032ba8327b7acae5ce31b/tests/api-resources/webhooks.test.ts, describe("resource webhooks"): "all this data is taken from a real webhook event" (payload, webhook-signature, webhook-timestamp, webhook-id and secret as printed)',
+		secret: 'whsec_RdvaYFYUXuIFuEbvZHwMfYFhUf7aMYjYcmM24+Aj40c=',
+		// The same test's wrong secret, in the whsec_ form.
+		otherSecret: `whsec_${Buffer.from('not-the-correct-secret-but-long-enough').toString('base64')}`,
+		genuine: async () => ({
+			body: '{"id": "evt_685c059ae3a481909bdc86819b066fb6", "object": "event", "created_at": 1750861210, "type": "response.completed", "data": {"id": "resp_123"}}',
+			headers: {
+				'webhook-signature': 'v1,gUAg4R2hWouRZqRQG4uJypNS8YK885G838+EHb4nKBY=',
+				'webhook-timestamp': '1750861210',
+				'webhook-id': 'wh_685c059ae39c8190af8c71ed1022a24d',
+			},
+			nowSeconds: 1750861210,
+		}),
+	},
+
+	replicate: {
+		kind: 'library',
+		source:
+			'replicate@1.4.0, validateWebhook({ headers, body }, secret) (a verifier only: the delivery is signed as Standard Webhooks v1)',
+		secret: whsec('replicate-current-signing-key'),
+		otherSecret: whsec('replicate-someone-elses-key'),
+		genuine: async () => {
+			const id = 'msg_2e9fa4c6c3b04b1f8f6e3d3b1a9e7c55';
+			const timestamp = nowSeconds();
+			const body =
+				'{"id":"ufawqhfynnddngldkgtslldrkq","model":"replicate/hello-world","version":"5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa","status":"succeeded","input":{"text":"Alice"},"output":"hello Alice"}';
+			return {
+				body,
+				headers: {
+					'content-type': 'application/json',
+					'webhook-id': id,
+					'webhook-timestamp': String(timestamp),
+					'webhook-signature': standardSignature(
+						whsec('replicate-current-signing-key'),
+						id,
+						timestamp,
+						body,
+					),
+				},
+				nowSeconds: timestamp,
+			};
+		},
+		accepts: async ({ body, headers }, secret) => {
+			const { validateWebhook } = require('replicate');
+			const id = header(headers, 'webhook-id');
+			const timestamp = header(headers, 'webhook-timestamp');
+			const signature = header(headers, 'webhook-signature');
+			if (!id || !timestamp || !signature) return false;
+			// validateWebhook checks the signature only; Standard Webhooks' 5 minutes are checked here.
+			if (Math.abs(nowSeconds() - Number(timestamp)) > 300) return false;
+			try {
+				return await validateWebhook(
+					{
+						headers: {
+							'webhook-id': id,
+							'webhook-timestamp': timestamp,
+							'webhook-signature': signature,
+						},
+						body,
+					},
+					secret,
+				);
+			} catch {
+				return false;
+			}
+		},
+	},
+
+	clerk: {
+		kind: 'library',
+		source:
+			'@clerk/backend@3.25.0, verifyWebhook(request, { signingSecret }) from @clerk/backend/webhooks (a verifier only: the delivery is signed as Svix v1)',
+		secret: whsec('clerk-current-signing-secret'),
+		otherSecret: whsec('clerk-someone-elses-secret'),
+		genuine: async () => {
+			const id = 'msg_2fdiqp5c0GXt2lbnV3M7PNPqzkj';
+			const timestamp = nowSeconds();
+			const body =
+				'{"data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC","object":"user","first_name":"Example","last_name":"Example"},"event_attributes":{"http_request":{"client_ip":"0.0.0.0","user_agent":"Mozilla/5.0"}},"instance_id":"ins_123","object":"event","timestamp":1654012591835,"type":"user.created"}';
+			return {
+				body,
+				headers: {
+					'content-type': 'application/json',
+					'svix-id': id,
+					'svix-timestamp': String(timestamp),
+					'svix-signature': standardSignature(
+						whsec('clerk-current-signing-secret'),
+						id,
+						timestamp,
+						body,
+					),
+				},
+				nowSeconds: timestamp,
+			};
+		},
+		accepts: async ({ body, headers }, secret) => {
+			const { verifyWebhook } = require('@clerk/backend/webhooks');
+			const request = new Request('https://n8n.example.com/webhook/clerk', {
+				method: 'POST',
+				headers: present([
+					['content-type', 'application/json'],
+					['svix-id', header(headers, 'svix-id')],
+					['svix-timestamp', header(headers, 'svix-timestamp')],
+					['svix-signature', header(headers, 'svix-signature')],
+				]),
+				body,
+			});
+			return rejectsToFalse(() => verifyWebhook(request, { signingSecret: secret }));
+		},
+	},
+
+	resend: {
+		kind: 'library',
+		source:
+			'resend@6.38.0, new Resend(key).webhooks.verify({ payload, headers: { id, timestamp, signature }, webhookSecret }) (a verifier only: the delivery is signed as Svix v1)',
+		secret: whsec('resend-current-signing-secret'),
+		otherSecret: whsec('resend-someone-elses-secret'),
+		genuine: async () => {
+			const id = 'msg_2zK8QXhJ3bEwFvYqS1cN7uTgPmR';
+			const timestamp = nowSeconds();
+			const body =
+				'{"type":"email.delivered","created_at":"2024-02-22T23:41:12.126Z","data":{"created_at":"2024-02-22T23:41:11.894719+00:00","email_id":"56761188-7520-42d8-8898-ff6fc54ce618","from":"Acme <onboarding@resend.dev>","to":["delivered@resend.dev"],"subject":"Sending this example"}}';
+			return {
+				body,
+				headers: {
+					'content-type': 'application/json',
+					'svix-id': id,
+					'svix-timestamp': String(timestamp),
+					'svix-signature': standardSignature(
+						whsec('resend-current-signing-secret'),
+						id,
+						timestamp,
+						body,
+					),
+				},
+				nowSeconds: timestamp,
+			};
+		},
+		accepts: async ({ body, headers }, secret) => {
+			const { Resend } = require('resend');
+			const id = header(headers, 'svix-id');
+			const timestamp = header(headers, 'svix-timestamp');
+			const signature = header(headers, 'svix-signature');
+			if (!id || !timestamp || !signature) return false;
+			return rejectsToFalse(async () =>
+				new Resend('re_not_used_for_webhooks').webhooks.verify({
+					payload: body,
+					headers: { id, timestamp, signature },
+					webhookSecret: secret,
+				}),
+			);
+		},
+	},
+};
