@@ -15,7 +15,7 @@ import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../nodes/shared/keys/prefixes
 import { BuiltInError } from './builtInError';
 import type { CheckedInputs } from './builtInInputs';
 import { id, isTrue, NODES, RAW_TEXT_FIELD, respond, type WorkflowNode } from './builtInNodes';
-import type { PlannerSettings } from './plan';
+import type { PlannerSettings } from './settings';
 
 /**
  * Text as a JavaScript string literal for an n8n expression: JSON, with U+2028 and U+2029 escaped
