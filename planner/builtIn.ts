@@ -16,7 +16,7 @@ import { NODES, type BuiltInWorkflow, type WorkflowNode } from './builtInNodes';
 import { noteNode } from './builtInNotes';
 import { builtInSignatureOf, BUILT_IN_SIGNATURES } from './builtInSignature';
 import { builtInStatements, storeNodes } from './builtInStoreNodes';
-import type { PlannerSettings } from './plan';
+import type { PlannerSettings } from './settings';
 
 // What the page (planner/main.ts), the CLI bundle and the tests import, from the files that make it.
 export { BUILT_IN_SIGNATURES, BuiltInError };
@@ -29,7 +29,7 @@ export type { BuiltInWorkflow } from './builtInNodes';
 export { BUILT_IN_NOTES } from './builtInNotes';
 export { builtInStatements } from './builtInStoreNodes';
 export type { BuiltInStatements } from './builtInStoreNodes';
-export { DEFAULT_SETTINGS, KEY_SOURCES } from './plan';
+export { DEFAULT_SETTINGS, KEY_SOURCES } from './settings';
 
 /** Where the node types come from: n8n's own nodes, on every n8n including Cloud. */
 export const BUILT_IN_PREFIX = 'n8n-nodes-base.';

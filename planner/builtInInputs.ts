@@ -13,7 +13,7 @@ import { assertNamespace } from '../nodes/shared/keys/namespace';
 import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../nodes/shared/keys/prefixes';
 import { tableRef } from '../nodes/shared/store/identifiers';
 import { BuiltInError } from './builtInError';
-import type { PlannerSettings } from './plan';
+import type { PlannerSettings } from './settings';
 
 /** On: for senders that do not sign their event id (GitHub, Shopify), the key is the body's SHA-256. */
 export type ReplayGuard = 'on' | 'off';

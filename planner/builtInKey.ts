@@ -8,14 +8,14 @@
  * Settings enter the expressions only as JSON string literals, after builtInInputs.ts checked them.
  * keyNodes: Body SHA-256 → Owner Token (lease mode) → Key → Key Storable? (else Respond 400).
  */
-import { clientErrorDetails } from '../nodes/shared/errors/clientErrors';
+import { clientErrorDetails } from '../nodes/shared/keys/clientErrors';
 import { MAX_KEY_BYTES } from '../nodes/shared/keys/composeKey';
 import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
 import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../nodes/shared/keys/prefixes';
 import { BuiltInError } from './builtInError';
 import type { CheckedInputs } from './builtInInputs';
 import { id, isTrue, NODES, RAW_TEXT_FIELD, respond, type WorkflowNode } from './builtInNodes';
-import type { PlannerSettings } from './plan';
+import type { PlannerSettings } from './settings';
 
 /**
  * Text as a JavaScript string literal for an n8n expression: JSON, with U+2028 and U+2029 escaped
@@ -131,7 +131,7 @@ export function keyAssignments(
 	];
 }
 
-/** The problem+json of an event id that cannot be a key: the package's own kind (nodes/shared/errors/clientErrors.ts). */
+/** The problem+json of an event id that cannot be a key: the package's own kind (nodes/shared/keys/clientErrors.ts). */
 export const INVALID_KEY = clientErrorDetails('invalid-key');
 
 /** The nodes from the body hash to the key's verdict, in the workflow's order. */

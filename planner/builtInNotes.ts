@@ -9,7 +9,7 @@ import { INVALID_KEY } from './builtInKey';
 import { BUILT_IN_CREDENTIALS, id, NODES, SECRET_ENV, type WorkflowNode } from './builtInNodes';
 import type { BuiltInSignature } from './builtInSignature';
 import type { BuiltInStatements } from './builtInStoreNodes';
-import type { PlannerSettings } from './plan';
+import type { PlannerSettings } from './settings';
 
 /** What this path cannot promise next to the package; shown on the page, in the sticky note, in docs/cloud.md. */
 export const BUILT_IN_NOTES: readonly string[] = [

@@ -16,7 +16,8 @@ import {
 	TOKEN_OF_KEY_NODE,
 	type WorkflowNode,
 } from './builtInNodes';
-import { planStatements, type PlannerSettings } from './plan';
+import type { PlannerSettings } from './settings';
+import { planStatements } from './sqlPlan';
 
 /** The SQL the workflow runs, taken from the planner's own statements (so from the package's). */
 export interface BuiltInStatements {

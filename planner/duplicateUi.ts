@@ -6,7 +6,7 @@
 import { tableRef } from '../nodes/shared/store/identifiers';
 import { element, listItem } from './dom';
 import { explainDuplicate } from './duplicate';
-import type { Mode } from './plan';
+import type { Mode } from './settings';
 
 /** The row of one key as JSON, without the owner token (what Complete Key and Release Key prove ownership with). */
 export function lookUpSql(schema: string, table: string, key: string): string {

@@ -1,16 +1,18 @@
 /**
- * The key planner page: reads the fields, asks plan.ts, writes the results. No network API is used
- * (and the page's Content-Security-Policy would refuse one): hashing is crypto.subtle, the download a blob.
+ * The key planner page: reads the fields, asks keyPlan.ts, sqlPlan.ts and configureWorkflow.ts,
+ * writes the results. No network API is used (and the page's Content-Security-Policy would refuse
+ * one): hashing is crypto.subtle, the download a blob.
  */
 import type { FingerprintSource } from '../nodes/IdempotencyReserve/helpers/reserveSettings';
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
 import apiTemplate from '../workflows/idempotent-api.json';
 import template from '../workflows/idempotent-webhook.json';
 import { BUILT_IN_NOTES, BUILT_IN_SIGNATURES, BuiltInError, builtInWorkflow } from './builtIn';
+import { configureWorkflow, type TemplateKind } from './configureWorkflow';
 import { element } from './dom';
 import { startDuplicateExplainer } from './duplicateUi';
+import { planKey, type KeyPlan } from './keyPlan';
 import {
-	configureWorkflow,
 	DEFAULT_SETTINGS,
 	FINGERPRINT_EXPRESSION_DEFAULT,
 	FINGERPRINT_SOURCES,
@@ -18,15 +20,11 @@ import {
 	KEY_SOURCES,
 	MODES,
 	parameterOfSource,
-	planKey,
-	planStatements,
-	sqlText,
-	type KeyPlan,
 	type Mode,
 	type PlannerSettings,
-	type TemplateKind,
-} from './plan';
+} from './settings';
 import { startSignatureCheck } from './signatureUi';
+import { planStatements, sqlText } from './sqlPlan';
 import { startRetryExplainer } from './stepsUi';
 
 const fields = {

@@ -4,7 +4,7 @@
 // node, which the e2e suite runs for real). A sender's mistake gets 4xx problem+json naming it;
 // a database failure gets 500 with nothing internal in it.
 const { describe, test, expect } = require('@jest/globals');
-const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/errors/clientErrors');
+const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/keys/clientErrors');
 const { useTestDatabase } = require('../support/database');
 const { registerTestNode, runWorkflow } = require('../support/engine');
 const { PROVIDERS } = require('../support/providerVectors');

@@ -6,7 +6,7 @@
 // against PostgreSQL.
 const { beforeAll, describe, test, expect } = require('@jest/globals');
 const { randomUUID } = require('node:crypto');
-const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/errors/clientErrors');
+const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/keys/clientErrors');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');

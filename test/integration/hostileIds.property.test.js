@@ -9,7 +9,7 @@
 // about 3 s on this machine.
 const { test, expect } = require('@jest/globals');
 const fc = require('fast-check');
-const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/errors/clientErrors');
+const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/keys/clientErrors');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');

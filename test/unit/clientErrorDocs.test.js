@@ -1,4 +1,4 @@
-// The client-error kinds (nodes/shared/errors/clientErrors.ts) and docs/errors.md agree: the
+// The client-error kinds (nodes/shared/keys/clientErrors.ts) and docs/errors.md agree: the
 // problem+json `type` the templates send is `…/docs/errors.md#<kind>`, so every kind needs a
 // heading of that name there (its GitHub anchor is the kind itself), saying its status, and the
 // section lists no kind the code does not have.
@@ -9,7 +9,7 @@ const {
 	CLIENT_ERRORS,
 	CLIENT_ERROR_DOCS,
 	clientErrorDetails,
-} = require('../../dist/nodes/shared/errors/clientErrors');
+} = require('../../dist/nodes/shared/keys/clientErrors');
 
 const docs = readFileSync(path.join(__dirname, '..', '..', 'docs', 'errors.md'), 'utf8');
 

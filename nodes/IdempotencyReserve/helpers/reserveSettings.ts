@@ -1,6 +1,6 @@
 /**
  * Reserve's settings and their defaults, in one place: the node's properties, its run and the key
- * planner (planner/plan.ts) read them here. Pure, without n8n's types, so the planner can bundle it.
+ * planner (planner/settings.ts) read them here. Pure, without n8n's types, so the planner can bundle it.
  * reserveOutputs.ts keeps its own copy of the fingerprint rule (n8n runs that function's source
  * text alone); test/unit/reserveSettings.test.js holds the two equal.
  */

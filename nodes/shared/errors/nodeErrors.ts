@@ -1,7 +1,7 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
-import { CLIENT_ERRORS, type ClientErrorKind } from './clientErrors';
+import { CLIENT_ERRORS, type ClientErrorKind } from '../keys/clientErrors';
 import { IdentifierError } from '../store/identifiers';
 import { StepStatementError } from '../store/StepStatementError';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';

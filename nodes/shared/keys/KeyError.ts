@@ -1,4 +1,4 @@
-import type { ClientErrorKind } from '../errors/clientErrors';
+import type { ClientErrorKind } from './clientErrors';
 
 /**
  * A problem with one item's key. Kept free of n8n types so key derivation stays pure;

@@ -5,7 +5,7 @@ import type {
 	NodeOperationError,
 } from 'n8n-workflow';
 
-import { clientErrorDetails } from '../errors/clientErrors';
+import { clientErrorDetails } from '../keys/clientErrors';
 import { clientErrorKindOf, inputError } from '../errors/nodeErrors';
 
 /**
