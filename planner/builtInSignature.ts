@@ -133,7 +133,8 @@ function signedText(
 export function senderSignsEventId(provider: ProviderDefinition): boolean {
 	if (!isVerifiable(provider)) return false;
 	const parts = parseSigns(provider.signing.signs);
-	if (provider.eventId.kind === 'body')
+	// No id: the key is the body hash, signed whenever the body is.
+	if (provider.eventId.kind === 'body' || provider.eventId.kind === 'none')
 		return parts.some((part) => part.kind === 'body' || part.kind === 'form');
 	const signed = new Set(
 		parts.flatMap((part) => (part.kind === 'header' ? [part.name.toLowerCase()] : [])),

@@ -40,6 +40,7 @@ function timestampCell(signing) {
 }
 
 function eventIdCell(eventId) {
+	if (eventId.kind === 'none') return 'none: the body hash';
 	return eventId.kind === 'body'
 		? `body ${code(eventId.path.join('.'))}`
 		: eventId.names.map(code).join(', else ');

@@ -40,7 +40,7 @@ function signAs(provider, { body, secret, nowSeconds = Math.floor(Date.now() / 1
 	const headers = { 'content-type': 'application/json' };
 	const id = eventId ?? `evt_${provider.value}_${randomUUID()}`;
 	if (provider.eventId.kind === 'headers') headers[provider.eventId.names[0].toLowerCase()] = id;
-	else setPath(json, provider.eventId.path, id);
+	else if (provider.eventId.kind === 'body') setPath(json, provider.eventId.path, id);
 	if (signing.timestamp?.from === 'header') headers[signing.timestamp.header.toLowerCase()] = timestamp;
 	if (signing.timestamp?.from === 'body') setPath(json, signing.timestamp.path, nowSeconds * 1000);
 	for (const [, name] of signing.signs.matchAll(/\{header:([^}]+)\}/g))

@@ -239,7 +239,7 @@ describe('replay under a fresh unsigned id: GitHub and Shopify keyed on the sign
 		).map((p) => {
 			const signed = SIGNATURE_SCHEMES[p.value].signedHeaders.map((h) => h.toLowerCase());
 			const signsId =
-				p.eventId.kind === 'body'
+				p.eventId.kind !== 'headers'
 					? SIGNATURE_SCHEMES[p.value].signsBody
 					: p.eventId.names.every((name) => signed.includes(name.toLowerCase()));
 			return `${p.value}: ${signsId}`;

@@ -393,3 +393,22 @@ test('every scheme in the table reads its headers and has a label', () => {
 		});
 	}
 });
+
+test("twilio: repeated parameters as Twilio's own test signs them (deduplicated, then sorted)", () => {
+	// twilio-node spec/validation.spec.js @45d3d65a, "should validate request body with multiple params and values".
+	const body = 'Sid=CA123&SidAccount=AC123&Digits=5678&Digits=1234&Digits=1234';
+	const scheme = SIGNATURE_SCHEMES.twilio;
+	const verdict = (signature) =>
+		verifySignature(
+			scheme,
+			{
+				headers: { 'x-twilio-signature': signature },
+				body: Buffer.from(body),
+				url: 'https://mycompany.com/myapp.php?foo=1&bar=2',
+			},
+			[signingKey('12345', scheme.secretFormat, 'secret')],
+			{ nowSeconds: 0, toleranceSeconds: 300 },
+		);
+	expect(verdict('IK+Dwps556ElfBT0I3Rgjkr1wJU=')).toEqual({ valid: true });
+	expect(verdict('RSOYDt4T1cUTdK1PDd93/VVr8B8=')).toEqual({ valid: false, reason: 'mismatch' });
+});

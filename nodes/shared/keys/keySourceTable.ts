@@ -56,6 +56,8 @@ const FALLBACK = 'else SHA-256 of the raw body';
 
 function presetDescription(location: EventIdLocation): string {
 	if (location.kind === 'body') return `Key "evt:" + body.${location.path.join('.')}, ${FALLBACK}`;
+	if (location.kind === 'none')
+		return 'Key "sha256:" + SHA-256 of the raw body: this sender puts no event id in its deliveries';
 	const [first, ...others] = location.names;
 	const alternatives = others.map((name) => `, else the ${name} header`).join('');
 	return `Key "evt:" + the ${first} header${alternatives}, ${FALLBACK}`;

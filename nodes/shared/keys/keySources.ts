@@ -45,11 +45,17 @@ export interface MessageContentHash {
 
 export type KeyResolution = KeyIdentity | NumericId | MessageContentHash;
 
-/** Follows own properties of objects, as `$json.body.a.b` does for a JSON body. */
+const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
+
+/**
+ * Follows own properties of objects, and indexes of arrays for digit steps (HubSpot's body is an
+ * array of events), as `$json.body[0].eventId` does for a JSON body.
+ */
 function readBodyPath(body: unknown, path: readonly string[]): unknown {
 	let value = body;
 	for (const name of path) {
-		if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+		if (Array.isArray(value) && !ARRAY_INDEX.test(name)) return undefined;
+		if (value === null || typeof value !== 'object') return undefined;
 		if (!Object.prototype.hasOwnProperty.call(value, name)) return undefined;
 		value = (value as Record<string, unknown>)[name];
 	}

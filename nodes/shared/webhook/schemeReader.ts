@@ -166,7 +166,7 @@ function readTimestamp(
 	return value === undefined ? MALFORMED : { text, seconds: value };
 }
 
-/** Form parameters sorted by name (then value), each name followed by its value: Twilio's signed form. */
+/** Form parameters sorted by name (then value), repeats once, each name followed by its value: Twilio's signed form. */
 export function sortedForm(body: Uint8Array): string | undefined {
 	const text = new TextDecoder().decode(body);
 	const pairs: Array<[string, string]> = [];
@@ -183,7 +183,11 @@ export function sortedForm(body: Uint8Array): string | undefined {
 	}
 	const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 	pairs.sort(([a, x], [b, y]) => byCodeUnit(a, b) || byCodeUnit(x, y));
-	return pairs.map(([name, value]) => name + value).join('');
+	// A name sent twice with the same value counts once, as Twilio's libraries sign it.
+	const distinct = pairs.filter(
+		([name, value], i) => i === 0 || name !== pairs[i - 1][0] || value !== pairs[i - 1][1],
+	);
+	return distinct.map(([name, value]) => name + value).join('');
 }
 
 function concat(chunks: readonly Uint8Array[]): Uint8Array {

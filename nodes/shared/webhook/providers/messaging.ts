@@ -48,8 +48,8 @@ export const MESSAGING = [
 		value: 'sendGrid',
 		label: 'SendGrid',
 		// A delivery is a JSON array of events, each with its own sg_event_id: no id names the request,
-		// so this path is never found and the key is the body hash.
-		eventId: { kind: 'body', path: ['sg_event_id'] },
+		// so the key is the body hash (an event re-sent inside another batch is not caught).
+		eventId: { kind: 'none' },
 		signing: {
 			algorithm: 'ecdsaP256',
 			encoding: 'base64',
@@ -101,9 +101,9 @@ export const MESSAGING = [
 	{
 		value: 'zoom',
 		label: 'Zoom',
-		// Zoom's events carry no id (event, event_ts, payload): this path is never found, so the key is
-		// the body hash, which a retry of the same notification repeats.
-		eventId: { kind: 'body', path: ['event_id'] },
+		// Zoom's events carry no id (event, event_ts, payload): the key is the body hash, which a retry
+		// of the same notification repeats.
+		eventId: { kind: 'none' },
 		signing: {
 			algorithm: 'sha256',
 			encoding: 'hex',

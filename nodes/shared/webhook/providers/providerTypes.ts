@@ -2,10 +2,12 @@ import type { SigningDescription } from '../schemeTypes';
 
 /** Where a provider puts the event id. Presets fall back to the body hash when it is missing or empty. */
 export type EventIdLocation =
-	/** A field of the JSON body (`$json.body`), by path: preferred, since the body is signed. */
+	/** A field of the JSON body (`$json.body`), by path (digits index arrays): preferred, since the body is signed. */
 	| { kind: 'body'; path: readonly string[] }
 	/** The first of these headers that has a value, in this order (names as providers write them). */
-	| { kind: 'headers'; names: readonly string[] };
+	| { kind: 'headers'; names: readonly string[] }
+	/** No event id in a delivery (a batch of events, or none at all): the key is the body hash. */
+	| { kind: 'none' };
 
 /** A sender whose deliveries cannot be proven genuine from the request alone, and why. */
 export interface Unverifiable {
