@@ -93,7 +93,10 @@ function timestampText(description: SigningDescription, source: TimestampSource)
 	if (source.from === 'header') return headerExpression(source.header);
 	if (source.from === 'signature') {
 		const format = description.signature;
-		return signatureField(description, format.format === 'fields' ? (format.timestampKey ?? '') : '');
+		return signatureField(
+			description,
+			format.format === 'fields' ? (format.timestampKey ?? '') : '',
+		);
 	}
 	const path = source.path.map((step) => `?.[${JSON.stringify(step)}]`).join('');
 	return `String($('${WEBHOOK_NODE}').first().json.body${path} ?? '')`;
@@ -117,7 +120,8 @@ function signedText(
 		if (part.kind === 'literal') pieces.push(JSON.stringify(part.text));
 		else if (part.kind === 'body') pieces.push(BODY_TEXT);
 		else if (part.kind === 'header') pieces.push(headerExpression(part.name));
-		else if (part.kind === 'url') pieces.push(`String($('${WEBHOOK_NODE}').first().json.webhookUrl ?? '')`);
+		else if (part.kind === 'url')
+			pieces.push(`String($('${WEBHOOK_NODE}').first().json.webhookUrl ?? '')`);
 		else if (description.timestamp === undefined) return undefined;
 		else pieces.push(timestampText(description, description.timestamp));
 	}
@@ -181,10 +185,7 @@ export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
 				description.signatureHeaders.length === 1 ? signatures : `[].concat(${signatures})`,
 			...(timestamp
 				? {
-						timestamp: timestampSecondsExpression(
-							timestampText(description, timestamp),
-							timestamp,
-						),
+						timestamp: timestampSecondsExpression(timestampText(description, timestamp), timestamp),
 					}
 				: {}),
 			signsEventId: senderSignsEventId(provider),

@@ -420,10 +420,15 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 			received: [],
 			hint: UNSIGNED_BODY_HINTS[unsigned],
 		};
-	const verification = verifySignature(scheme, { headers, body: input.body, url: input.url }, keys, {
-		nowSeconds: input.nowSeconds,
-		toleranceSeconds,
-	});
+	const verification = verifySignature(
+		scheme,
+		{ headers, body: input.body, url: input.url },
+		keys,
+		{
+			nowSeconds: input.nowSeconds,
+			toleranceSeconds,
+		},
+	);
 	const report: SignatureReport = {
 		verdict: verification.valid ? 'valid' : `invalid ${verification.reason}`,
 		valid: verification.valid,

@@ -124,7 +124,9 @@ export function startSignatureCheck(): void {
 			fields.signed.textContent =
 				shown.length > SHOWN_CHARACTERS ? shown.slice(0, SHOWN_CHARACTERS) : shown;
 			const parts: string[] = [
-				report.signed.signs === '{body}' ? 'The body alone' : `${report.signed.signs} with the body`,
+				report.signed.signs === '{body}'
+					? 'The body alone'
+					: `${report.signed.signs} with the body`,
 			];
 			const notes = [
 				facts.bom ? 'starts with a byte order mark (EF BB BF, invisible below)' : '',

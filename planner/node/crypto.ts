@@ -364,10 +364,11 @@ export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
  * Public-key checks (Ed25519, ECDSA) would need crypto.subtle, whose promises the synchronous check
  * cannot wait for: the page says so for those schemes (planner/signature.ts) and never calls these.
  */
-export function createPublicKey(_options: unknown): { asymmetricKeyType?: string } {
+const keyPairsRefused = (): never => {
 	throw new Error('Public-key signatures are checked in n8n, not on this page');
-}
+};
 
-export function verify(..._args: unknown[]): boolean {
-	throw new Error('Public-key signatures are checked in n8n, not on this page');
-}
+/** Typed as Node.js's for verifySignature.ts; never called on the page. */
+export const createPublicKey: (options: unknown) => { asymmetricKeyType?: string } =
+	keyPairsRefused;
+export const verify: (...args: unknown[]) => boolean = keyPairsRefused;

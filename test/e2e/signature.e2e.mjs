@@ -6,7 +6,10 @@
 // stack's secret, scripts/harness/http.mjs); the unit tests check that scheme against Stripe's library.
 // Two attacks by someone holding one genuine signed delivery: the captured body sent as a multipart
 // file part named `data` beside forged form fields, and (on a copy of the template switched to
-// GitHub, imported beside it) a GitHub delivery resent under a new X-GitHub-Delivery.
+// GitHub, imported beside it) a GitHub delivery resent under a new X-GitHub-Delivery. Beside them, a
+// copy of the template switched to each provider added since (the provider table says which; those
+// signed with an HMAC, which test/support/signAs.js can sign fresh), each with its own secret: a
+// genuine delivery processed once, its repeat a duplicate, one signed with another secret 401.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -20,6 +23,53 @@ import {
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
 import { importableCopy, WEBHOOK_TEMPLATE } from '../../scripts/harness/templates.mjs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { signAs } = require('../support/signAs.js');
+const { PROVIDERS, verifiableFrom } = require('../../dist/nodes/shared/webhook/providers');
+const { ESTABLISHED } = require('../../dist/nodes/shared/webhook/providers/established');
+
+/** The providers added after the first six whose deliveries signAs can sign (HMAC), from the table. */
+const ADDED_PROVIDERS = verifiableFrom(PROVIDERS).filter(
+	(/** @type {any} */ p) =>
+		!ESTABLISHED.some((/** @type {any} */ e) => e.value === p.value) &&
+		['sha1', 'sha256', 'sha512'].includes(p.signing.algorithm),
+);
+/** A secret of the provider's form: text, or whsec_ and base64 for Standard Webhooks and Svix senders. */
+const secretOf = (/** @type {any} */ provider) =>
+	provider.signing.secret === 'text'
+		? `e2e-${provider.value}-secret`
+		: `whsec_${Buffer.from(`e2e-${provider.value}-secret-bytes`).toString('base64')}`;
+const credentialOf = (/** @type {number} */ index) => ({
+	id: `WhSigAdded${String(index).padStart(7, '0')}`,
+	name: `Webhook Signing Secret (added ${index})`,
+});
+/** The template switched to one provider, as a user switches it, on its own path and credential. */
+function providerCopy(/** @type {any} */ provider, /** @type {number} */ index) {
+	const workflow = importableCopy(WEBHOOK_TEMPLATE, `IdemAdded${String(index).padStart(8, '0')}`);
+	workflow.name = `${workflow.name} (${provider.label}, e2e)`;
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters = {
+				...node.parameters,
+				path: `idempotent-webhook-${provider.value.toLowerCase()}`,
+			};
+			node.webhookId = randomUUID();
+		}
+		if (node.name === RESERVE) {
+			node.parameters = {
+				...node.parameters,
+				signature: provider.value,
+				keySource: provider.value,
+			};
+			node.credentials = { ...node.credentials, webhookSigningSecretApi: credentialOf(index) };
+		}
+	}
+	return workflow;
+}
+/** @type {any[]} the published copies, in ADDED_PROVIDERS' order */
+let added = [];
 
 const RESPOND_401 = 'Respond 401';
 const REFUSED_PATH = ['Webhook', RESERVE, RESPOND_401];
@@ -117,16 +167,24 @@ before(
 	async () => {
 		stack = await startStack({
 			label: 'e2e_sig',
-			extraWorkflows: [{ workflow: githubCopy() }],
+			extraWorkflows: [
+				{ workflow: githubCopy() },
+				...ADDED_PROVIDERS.map((provider, index) => ({ workflow: providerCopy(provider, index) })),
+			],
 			extraCredentials: [
 				{
 					...GITHUB_CREDENTIAL,
 					type: 'webhookSigningSecretApi',
 					data: { secret: GITHUB_SECRET, previousSecret: '' },
 				},
+				...ADDED_PROVIDERS.map((provider, index) => ({
+					...credentialOf(index),
+					type: 'webhookSigningSecretApi',
+					data: { secret: secretOf(provider), previousSecret: '' },
+				})),
 			],
 		});
-		[github] = stack.extraWorkflows;
+		[github, ...added] = stack.extraWorkflows;
 	},
 	{ timeout: 60 * 60_000 },
 );
@@ -323,5 +381,45 @@ test(
 			assert.equal((await stack.businessRows(key)).length, 1, 'one business_log row');
 			assert.equal((await stack.keyRows(key)).length, 1, 'one key row');
 			assert.deepEqual(await stack.keyRows(`evt:${replayId}`), []);
+		}),
+);
+
+test(
+	'the template switched to each added provider: genuine processed once, then duplicate; another secret 401',
+	{ timeout: 300_000 },
+	() =>
+		withN8nLog(async () => {
+			assert.ok(ADDED_PROVIDERS.length >= 5, 'at least five added providers in a real n8n');
+			const outcomes = [];
+			for (const [index, provider] of ADDED_PROVIDERS.entries()) {
+				const to = added[index];
+				const sign = (/** @type {string} */ secret) =>
+					signAs(provider, {
+						body: { type: 'e2e.added', provider: provider.value },
+						secret,
+						url: to.webhookUrl,
+					});
+				const send = async (/** @type {{ body: Buffer, headers: Record<string, string> }} */ d) =>
+					(await stack.deliver(d.body, { to, sign: false, headers: d.headers })).response;
+				const genuine = sign(secretOf(provider));
+				const first = await send(genuine);
+				const again = await send(genuine);
+				const forged = await send(
+					sign(secretOf({ ...provider, value: `${provider.value}-other` })),
+				);
+				outcomes.push([
+					provider.value,
+					first.status,
+					first.json?.status,
+					again.json?.status,
+					forged.status,
+					forged.json?.reason,
+				]);
+			}
+			process.stderr.write(`[e2e_sig] added providers: ${JSON.stringify(outcomes)}\n`);
+			assert.deepEqual(
+				outcomes,
+				ADDED_PROVIDERS.map((p) => [p.value, 200, 'processed', 'duplicate', 401, 'mismatch']),
+			);
 		}),
 );

@@ -12,7 +12,10 @@ const { VECTORS } = require('../vectors');
 
 const NODE = 'Verify Webhook Signature';
 
-/** The item n8n's Webhook node emits for this delivery (Raw Body on). */
+/**
+ * The item n8n's Webhook node emits for this delivery (Raw Body on).
+ * @param {{ body: string | Buffer, headers: Record<string, string>, url?: string }} delivery
+ */
 function itemOf({ body, headers, url }) {
 	const raw = Buffer.from(body);
 	let parsed;
@@ -46,47 +49,50 @@ function changed(body) {
 	throw new Error('no letter or digit to change');
 }
 
-describe.each(verifiableFrom(PROVIDERS).map((provider) => [provider.value, provider]))(
-	'%s through the engine',
-	(value, provider) => {
-		test('genuine → valid; changed byte, no signature header → invalid; another secret → all invalid', async () => {
-			const vector = VECTORS[value];
-			const delivery = await vector.genuine();
-			const genuine = itemOf(delivery);
-			const tampered = itemOf({ ...delivery, body: changed(delivery.body) });
-			const unsigned = itemOf({
-				...delivery,
-				headers: Object.fromEntries(
-					Object.entries(delivery.headers).filter(
-						([name]) => name.toLowerCase() !== provider.signing.signatureHeaders[0].toLowerCase(),
-					),
+/** @type {Array<[string, any]>} */
+const CASES = verifiableFrom(PROVIDERS).map((/** @type {any} */ provider) => [
+	provider.value,
+	provider,
+]);
+
+describe.each(CASES)('%s through the engine', (value, provider) => {
+	test('genuine → valid; changed byte, no signature header → invalid; another secret → all invalid', async () => {
+		const vector = VECTORS[value];
+		const delivery = await vector.genuine();
+		const genuine = itemOf(delivery);
+		const tampered = itemOf({ ...delivery, body: changed(delivery.body) });
+		const unsigned = itemOf({
+			...delivery,
+			headers: Object.fromEntries(
+				Object.entries(delivery.headers).filter(
+					([name]) => name.toLowerCase() !== provider.signing.signatureHeaders[0].toLowerCase(),
 				),
-			});
-			// Documented examples carry the timestamp they were printed with: the tolerance covers it.
-			const age = Math.abs(Math.floor(Date.now() / 1000) - delivery.nowSeconds);
-			const run = async (secret) =>
-				await runWorkflow(verifyWorkflow, [genuine, tampered, unsigned], {
-					credentialsByType: { webhookSigningSecretApi: { secret } },
-					nodeOverrides: {
-						[NODE]: { parameters: { provider: value, toleranceSeconds: age + 300 } },
-					},
-				});
-			const ours = await run(vector.secret);
-			expect(ours.status).toBe('success');
-			const verdicts = (result, output) =>
-				result.output(NODE, output).map((item) => [item.pairedItem.item, item.json.signature]);
-			expect(verdicts(ours, 0)).toEqual([[0, { valid: true, provider: value }]]);
-			expect(verdicts(ours, 1)).toEqual([
-				[1, { valid: false, provider: value, reason: 'mismatch' }],
-				[2, { valid: false, provider: value, reason: 'missing_header' }],
-			]);
-			const theirs = await run(vector.otherSecret);
-			expect(verdicts(theirs, 0)).toEqual([]);
-			expect(verdicts(theirs, 1).map(([index, { reason }]) => [index, reason])).toEqual([
-				[0, 'mismatch'],
-				[1, 'mismatch'],
-				[2, 'missing_header'],
-			]);
+			),
 		});
-	},
-);
+		// Documented examples carry the timestamp they were printed with: the tolerance covers it.
+		const age = Math.abs(Math.floor(Date.now() / 1000) - delivery.nowSeconds);
+		const run = async (secret) =>
+			await runWorkflow(verifyWorkflow, [genuine, tampered, unsigned], {
+				credentialsByType: { webhookSigningSecretApi: { secret } },
+				nodeOverrides: {
+					[NODE]: { parameters: { provider: value, toleranceSeconds: age + 300 } },
+				},
+			});
+		const ours = await run(vector.secret);
+		expect(ours.status).toBe('success');
+		const verdicts = (result, output) =>
+			result.output(NODE, output).map((item) => [item.pairedItem.item, item.json.signature]);
+		expect(verdicts(ours, 0)).toEqual([[0, { valid: true, provider: value }]]);
+		expect(verdicts(ours, 1)).toEqual([
+			[1, { valid: false, provider: value, reason: 'mismatch' }],
+			[2, { valid: false, provider: value, reason: 'missing_header' }],
+		]);
+		const theirs = await run(vector.otherSecret);
+		expect(verdicts(theirs, 0)).toEqual([]);
+		expect(verdicts(theirs, 1).map(([index, { reason }]) => [index, reason])).toEqual([
+			[0, 'mismatch'],
+			[1, 'mismatch'],
+			[2, 'missing_header'],
+		]);
+	});
+});

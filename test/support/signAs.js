@@ -30,7 +30,10 @@ function headerValue(format, signature, timestamp) {
  * @param {{ body: object, secret: string, nowSeconds?: number, url?: string, eventId?: string }} request
  * @returns {{ body: Buffer, headers: Record<string, string> }}
  */
-function signAs(provider, { body, secret, nowSeconds = Math.floor(Date.now() / 1000), url, eventId }) {
+function signAs(
+	provider,
+	{ body, secret, nowSeconds = Math.floor(Date.now() / 1000), url, eventId },
+) {
 	const { signing } = provider;
 	if ('unverifiable' in signing) throw new Error(`${provider.value} signs nothing`);
 	const timestamp = timestampText(signing.timestamp?.unit ?? 'seconds', nowSeconds);
@@ -41,7 +44,8 @@ function signAs(provider, { body, secret, nowSeconds = Math.floor(Date.now() / 1
 	const id = eventId ?? `evt_${provider.value}_${randomUUID()}`;
 	if (provider.eventId.kind === 'headers') headers[provider.eventId.names[0].toLowerCase()] = id;
 	else if (provider.eventId.kind === 'body') setPath(json, provider.eventId.path, id);
-	if (signing.timestamp?.from === 'header') headers[signing.timestamp.header.toLowerCase()] = timestamp;
+	if (signing.timestamp?.from === 'header')
+		headers[signing.timestamp.header.toLowerCase()] = timestamp;
 	if (signing.timestamp?.from === 'body') setPath(json, signing.timestamp.path, nowSeconds * 1000);
 	for (const [, name] of signing.signs.matchAll(/\{header:([^}]+)\}/g))
 		headers[name.toLowerCase()] ??= `dlv_${randomUUID()}`;
@@ -56,7 +60,9 @@ function signAs(provider, { body, secret, nowSeconds = Math.floor(Date.now() / 1
 	});
 	if ('invalid' in read) throw new Error(`signAs ${provider.value}: ${read.invalid}`);
 	const key = signingKey(secret, signing.secret, 'secret');
-	const signature = createHmac(signing.algorithm, key).update(read.content).digest(signing.encoding);
+	const signature = createHmac(signing.algorithm, key)
+		.update(read.content)
+		.digest(signing.encoding);
 	headers[signatureHeader] = headerValue(signing.signature, signature, timestamp);
 	return { body: bytes, headers };
 }

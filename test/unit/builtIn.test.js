@@ -134,7 +134,9 @@ test('the key: evt: + id else sha256:, the namespace first, header presets and B
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { SIGNATURE_SCHEMES } = require('../../dist/nodes/shared/webhook/signatureSchemes');
 const builtInSignatureSupported = (/** @type {string} */ value) =>
-	builtIn.BUILT_IN_SIGNATURES.some((/** @type {any} */ s) => s.supported && s.signature.provider === value);
+	builtIn.BUILT_IN_SIGNATURES.some(
+		(/** @type {any} */ s) => s.supported && s.signature.provider === value,
+	);
 
 test('Standard Webhooks and Svix are refused: their secret is base64-decoded bytes', () => {
 	for (const provider of ['standardWebhooks', 'svix']) {

@@ -233,6 +233,7 @@ describe('the key source table', () => {
 		);
 		const keys = doc.slice(doc.indexOf('## Key sources'), doc.indexOf('## The rules'));
 		// Provider presets are rows of docs/signatures.md's generated table (test/unit/signaturesDoc.test.js).
+		/** @type {Set<string>} */
 		const providers = new Set(PROVIDERS.map((provider) => provider.value));
 		expect(keys).toContain('[provider table](signatures.md#providers)');
 		for (const { name, value, location } of KEY_SOURCES) {

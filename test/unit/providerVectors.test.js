@@ -9,7 +9,10 @@ const { SIGNATURE_SCHEMES } = require('../../dist/nodes/shared/webhook/signature
 const { signingKey, verifySignature } = require('../../dist/nodes/shared/webhook/verifySignature');
 const { VECTORS } = require('../vectors');
 
+/** @type {any[]} the table's verifiable providers (plain data for the tests) */
 const VERIFIABLE = verifiableFrom(PROVIDERS);
+/** @type {Array<[string, any]>} */
+const CASES = VERIFIABLE.map((provider) => [provider.value, provider]);
 
 /** @param {import('../vectors').Delivery} delivery */
 function check(value, delivery, secret, nowSeconds = delivery.nowSeconds) {
@@ -74,7 +77,7 @@ test('every verifiable provider has a vector, named with its source, and no vect
 	}
 });
 
-describe.each(VERIFIABLE.map((provider) => [provider.value, provider]))('%s', (value, provider) => {
+describe.each(CASES)('%s', (value, provider) => {
 	const vector = VECTORS[value];
 	const scheme = SIGNATURE_SCHEMES[value];
 

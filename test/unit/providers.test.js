@@ -105,7 +105,9 @@ describe('the real table makes what the nodes use', () => {
 		expect(KEY_SOURCES).toEqual(keySourcesFrom(PROVIDERS, MESSAGE_PRESETS));
 		// Each scheme's reader is a closure of its own: compare everything else.
 		const data = (schemes) =>
-			Object.fromEntries(Object.entries(schemes).map(([value, { read: _, ...rest }]) => [value, rest]));
+			Object.fromEntries(
+				Object.entries(schemes).map(([value, { read: _, ...rest }]) => [value, rest]),
+			);
 		expect(data(SIGNATURE_SCHEMES)).toEqual(data(schemesFrom(PROVIDERS)));
 		expect(PROVIDER_OPTIONS).toEqual(providerListFrom(PROVIDERS));
 		expect(providerOptions).toEqual(providerOptionsFrom(PROVIDERS));
@@ -172,9 +174,11 @@ describe('the real table makes what the nodes use', () => {
 	test('every entry is complete: a docs page, content types, retries, and a signing description or a reason', () => {
 		for (const provider of PROVIDERS) {
 			expect([provider.value, /^https:\/\//.test(provider.docs)]).toEqual([provider.value, true]);
-			expect([provider.value, provider.contentTypes.length > 0, provider.retries.length > 0]).toEqual(
-				[provider.value, true, true],
-			);
+			expect([
+				provider.value,
+				provider.contentTypes.length > 0,
+				provider.retries.length > 0,
+			]).toEqual([provider.value, true, true]);
 			if ('unverifiable' in provider.signing)
 				expect(provider.signing.unverifiable.length).toBeGreaterThan(20);
 			else expect(() => schemesFrom([provider])).not.toThrow();
@@ -238,9 +242,10 @@ describe('adding a provider is one entry of the table', () => {
 			valid: false,
 			reason: 'timestamp_out_of_tolerance',
 		});
-		expect(verify({ ...headers, 'x-acme-signature': `ts=${nowMs};sig=${sign('other')}` })).toEqual(
-			{ valid: false, reason: 'mismatch' },
-		);
+		expect(verify({ ...headers, 'x-acme-signature': `ts=${nowMs};sig=${sign('other')}` })).toEqual({
+			valid: false,
+			reason: 'mismatch',
+		});
 		// Its delivery id is signed: another id fails the signature.
 		expect(verify({ ...headers, 'x-acme-delivery': 'dlv_2' })).toEqual({
 			valid: false,
@@ -255,14 +260,22 @@ describe('adding a provider is one entry of the table', () => {
 	test('the built-in-nodes generator expresses it, or says why not', () => {
 		const acme = builtInSupport(ACME);
 		expect(acme.supported).toBe(true);
-		expect(acme.signature).toMatchObject({ algorithm: 'SHA512', encoding: 'base64', signsEventId: false });
+		expect(acme.signature).toMatchObject({
+			algorithm: 'SHA512',
+			encoding: 'base64',
+			signsEventId: false,
+		});
 		expect(acme.signature.input.expression).toContain('x-acme-delivery');
-		expect(builtInSupport(PLAIN)).toMatchObject({ supported: true, signature: { input: { kind: 'binary' } } });
+		expect(builtInSupport(PLAIN)).toMatchObject({
+			supported: true,
+			signature: { input: { kind: 'binary' } },
+		});
 		expect(builtInSupport(OPAQUE)).toEqual({
 			supported: false,
 			provider: 'opaqueHooks',
 			label: 'Opaque Hooks',
-			reason: 'Opaque Hooks cannot be checked with built-in nodes: It sends a fixed token, not a signature of the body.',
+			reason:
+				'Opaque Hooks cannot be checked with built-in nodes: It sends a fixed token, not a signature of the body.',
 		});
 	});
 
@@ -285,8 +298,16 @@ describe('adding a provider is one entry of the table', () => {
 		]);
 		expect(providerOptionsFrom(TABLE)).toEqual([
 			...providerOptions.slice(0, -1),
-			{ name: 'Acme Hooks', value: 'acme', description: describeSigning(ACME.signing) },
-			{ name: 'Plain Hooks', value: 'plainHooks', description: describeSigning(PLAIN.signing) },
+			{
+				name: 'Acme Hooks',
+				value: 'acme',
+				description: describeSigning(/** @type {any} */ (ACME.signing)),
+			},
+			{
+				name: 'Plain Hooks',
+				value: 'plainHooks',
+				description: describeSigning(/** @type {any} */ (PLAIN.signing)),
+			},
 			{ name: GENERIC_HMAC.label, value: 'hmac', description: GENERIC_HMAC.description },
 		]);
 	});

@@ -2,7 +2,8 @@
 // prints; Shopify: the fixture of its official PHP library's webhook tests. Stripe, Standard Webhooks and Svix: their official libraries sign (test/support/providerVectors.js).
 const { PROVIDERS: KITS, nowSeconds } = require('../support/providerVectors');
 
-const BODY = '{"id":"evt_1PvYpF2eZvKYlo2C","type":"payment_intent.succeeded","data":{"amount":2000}}';
+const BODY =
+	'{"id":"evt_1PvYpF2eZvKYlo2C","type":"payment_intent.succeeded","data":{"amount":2000}}';
 
 /** A vector whose delivery one of the official library kits signs now, and whose verdict it gives. */
 function libraryVector(value, source) {
@@ -48,7 +49,7 @@ module.exports = {
 	shopify: {
 		kind: 'documented',
 		source:
-			'https://github.com/Shopify/shopify-api-php/blob/3c41a5e1b3f92c840eab3085c44009493cc6dffc/tests/Webhooks/RegistryTest.php#L853-L862, Shopify\'s own webhook test fixture (secret: tests/BaseTestCase.php line 27)',
+			"https://github.com/Shopify/shopify-api-php/blob/3c41a5e1b3f92c840eab3085c44009493cc6dffc/tests/Webhooks/RegistryTest.php#L853-L862, Shopify's own webhook test fixture (secret: tests/BaseTestCase.php line 27)",
 		secret: '7008c5f4da4718b9b45d26d3fcbbb157',
 		otherSecret: 'steffi',
 		genuine: async () => ({

@@ -13,9 +13,7 @@ import { describeSigning } from '../webhook/schemeText';
  * The schemes whose signed content may carry a timestamp, for the tolerance's display list: the
  * table's timestamped providers, then Generic HMAC (when its Timestamp Header is set).
  */
-export function timestampedFrom<P extends ProviderDefinition>(
-	providers: readonly P[],
-): string[] {
+export function timestampedFrom<P extends ProviderDefinition>(providers: readonly P[]): string[] {
 	return [
 		...verifiableFrom(providers)
 			.filter(({ signing }) => signing.timestamp !== undefined)

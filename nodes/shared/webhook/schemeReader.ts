@@ -174,7 +174,8 @@ export function sortedForm(body: Uint8Array): string | undefined {
 		for (const piece of text.split('&')) {
 			if (piece === '') continue;
 			const equals = piece.indexOf('=');
-			const [name, value] = equals < 0 ? [piece, ''] : [piece.slice(0, equals), piece.slice(equals + 1)];
+			const [name, value] =
+				equals < 0 ? [piece, ''] : [piece.slice(0, equals), piece.slice(equals + 1)];
 			const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '));
 			pairs.push([decode(name), decode(value)]);
 		}
@@ -211,7 +212,10 @@ function signedHeaderNames(parts: readonly ContentPart[], timestamp?: TimestampS
 }
 
 /** A description made runnable. `label` is the provider's. */
-export function schemeFromDescription(label: string, description: SigningDescription): SignatureScheme {
+export function schemeFromDescription(
+	label: string,
+	description: SigningDescription,
+): SignatureScheme {
 	const parts = parseSigns(description.signs);
 	const signedHeaders = signedHeaderNames(parts, description.timestamp);
 	const timestampHeader =
@@ -251,7 +255,11 @@ export function schemeFromDescription(label: string, description: SigningDescrip
 				if (isProblem(text)) return text;
 				chunks.push(encoder.encode(text));
 			}
-			return { signatures: found.signatures, content: concat(chunks), timestamp: timestamp?.seconds };
+			return {
+				signatures: found.signatures,
+				content: concat(chunks),
+				timestamp: timestamp?.seconds,
+			};
 		},
 	};
 }

@@ -37,7 +37,8 @@ export function decode(text: string, encoding: SignatureEncoding): Buffer | unde
 
 /** Whether a decoded signature has a length its algorithm can produce. */
 export function signatureLengthFits(algorithm: SigningAlgorithm, bytes: number): boolean {
-	if (algorithm === 'ecdsaP256') return bytes >= ECDSA_DER_BYTES.min && bytes <= ECDSA_DER_BYTES.max;
+	if (algorithm === 'ecdsaP256')
+		return bytes >= ECDSA_DER_BYTES.min && bytes <= ECDSA_DER_BYTES.max;
 	return bytes === DIGEST_BYTES[algorithm];
 }
 
@@ -107,7 +108,8 @@ function matches(
 	content: Uint8Array,
 	signature: Buffer,
 ): boolean {
-	if (isHmac(algorithm)) return timingSafeEqual(expectedSignature(algorithm, key, content), signature);
+	if (isHmac(algorithm))
+		return timingSafeEqual(expectedSignature(algorithm, key, content), signature);
 	const publicKey = { key: Buffer.from(key), format: 'der', type: 'spki' } as const;
 	try {
 		return algorithm === 'ed25519'

@@ -72,7 +72,8 @@ export const ESTABLISHED = [
 			toleranceSeconds: 300,
 		},
 		contentTypes: ['application/json'],
-		retries: '2xx is success, 410 disables the endpoint, anything else is retried (senders choose the schedule)',
+		retries:
+			'2xx is success, 410 disables the endpoint, anything else is retried (senders choose the schedule)',
 		docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
 	},
 	{
@@ -90,7 +91,8 @@ export const ESTABLISHED = [
 			toleranceSeconds: 300,
 		},
 		contentTypes: ['application/json'],
-		retries: 'Non-2xx: retried with backoff for about 28 hours (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',
+		retries:
+			'Non-2xx: retried with backoff for about 28 hours (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',
 		docs: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
 	},
 	{
