@@ -220,7 +220,11 @@ function repeatedHeaders(text: string): Set<string> {
 const ALGORITHM_NAMES = { sha1: 'SHA-1', sha256: 'SHA-256', sha512: 'SHA-512' } as const;
 
 /** Why the headers are malformed, as precisely as the headers tell. */
-export function malformedHint(scheme: SignatureScheme, input: SignatureInput, headers: unknown): string {
+export function malformedHint(
+	scheme: SignatureScheme,
+	input: SignatureInput,
+	headers: unknown,
+): string {
 	const repeated = repeatedHeaders(input.headersText);
 	const twice = scheme.headers.find((name) => repeated.has(name.toLowerCase()));
 	if (twice !== undefined)
@@ -293,4 +297,3 @@ export function staleHint(age: number, tolerance: number, timestamp: number, now
 	}
 	return `The signature matches, but it was made ${duration(age)} ago, more than the tolerance of ${tolerance} s: a replayed or redelivered old request (ask the sender for a new delivery), or n8n's clock is off.`;
 }
-
