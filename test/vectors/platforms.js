@@ -37,6 +37,24 @@ function standardSignature(secret, id, timestamp, body) {
 	return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
+/**
+ * A delivery signed now as Standard Webhooks v1 under the header prefix `webhook` or `svix`, for the
+ * senders whose official library only verifies (Replicate, Clerk, Resend).
+ */
+function standardDelivery(prefix, secret, id, body) {
+	const timestamp = nowSeconds();
+	return {
+		body,
+		headers: {
+			'content-type': 'application/json',
+			[`${prefix}-id`]: id,
+			[`${prefix}-timestamp`]: String(timestamp),
+			[`${prefix}-signature`]: standardSignature(secret, id, timestamp, body),
+		},
+		nowSeconds: timestamp,
+	};
+}
+
 const whsec = (seed) => `whsec_${Buffer.from(seed.padEnd(32, '.')).toString('base64')}`;
 
 module.exports = {
@@ -173,27 +191,13 @@ module.exports = {
 			'replicate@1.4.0, validateWebhook({ headers, body }, secret) (a verifier only: the delivery is signed as Standard Webhooks v1)',
 		secret: whsec('replicate-current-signing-key'),
 		otherSecret: whsec('replicate-someone-elses-key'),
-		genuine: async () => {
-			const id = 'msg_2e9fa4c6c3b04b1f8f6e3d3b1a9e7c55';
-			const timestamp = nowSeconds();
-			const body =
-				'{"id":"ufawqhfynnddngldkgtslldrkq","model":"replicate/hello-world","version":"5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa","status":"succeeded","input":{"text":"Alice"},"output":"hello Alice"}';
-			return {
-				body,
-				headers: {
-					'content-type': 'application/json',
-					'webhook-id': id,
-					'webhook-timestamp': String(timestamp),
-					'webhook-signature': standardSignature(
-						whsec('replicate-current-signing-key'),
-						id,
-						timestamp,
-						body,
-					),
-				},
-				nowSeconds: timestamp,
-			};
-		},
+		genuine: async () =>
+			standardDelivery(
+				'webhook',
+				whsec('replicate-current-signing-key'),
+				'msg_2e9fa4c6c3b04b1f8f6e3d3b1a9e7c55',
+				'{"id":"ufawqhfynnddngldkgtslldrkq","model":"replicate/hello-world","version":"5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa","status":"succeeded","input":{"text":"Alice"},"output":"hello Alice"}',
+			),
 		accepts: async ({ body, headers }, secret) => {
 			const { validateWebhook } = require('replicate');
 			const id = header(headers, 'webhook-id');
@@ -226,27 +230,13 @@ module.exports = {
 			'@clerk/backend@3.25.0, verifyWebhook(request, { signingSecret }) from @clerk/backend/webhooks (a verifier only: the delivery is signed as Svix v1)',
 		secret: whsec('clerk-current-signing-secret'),
 		otherSecret: whsec('clerk-someone-elses-secret'),
-		genuine: async () => {
-			const id = 'msg_2fdiqp5c0GXt2lbnV3M7PNPqzkj';
-			const timestamp = nowSeconds();
-			const body =
-				'{"data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC","object":"user","first_name":"Example","last_name":"Example"},"event_attributes":{"http_request":{"client_ip":"0.0.0.0","user_agent":"Mozilla/5.0"}},"instance_id":"ins_123","object":"event","timestamp":1654012591835,"type":"user.created"}';
-			return {
-				body,
-				headers: {
-					'content-type': 'application/json',
-					'svix-id': id,
-					'svix-timestamp': String(timestamp),
-					'svix-signature': standardSignature(
-						whsec('clerk-current-signing-secret'),
-						id,
-						timestamp,
-						body,
-					),
-				},
-				nowSeconds: timestamp,
-			};
-		},
+		genuine: async () =>
+			standardDelivery(
+				'svix',
+				whsec('clerk-current-signing-secret'),
+				'msg_2fdiqp5c0GXt2lbnV3M7PNPqzkj',
+				'{"data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC","object":"user","first_name":"Example","last_name":"Example"},"event_attributes":{"http_request":{"client_ip":"0.0.0.0","user_agent":"Mozilla/5.0"}},"instance_id":"ins_123","object":"event","timestamp":1654012591835,"type":"user.created"}',
+			),
 		accepts: async ({ body, headers }, secret) => {
 			const { verifyWebhook } = require('@clerk/backend/webhooks');
 			const request = new Request('https://n8n.example.com/webhook/clerk', {
@@ -269,27 +259,13 @@ module.exports = {
 			'resend@6.38.0, new Resend(key).webhooks.verify({ payload, headers: { id, timestamp, signature }, webhookSecret }) (a verifier only: the delivery is signed as Svix v1)',
 		secret: whsec('resend-current-signing-secret'),
 		otherSecret: whsec('resend-someone-elses-secret'),
-		genuine: async () => {
-			const id = 'msg_2zK8QXhJ3bEwFvYqS1cN7uTgPmR';
-			const timestamp = nowSeconds();
-			const body =
-				'{"type":"email.delivered","created_at":"2024-02-22T23:41:12.126Z","data":{"created_at":"2024-02-22T23:41:11.894719+00:00","email_id":"56761188-7520-42d8-8898-ff6fc54ce618","from":"Acme <onboarding@resend.dev>","to":["delivered@resend.dev"],"subject":"Sending this example"}}';
-			return {
-				body,
-				headers: {
-					'content-type': 'application/json',
-					'svix-id': id,
-					'svix-timestamp': String(timestamp),
-					'svix-signature': standardSignature(
-						whsec('resend-current-signing-secret'),
-						id,
-						timestamp,
-						body,
-					),
-				},
-				nowSeconds: timestamp,
-			};
-		},
+		genuine: async () =>
+			standardDelivery(
+				'svix',
+				whsec('resend-current-signing-secret'),
+				'msg_2zK8QXhJ3bEwFvYqS1cN7uTgPmR',
+				'{"type":"email.delivered","created_at":"2024-02-22T23:41:12.126Z","data":{"created_at":"2024-02-22T23:41:11.894719+00:00","email_id":"56761188-7520-42d8-8898-ff6fc54ce618","from":"Acme <onboarding@resend.dev>","to":["delivered@resend.dev"],"subject":"Sending this example"}}',
+			),
 		accepts: async ({ body, headers }, secret) => {
 			const { Resend } = require('resend');
 			const id = header(headers, 'svix-id');

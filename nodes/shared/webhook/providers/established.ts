@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from './providerTypes';
+import { standardWebhooksSigning } from './standardWebhooksSigning';
 
 /** The senders the package started with; values stored in workflows since before the table was data. */
 export const ESTABLISHED = [
@@ -60,17 +61,7 @@ export const ESTABLISHED = [
 		value: 'standardWebhooks',
 		label: 'Standard Webhooks',
 		eventId: { kind: 'headers', names: ['webhook-id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'base64',
-			secret: 'whsecBase64',
-			signatureHeaders: ['webhook-signature'],
-			// `v1a` (ed25519) entries are skipped, as the reference library does.
-			signature: { format: 'versions', separator: ' ', version: 'v1' },
-			signs: '{header:webhook-id}.{timestamp}.{body}',
-			timestamp: { from: 'header', header: 'webhook-timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: standardWebhooksSigning('webhook'),
 		contentTypes: ['application/json'],
 		retries:
 			'2xx is success, 410 disables the endpoint, anything else is retried (senders choose the schedule)',
@@ -80,16 +71,7 @@ export const ESTABLISHED = [
 		value: 'svix',
 		label: 'Svix',
 		eventId: { kind: 'headers', names: ['svix-id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'base64',
-			secret: 'whsecBase64',
-			signatureHeaders: ['svix-signature'],
-			signature: { format: 'versions', separator: ' ', version: 'v1' },
-			signs: '{header:svix-id}.{timestamp}.{body}',
-			timestamp: { from: 'header', header: 'svix-timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: standardWebhooksSigning('svix'),
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried with backoff for about 28 hours (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',

@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from './providerTypes';
+import { standardWebhooksSigning } from './standardWebhooksSigning';
 
 /**
  * CRM, storage and platform senders, and the senders that sign as Standard Webhooks or through Svix
@@ -97,16 +98,7 @@ export const PLATFORMS = [
 		label: 'OpenAI',
 		// The event id (evt_…) is in the signed body; webhook-id names the message.
 		eventId: { kind: 'body', path: ['id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'base64',
-			secret: 'whsecBase64',
-			signatureHeaders: ['webhook-signature'],
-			signature: { format: 'versions', separator: ' ', version: 'v1' },
-			signs: '{header:webhook-id}.{timestamp}.{body}',
-			timestamp: { from: 'header', header: 'webhook-timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: standardWebhooksSigning('webhook'),
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx or no answer within a few seconds: retried with exponential backoff for up to 72 hours',
@@ -118,16 +110,7 @@ export const PLATFORMS = [
 		// The body is the prediction, sent several times as it runs (start, output, logs, completed):
 		// its id is the prediction's, not the event's. webhook-id is per message and signed.
 		eventId: { kind: 'headers', names: ['webhook-id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'base64',
-			secret: 'whsecBase64',
-			signatureHeaders: ['webhook-signature'],
-			signature: { format: 'versions', separator: ' ', version: 'v1' },
-			signs: '{header:webhook-id}.{timestamp}.{body}',
-			timestamp: { from: 'header', header: 'webhook-timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: standardWebhooksSigning('webhook'),
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried with backoff (Standard Webhooks); each attempt of a message keeps its webhook-id',
@@ -138,16 +121,7 @@ export const PLATFORMS = [
 		label: 'Clerk',
 		// Clerk's events carry no id in the body; svix-id is signed and the same on every retry.
 		eventId: { kind: 'headers', names: ['svix-id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'base64',
-			secret: 'whsecBase64',
-			signatureHeaders: ['svix-signature'],
-			signature: { format: 'versions', separator: ' ', version: 'v1' },
-			signs: '{header:svix-id}.{timestamp}.{body}',
-			timestamp: { from: 'header', header: 'svix-timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: standardWebhooksSigning('svix'),
 		contentTypes: ['application/json'],
 		retries:
 			'Through Svix: non-2xx is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (about 28 hours)',
@@ -158,16 +132,7 @@ export const PLATFORMS = [
 		label: 'Resend',
 		// Resend's events ({type, created_at, data}) carry no event id; svix-id is signed and kept on retries.
 		eventId: { kind: 'headers', names: ['svix-id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'base64',
-			secret: 'whsecBase64',
-			signatureHeaders: ['svix-signature'],
-			signature: { format: 'versions', separator: ' ', version: 'v1' },
-			signs: '{header:svix-id}.{timestamp}.{body}',
-			timestamp: { from: 'header', header: 'svix-timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: standardWebhooksSigning('svix'),
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (about 28 hours); replays by hand from the dashboard',
