@@ -39,9 +39,14 @@ async function rawBodyOf(
 	});
 }
 
-/** What a signature can cover: the Webhook item's headers and URL, and the exact bytes. */
-function requestOf(item: INodeExecutionData, body: Uint8Array): VerifiedRequest {
-	return { headers: item.json.headers, body, url: requestUrl(item.json) };
+/** What a signature can cover: the Webhook item's headers, the exact bytes, and the URL for schemes that sign it. */
+function requestOf(
+	item: INodeExecutionData,
+	body: Uint8Array,
+	scheme: SignatureScheme,
+): VerifiedRequest {
+	const url = scheme.needsUrl ? requestUrl(item.json) : undefined;
+	return { headers: item.json.headers, body, url };
 }
 
 /** One item's verdict: `signature` is what the item carries on, valid or not. */
@@ -83,10 +88,15 @@ async function checkSignatures(
 			checks.push(raw);
 			continue;
 		}
-		const verification = verifySignature(setup.scheme, requestOf(item, raw), setup.keys, {
-			nowSeconds,
-			toleranceSeconds: setup.toleranceSeconds,
-		});
+		const verification = verifySignature(
+			setup.scheme,
+			requestOf(item, raw, setup.scheme),
+			setup.keys,
+			{
+				nowSeconds,
+				toleranceSeconds: setup.toleranceSeconds,
+			},
+		);
 		checks.push(
 			verification.valid
 				? { valid: true, signature: { valid: true, provider: setup.provider } }
