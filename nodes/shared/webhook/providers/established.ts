@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from './providerTypes';
+import { hubSignatureSigning } from './hubSignatureSigning';
 import { standardWebhooksSigning } from './standardWebhooksSigning';
 
 /** The senders the package started with; values stored in workflows since before the table was data. */
@@ -27,14 +28,7 @@ export const ESTABLISHED = [
 		value: 'github',
 		label: 'GitHub',
 		eventId: { kind: 'headers', names: ['X-GitHub-Delivery'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			secret: 'text',
-			signatureHeaders: ['X-Hub-Signature-256'],
-			signature: { format: 'whole', prefix: 'sha256=' },
-			signs: '{body}',
-		},
+		signing: hubSignatureSigning,
 		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 		retries:
 			'No automatic retry: failures are recorded; redelivery is manual or through the REST API (3 days)',

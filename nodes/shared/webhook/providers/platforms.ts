@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from './providerTypes';
+import { hubSignatureSigning } from './hubSignatureSigning';
 import { standardWebhooksSigning } from './standardWebhooksSigning';
 
 /**
@@ -79,15 +80,8 @@ export const PLATFORMS = [
 		// Meta sends no event id: a WhatsApp message's id (wamid) is the first message's, in arrays;
 		// status updates and other fields fall back to the body hash (a retry resends the same body).
 		eventId: { kind: 'body', path: ['entry', '0', 'changes', '0', 'value', 'messages', '0', 'id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			// The Meta app's App Secret; every Graph API webhook (Messenger, Instagram) signs this way.
-			secret: 'text',
-			signatureHeaders: ['X-Hub-Signature-256'],
-			signature: { format: 'whole', prefix: 'sha256=' },
-			signs: '{body}',
-		},
+		// The secret is the Meta app's App Secret.
+		signing: hubSignatureSigning,
 		contentTypes: ['application/json'],
 		retries:
 			'Non-200 or no delivery: retried with decreasing frequency for up to 7 days; duplicates are possible',
