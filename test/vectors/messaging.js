@@ -149,4 +149,22 @@ module.exports = {
 			}
 		},
 	},
+
+	line: {
+		kind: 'documented',
+		// The fixture of LINE's own Node.js SDK: a body without events, so the key falls back to the body hash.
+		source:
+			'https://github.com/line/line-bot-sdk-nodejs/blob/3c0a10c71692fc877fc97b9fcc8fd911fd5c7c04/test/validate-signature.spec.ts, validateSignature "success" (body JSON.stringify({ hello: "world" }), secret test_secret, validSignature)',
+		secret: 'test_secret',
+		otherSecret: 'other_test_secret',
+		genuine: async () => ({
+			body: '{"hello":"world"}',
+			headers: {
+				'Content-Type': 'application/json',
+				'x-line-signature': 't7Hn4ZDHqs6e+wdvI5TyQIvzie0DmMUmuXEBqyyE/tM=',
+			},
+			// LINE's signature has no timestamp: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
 };

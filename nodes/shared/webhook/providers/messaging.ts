@@ -119,4 +119,24 @@ export const MESSAGING = [
 			'No 200 or 204 within 3 s: 3 retries (5 min, then 20 min, then 60 min later), about 85 minutes in all',
 		docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
 	},
+	{
+		value: 'line',
+		label: 'LINE Messaging API',
+		// Each event carries its webhookEventId, the same on a redelivery: the first event's, since a
+		// delivery is an events array (the Console's verify request, with no events, falls back to the body hash).
+		eventId: { kind: 'body', path: ['events', '0', 'webhookEventId'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			// The channel's Channel secret.
+			secret: 'text',
+			signatureHeaders: ['x-line-signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Not resent by default; with Webhook redelivery on, a failed event is redelivered with the same webhookEventId and deliveryContext.isRedelivery true',
+		docs: 'https://developers.line.biz/en/reference/messaging-api/#signature-validation',
+	},
 ] as const satisfies readonly ProviderDefinition[];
