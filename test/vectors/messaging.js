@@ -167,4 +167,23 @@ module.exports = {
 			nowSeconds: 1700000000,
 		}),
 	},
+
+	pusher: {
+		kind: 'documented',
+		// pusher-http-node's own fixture (Pusher's Node.js server library).
+		source:
+			'https://github.com/pusher/pusher-http-node/blob/7492d8db91463cbcb591bcbebadb8ea3767bf0ba/tests/integration/webhook.js, WebHook #isValid "should return true for a webhook with correct signature" (Token("123456789", "tofu"), the x-pusher-signature and JSON.stringify rawBody printed there)',
+		secret: 'tofu',
+		otherSecret: 'beef',
+		genuine: async () => ({
+			body: '{"time_ms":1403175510755,"events":[{"channel":"test_channel","name":"channel_vacated"}]}',
+			headers: {
+				'Content-Type': 'application/json',
+				'X-Pusher-Key': '123456789',
+				'X-Pusher-Signature': 'c17257e92037cd7de407ebc1ed174ceb7b2e518db127f44411b9ffc4f5b28cc5',
+			},
+			// Pusher signs no timestamp: the body's time_ms, for the record.
+			nowSeconds: 1403175510,
+		}),
+	},
 };

@@ -139,4 +139,24 @@ export const MESSAGING = [
 			'Not resent by default; with Webhook redelivery on, a failed event is redelivered with the same webhookEventId and deliveryContext.isRedelivery true',
 		docs: 'https://developers.line.biz/en/reference/messaging-api/#signature-validation',
 	},
+	{
+		value: 'pusher',
+		label: 'Pusher Channels',
+		// A delivery is time_ms and an events array (several with batch webhooks), with no id: the key is
+		// the body hash, which a retry of the same webhook repeats.
+		eventId: { kind: 'none' },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The secret of the app key named in X-Pusher-Key (the app's oldest active key); that header
+			// is not checked here.
+			secret: 'text',
+			signatureHeaders: ['X-Pusher-Signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries: 'Non-2xx or no answer within 4 s: retried with exponential backoff for 5 minutes',
+		docs: 'https://pusher.com/docs/channels/server_api/webhooks/',
+	},
 ] as const satisfies readonly ProviderDefinition[];
