@@ -186,4 +186,22 @@ module.exports = {
 			nowSeconds: 1403175510,
 		}),
 	},
+
+	streamChat: {
+		kind: 'documented',
+		// The fixed fixture of Stream's own JavaScript SDK (its other webhook tests sign with a helper).
+		source:
+			'https://github.com/GetStream/stream-chat-js/blob/77fb9c875e5d27896c563a51c86a56db24ebed16/test/unit/signing.test.js, Signing CheckSignature "validates correct json body and signature" (MOCK_SECRET, JSON.stringify(MOCK_JSON_BODY), MOCK_JSON_SHA256)',
+		secret: 'porewqKAFDSAKZssecretsercretfads',
+		otherSecret: 'anotherStreamApiSecretForTests00',
+		genuine: async () => ({
+			body: '{"a":1}',
+			headers: {
+				'Content-Type': 'application/json',
+				'X-Signature': 'e527a6ad4993a4c9a30680c8be4b3eda1c36ab104f1f7d39c744bd27016a9624',
+			},
+			// Stream signs no timestamp: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
 };

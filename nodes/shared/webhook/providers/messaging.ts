@@ -159,4 +159,24 @@ export const MESSAGING = [
 		retries: 'Non-2xx or no answer within 4 s: retried with exponential backoff for 5 minutes',
 		docs: 'https://pusher.com/docs/channels/server_api/webhooks/',
 	},
+	{
+		value: 'streamChat',
+		label: 'Stream Chat',
+		// Events carry no id of their own; X-Webhook-Id names the call and stays the same on its retries.
+		eventId: { kind: 'headers', names: ['X-Webhook-Id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The app's API secret.
+			secret: 'text',
+			signatureHeaders: ['X-Signature'],
+			signature: { format: 'whole' },
+			// The uncompressed body: leave the Dashboard's payload compression (gzip) off.
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Push webhook: 408, 429 or 5xx and timeouts up to 3 attempts, network errors 2; 6 s per request, 15 s in all',
+		docs: 'https://getstream.io/chat/docs/node/webhooks_overview/',
+	},
 ] as const satisfies readonly ProviderDefinition[];
