@@ -149,4 +149,59 @@ module.exports = {
 			}
 		},
 	},
+
+	line: {
+		kind: 'documented',
+		// The fixture of LINE's own Node.js SDK: a body without events, so the key falls back to the body hash.
+		source:
+			'https://github.com/line/line-bot-sdk-nodejs/blob/3c0a10c71692fc877fc97b9fcc8fd911fd5c7c04/test/validate-signature.spec.ts, validateSignature "success" (body JSON.stringify({ hello: "world" }), secret test_secret, validSignature)',
+		secret: 'test_secret',
+		otherSecret: 'other_test_secret',
+		genuine: async () => ({
+			body: '{"hello":"world"}',
+			headers: {
+				'Content-Type': 'application/json',
+				'x-line-signature': 't7Hn4ZDHqs6e+wdvI5TyQIvzie0DmMUmuXEBqyyE/tM=',
+			},
+			// LINE's signature has no timestamp: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
+
+	pusher: {
+		kind: 'documented',
+		// pusher-http-node's own fixture (Pusher's Node.js server library).
+		source:
+			'https://github.com/pusher/pusher-http-node/blob/7492d8db91463cbcb591bcbebadb8ea3767bf0ba/tests/integration/webhook.js, WebHook #isValid "should return true for a webhook with correct signature" (Token("123456789", "tofu"), the x-pusher-signature and JSON.stringify rawBody printed there)',
+		secret: 'tofu',
+		otherSecret: 'beef',
+		genuine: async () => ({
+			body: '{"time_ms":1403175510755,"events":[{"channel":"test_channel","name":"channel_vacated"}]}',
+			headers: {
+				'Content-Type': 'application/json',
+				'X-Pusher-Key': '123456789',
+				'X-Pusher-Signature': 'c17257e92037cd7de407ebc1ed174ceb7b2e518db127f44411b9ffc4f5b28cc5',
+			},
+			// Pusher signs no timestamp: the body's time_ms, for the record.
+			nowSeconds: 1403175510,
+		}),
+	},
+
+	streamChat: {
+		kind: 'documented',
+		// The fixed fixture of Stream's own JavaScript SDK (its other webhook tests sign with a helper).
+		source:
+			'https://github.com/GetStream/stream-chat-js/blob/77fb9c875e5d27896c563a51c86a56db24ebed16/test/unit/signing.test.js, Signing CheckSignature "validates correct json body and signature" (MOCK_SECRET, JSON.stringify(MOCK_JSON_BODY), MOCK_JSON_SHA256)',
+		secret: 'porewqKAFDSAKZssecretsercretfads',
+		otherSecret: 'anotherStreamApiSecretForTests00',
+		genuine: async () => ({
+			body: '{"a":1}',
+			headers: {
+				'Content-Type': 'application/json',
+				'X-Signature': 'e527a6ad4993a4c9a30680c8be4b3eda1c36ab104f1f7d39c744bd27016a9624',
+			},
+			// Stream signs no timestamp: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
 };

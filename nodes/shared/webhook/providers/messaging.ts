@@ -119,4 +119,64 @@ export const MESSAGING = [
 			'No 200 or 204 within 3 s: 3 retries (5 min, then 20 min, then 60 min later), about 85 minutes in all',
 		docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
 	},
+	{
+		value: 'line',
+		label: 'LINE Messaging API',
+		// Each event carries its webhookEventId, the same on a redelivery: the first event's, since a
+		// delivery is an events array (the Console's verify request, with no events, falls back to the body hash).
+		eventId: { kind: 'body', path: ['events', '0', 'webhookEventId'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			// The channel's Channel secret.
+			secret: 'text',
+			signatureHeaders: ['x-line-signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Not resent by default; with Webhook redelivery on, a failed event is redelivered with the same webhookEventId and deliveryContext.isRedelivery true',
+		docs: 'https://developers.line.biz/en/reference/messaging-api/#signature-validation',
+	},
+	{
+		value: 'pusher',
+		label: 'Pusher Channels',
+		// A delivery is time_ms and an events array (several with batch webhooks), with no id: the key is
+		// the body hash, which a retry of the same webhook repeats.
+		eventId: { kind: 'none' },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The secret of the app key named in X-Pusher-Key (the app's oldest active key); that header
+			// is not checked here.
+			secret: 'text',
+			signatureHeaders: ['X-Pusher-Signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries: 'Non-2xx or no answer within 4 s: retried with exponential backoff for 5 minutes',
+		docs: 'https://pusher.com/docs/channels/server_api/webhooks/',
+	},
+	{
+		value: 'streamChat',
+		label: 'Stream Chat',
+		// Events carry no id of their own; X-Webhook-Id names the call and stays the same on its retries.
+		eventId: { kind: 'headers', names: ['X-Webhook-Id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The app's API secret.
+			secret: 'text',
+			signatureHeaders: ['X-Signature'],
+			signature: { format: 'whole' },
+			// The uncompressed body: leave the Dashboard's payload compression (gzip) off.
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Push webhook: 408, 429 or 5xx and timeouts up to 3 attempts, network errors 2; 6 s per request, 15 s in all',
+		docs: 'https://getstream.io/chat/docs/node/webhooks_overview/',
+	},
 ] as const satisfies readonly ProviderDefinition[];
