@@ -1,5 +1,6 @@
 // Test vectors for nodes/shared/webhook/providers/devTools.ts: one per verifiable provider.
-// PagerDuty's is the fixed example of PagerDuty's own client library (its docs send readers there);
+// PagerDuty's is the fixed example of PagerDuty's own client library (its docs send readers there),
+// Mux's the fixed example of Mux's own Node SDK;
 // Linear's and Notion's come from their official npm packages. GitLab is unverifiable (a token compare).
 const { createHmac } = require('node:crypto');
 
@@ -128,5 +129,20 @@ module.exports = {
 				verificationToken: secret,
 			});
 		},
+	},
+	mux: {
+		kind: 'documented',
+		source:
+			'https://github.com/muxinc/mux-node-sdk/blob/997915012cc5c6719205beb76f2a69e1dd39bacf/test/unit/webhooks/resources/verify_header.spec.cjs, "Unit::VerifyHeader verify with a header value that is actually valid: will return true when the payload is a string" (secret, payload, time and header as printed there; the header "generated from Mux\'s backend code"). Mux\'s official Node SDK.',
+		secret: 'SuperSecret123',
+		otherSecret: 'AnotherSecret456',
+		genuine: async () => ({
+			body: '{"test":"body"}',
+			headers: {
+				'Mux-Signature':
+					't=1565125718,v1=854ece4c22acef7c66b57d4e504153bc512595e8e9c772ece2a68150548c19a7',
+			},
+			nowSeconds: 1565125718,
+		}),
 	},
 };

@@ -2,8 +2,8 @@ import type { ProviderDefinition } from './providerTypes';
 
 /**
  * Developer tools and productivity senders. Each verifiable entry has its vector in
- * test/vectors/devTools.js: PagerDuty's from its own library's test, Linear's and Notion's signed
- * or checked by their official npm packages. GitHub is in established.ts.
+ * test/vectors/devTools.js: PagerDuty's and Mux's from their own libraries' tests, Linear's and
+ * Notion's signed or checked by their official npm packages. GitHub is in established.ts.
  */
 export const DEV_TOOLS = [
 	{
@@ -75,5 +75,24 @@ export const DEV_TOOLS = [
 		retries:
 			"Failed deliveries are retried with backoff; every attempt keeps the event's id and counts itself in attempt_number",
 		docs: 'https://developers.notion.com/reference/webhooks',
+	},
+	{
+		value: 'mux',
+		label: 'Mux',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['Mux-Signature'],
+			// `t=<seconds>,v1=<hex>`; other schemes are skipped, as Mux's library does.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
+			signs: '{timestamp}.{body}',
+			timestamp: { from: 'signature', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries: 'No 2xx within 5 s: retried with increasing delays for up to 24 hours',
+		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
 	},
 ] as const satisfies readonly ProviderDefinition[];
