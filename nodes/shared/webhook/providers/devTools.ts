@@ -2,7 +2,7 @@ import type { ProviderDefinition } from './providerTypes';
 
 /**
  * Developer tools and productivity senders. Each verifiable entry has its vector in
- * test/vectors/devTools.js: PagerDuty's and Mux's from their own libraries' tests, Linear's and
+ * test/vectors/devTools.js: PagerDuty's, Mux's and WorkOS's from their own libraries' tests, Linear's and
  * Notion's signed or checked by their official npm packages. GitHub is in established.ts.
  */
 export const DEV_TOOLS = [
@@ -94,5 +94,26 @@ export const DEV_TOOLS = [
 		contentTypes: ['application/json'],
 		retries: 'No 2xx within 5 s: retried with increasing delays for up to 24 hours',
 		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
+	},
+	{
+		value: 'workOs',
+		label: 'WorkOS',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['WorkOS-Signature'],
+			// `t=<milliseconds>, v1=<hex>`: WorkOS puts a space after the comma; fields are read trimmed.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
+			signs: '{timestamp}.{body}',
+			// Milliseconds, signed as sent; WorkOS's SDKs allow 180 s by default.
+			timestamp: { from: 'signature', unit: 'milliseconds' },
+			toleranceSeconds: 180,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No 200 (or a timeout): retried up to 12 times with exponential backoff over 3 days in production; for several minutes only in other environments',
+		docs: 'https://workos.com/docs/events/data-syncing/webhooks',
 	},
 ] as const satisfies readonly ProviderDefinition[];
