@@ -1,7 +1,8 @@
 // Test vectors for nodes/shared/webhook/providers/devTools.ts: one per verifiable provider.
-// PagerDuty's is the fixed example of PagerDuty's own client library (its docs send readers there),
-// Mux's the fixed example of Mux's own Node SDK, WorkOS's that of its Python SDK;
-// Linear's and Notion's come from their official npm packages. GitLab is unverifiable (a token compare).
+// PagerDuty's is the fixed example of PagerDuty's own client library (its docs send readers there);
+// Mux's, WorkOS's and Fingerprint's are the fixed examples of their official SDKs' tests (Mux's and
+// Fingerprint's Node SDKs, WorkOS's Python SDK); Linear's and Notion's come from their official npm
+// packages. GitLab is unverifiable (a token compare).
 const { createHmac } = require('node:crypto');
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -164,6 +165,23 @@ module.exports = {
 			},
 			// t is in milliseconds: 1722443701539 ms, to the whole second.
 			nowSeconds: 1722443701,
+		}),
+	},
+	fingerprint: {
+		kind: 'documented',
+		source:
+			'https://github.com/fingerprintjs/node-sdk/blob/c2fd361160068d153520a1faffe17d7fcb75870c/tests/unit-tests/webhookTests.spec.ts, "Is valid webhook signature with valid signature" (secret, data and validHeader as printed there). Fingerprint\'s official Node SDK (@fingerprint/node-sdk, formerly fingerprintjs-pro-server-api-node-sdk).',
+		secret: 'secret',
+		otherSecret: 'another-secret',
+		genuine: async () => ({
+			body: 'data',
+			headers: {
+				'FPJS-Event-Signature':
+					'v1=1b2c16b75bd2a870c114153ccda5bcfca63314bc722fa160d690de133ccbb9db',
+			},
+			// Fingerprint signs no timestamp and the test prints none: when the test was first committed
+			// (885b693c7fcfcd1abe4f6891ca7d3d87412db101, 2024-05-29T17:22:53+09:00), for the record.
+			nowSeconds: 1716970973,
 		}),
 	},
 };
