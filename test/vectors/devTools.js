@@ -1,6 +1,8 @@
 // Test vectors for nodes/shared/webhook/providers/devTools.ts: one per verifiable provider.
 // PagerDuty's is the fixed example of PagerDuty's own client library (its docs send readers there);
-// Linear's and Notion's come from their official npm packages. GitLab is unverifiable (a token compare).
+// Mux's, WorkOS's and Fingerprint's are the fixed examples of their official SDKs' tests (Mux's and
+// Fingerprint's Node SDKs, WorkOS's Python SDK); Linear's and Notion's come from their official npm
+// packages. GitLab is unverifiable (a token compare).
 const { createHmac } = require('node:crypto');
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -22,6 +24,10 @@ async function loadLinear() {
 // The request body of go-pagerduty's webhookv3 test, byte for byte.
 const PAGERDUTY_BODY =
 	'{"event":{"id":"01BWDWL3NYY7LUFPZCC28QUCMK","event_type":"incident.priority_updated","resource_type":"incident","occurred_at":"2021-04-26T17:36:27.458Z","agent":{"html_url":"https://acme.pagerduty.com/users/PLH1HKV","id":"PLH1HKV","self":"https://api.pagerduty.com/users/PLH1HKV","summary":"Tenex Engineer","type":"user_reference"},"client":null,"data":{"id":"PGR0VU2","type":"incident","self":"https://api.pagerduty.com/incidents/PGR0VU2","html_url":"https://acme.pagerduty.com/incidents/PGR0VU2","number":2,"status":"triggered","title":"A little bump in the road","service":{"html_url":"https://acme.pagerduty.com/services/PF9KMXH","id":"PF9KMXH","self":"https://api.pagerduty.com/services/PF9KMXH","summary":"API Service","type":"service_reference"},"assignees":[{"html_url":"https://acme.pagerduty.com/users/PTUXL6G","id":"PTUXL6G","self":"https://api.pagerduty.com/users/PTUXL6G","summary":"User 123","type":"user_reference"}],"escalation_policy":{"html_url":"https://acme.pagerduty.com/escalation_policies/PUS0KTE","id":"PUS0KTE","self":"https://api.pagerduty.com/escalation_policies/PUS0KTE","summary":"Default","type":"escalation_policy_reference"},"teams":[{"html_url":"https://acme.pagerduty.com/teams/PFCVPS0","id":"PFCVPS0","self":"https://api.pagerduty.com/teams/PFCVPS0","summary":"Engineering","type":"team_reference"}],"priority":{"html_url":"https://acme.pagerduty.com/account/incident_priorities","id":"PSO75BM","self":"https://api.pagerduty.com/priorities/PSO75BM","summary":"P1","type":"priority_reference"},"urgency":"high","conference_bridge":{"conference_number":1000,"conference_url":"https://example.com"},"resolve_reason":null}}}';
+
+// The request body of workos-python's test_webhooks.py (fixture mock_event_body), byte for byte.
+const WORKOS_BODY =
+	'{"id":"event_01J44T8116Q5M0RYCFA6KWNXN9","data":{"id":"conn_01EHWNC0FCBHZ3BJ7EGKYXK0E6","name":"Foo Corp\'s Connection","state":"active","object":"connection","status":"linked","domains":[{"id":"conn_domain_01EHWNFTAFCF3CQAE5A9Q0P1YB","domain":"foo-corp.com","object":"connection_domain"}],"created_at":"2021-06-25T19:07:33.155Z","updated_at":"2021-06-25T19:07:33.155Z","external_key":"3QMR4u0Tok6SgwY2AWG6u6mkQ","connection_type":"OktaSAML","organization_id":"org_01EHWNCE74X7JSDV0X3SZ3KJNY"},"event":"connection.activated","created_at":"2021-06-25T19:07:33.155Z"}';
 
 module.exports = {
 	pagerDuty: {
@@ -128,5 +134,54 @@ module.exports = {
 				verificationToken: secret,
 			});
 		},
+	},
+	mux: {
+		kind: 'documented',
+		source:
+			'https://github.com/muxinc/mux-node-sdk/blob/997915012cc5c6719205beb76f2a69e1dd39bacf/test/unit/webhooks/resources/verify_header.spec.cjs, "Unit::VerifyHeader verify with a header value that is actually valid: will return true when the payload is a string" (secret, payload, time and header as printed there; the header "generated from Mux\'s backend code"). Mux\'s official Node SDK.',
+		secret: 'SuperSecret123',
+		otherSecret: 'AnotherSecret456',
+		genuine: async () => ({
+			body: '{"test":"body"}',
+			headers: {
+				'Mux-Signature':
+					't=1565125718,v1=854ece4c22acef7c66b57d4e504153bc512595e8e9c772ece2a68150548c19a7',
+			},
+			nowSeconds: 1565125718,
+		}),
+	},
+	workOs: {
+		kind: 'documented',
+		source:
+			"https://github.com/workos/workos-python/blob/dc591c5802a19777b0df2425b20e756ab748f094/tests/test_webhooks.py, TestWebhooks.test_passed_expected_event_validation (fixtures mock_event_body, mock_header and mock_secret as printed there). WorkOS's official Python SDK.",
+		secret: '2sAZJlbjP8Ce3rwkKEv2GfKef',
+		// The SDK test's mock_bad_secret.
+		otherSecret: 'this_is_not_it_123',
+		genuine: async () => ({
+			body: WORKOS_BODY,
+			headers: {
+				'WorkOS-Signature':
+					't=1722443701539, v1=bd54a3768f461461c8439c2f97ab0d646ef3976f84d5d5b132d18f2fa89cdad5',
+			},
+			// t is in milliseconds: 1722443701539 ms, to the whole second.
+			nowSeconds: 1722443701,
+		}),
+	},
+	fingerprint: {
+		kind: 'documented',
+		source:
+			'https://github.com/fingerprintjs/node-sdk/blob/c2fd361160068d153520a1faffe17d7fcb75870c/tests/unit-tests/webhookTests.spec.ts, "Is valid webhook signature with valid signature" (secret, data and validHeader as printed there). Fingerprint\'s official Node SDK (@fingerprint/node-sdk, formerly fingerprintjs-pro-server-api-node-sdk).',
+		secret: 'secret',
+		otherSecret: 'another-secret',
+		genuine: async () => ({
+			body: 'data',
+			headers: {
+				'FPJS-Event-Signature':
+					'v1=1b2c16b75bd2a870c114153ccda5bcfca63314bc722fa160d690de133ccbb9db',
+			},
+			// Fingerprint signs no timestamp and the test prints none: when the test was first committed
+			// (885b693c7fcfcd1abe4f6891ca7d3d87412db101, 2024-05-29T17:22:53+09:00), for the record.
+			nowSeconds: 1716970973,
+		}),
 	},
 };

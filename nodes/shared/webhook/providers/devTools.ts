@@ -2,8 +2,9 @@ import type { ProviderDefinition } from './providerTypes';
 
 /**
  * Developer tools and productivity senders. Each verifiable entry has its vector in
- * test/vectors/devTools.js: PagerDuty's from its own library's test, Linear's and Notion's signed
- * or checked by their official npm packages. GitHub is in established.ts.
+ * test/vectors/devTools.js: PagerDuty's, Mux's, WorkOS's and Fingerprint's from their own
+ * libraries' tests, Linear's and Notion's signed or checked by their official npm packages. GitHub
+ * is in established.ts.
  */
 export const DEV_TOOLS = [
 	{
@@ -75,5 +76,63 @@ export const DEV_TOOLS = [
 		retries:
 			"Failed deliveries are retried with backoff; every attempt keeps the event's id and counts itself in attempt_number",
 		docs: 'https://developers.notion.com/reference/webhooks',
+	},
+	{
+		value: 'mux',
+		label: 'Mux',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['Mux-Signature'],
+			// `t=<seconds>,v1=<hex>`; other schemes are skipped, as Mux's library does.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
+			signs: '{timestamp}.{body}',
+			timestamp: { from: 'signature', unit: 'seconds' },
+			toleranceSeconds: 300,
+		},
+		contentTypes: ['application/json'],
+		retries: 'No 2xx within 5 s: retried with increasing delays for up to 24 hours',
+		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
+	},
+	{
+		value: 'workOs',
+		label: 'WorkOS',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['WorkOS-Signature'],
+			// `t=<milliseconds>, v1=<hex>`: WorkOS puts a space after the comma; fields are read trimmed.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
+			signs: '{timestamp}.{body}',
+			// Milliseconds, signed as sent; WorkOS's SDKs allow 180 s by default.
+			timestamp: { from: 'signature', unit: 'milliseconds' },
+			toleranceSeconds: 180,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No 200 (or a timeout): retried up to 12 times with exponential backoff over 3 days in production; for several minutes only in other environments',
+		docs: 'https://workos.com/docs/events/data-syncing/webhooks',
+	},
+	{
+		value: 'fingerprint',
+		label: 'Fingerprint',
+		// Server API v4 payloads; the legacy (v3) payload names it requestId. The retry keeps it.
+		eventId: { kind: 'body', path: ['event_id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			secret: 'text',
+			signatureHeaders: ['FPJS-Event-Signature'],
+			// `v1=<hex>,v1=<hex>`: a comma-separated list; versions other than v1 are skipped.
+			signature: { format: 'fields', separator: ',', signatureKey: 'v1' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries: 'No 2xx within 3 s: retried once, 5 minutes later, with the same request id',
+		docs: 'https://dev.fingerprint.com/docs/webhooks-security',
 	},
 ] as const satisfies readonly ProviderDefinition[];
