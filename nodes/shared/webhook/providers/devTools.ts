@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from './providerTypes';
+import { stripeStyleSigning } from './stripeStyleSigning';
 
 /**
  * Developer tools and productivity senders. Each verifiable entry has its vector in
@@ -81,17 +82,7 @@ export const DEV_TOOLS = [
 		value: 'mux',
 		label: 'Mux',
 		eventId: { kind: 'body', path: ['id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			secret: 'text',
-			signatureHeaders: ['Mux-Signature'],
-			// `t=<seconds>,v1=<hex>`; other schemes are skipped, as Mux's library does.
-			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
-			signs: '{timestamp}.{body}',
-			timestamp: { from: 'signature', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: stripeStyleSigning('Mux-Signature'),
 		contentTypes: ['application/json'],
 		retries: 'No 2xx within 5 s: retried with increasing delays for up to 24 hours',
 		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
@@ -100,18 +91,9 @@ export const DEV_TOOLS = [
 		value: 'workOs',
 		label: 'WorkOS',
 		eventId: { kind: 'body', path: ['id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			secret: 'text',
-			signatureHeaders: ['WorkOS-Signature'],
-			// `t=<milliseconds>, v1=<hex>`: WorkOS puts a space after the comma; fields are read trimmed.
-			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
-			signs: '{timestamp}.{body}',
-			// Milliseconds, signed as sent; WorkOS's SDKs allow 180 s by default.
-			timestamp: { from: 'signature', unit: 'milliseconds' },
-			toleranceSeconds: 180,
-		},
+		// `t=<milliseconds>, v1=<hex>` (a space after the comma; fields are read trimmed), the
+		// milliseconds signed as sent; WorkOS's SDKs allow 180 s by default.
+		signing: stripeStyleSigning('WorkOS-Signature', 'milliseconds', 180),
 		contentTypes: ['application/json'],
 		retries:
 			'No 200 (or a timeout): retried up to 12 times with exponential backoff over 3 days in production; for several minutes only in other environments',

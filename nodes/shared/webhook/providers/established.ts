@@ -1,6 +1,7 @@
 import type { ProviderDefinition } from './providerTypes';
 import { hubSignatureSigning } from './hubSignatureSigning';
 import { standardWebhooksSigning } from './standardWebhooksSigning';
+import { stripeStyleSigning } from './stripeStyleSigning';
 
 /** The senders the package started with; values stored in workflows since before the table was data. */
 export const ESTABLISHED = [
@@ -8,17 +9,7 @@ export const ESTABLISHED = [
 		value: 'stripe',
 		label: 'Stripe',
 		eventId: { kind: 'body', path: ['id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			secret: 'text',
-			signatureHeaders: ['Stripe-Signature'],
-			// `v0` entries and unknown schemes are ignored, as Stripe's library does.
-			signature: { format: 'fields', separator: ',', signatureKey: 'v1', timestampKey: 't' },
-			signs: '{timestamp}.{body}',
-			timestamp: { from: 'signature', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: stripeStyleSigning('Stripe-Signature'),
 		contentTypes: ['application/json'],
 		retries:
 			'Any non-2xx (3xx too) fails; live mode retries with backoff for up to 3 days; manual resends for 30 days',
