@@ -1,5 +1,6 @@
 import type { ProviderDefinition } from './providerTypes';
 import { hubSignatureSigning } from './hubSignatureSigning';
+import { slackStyleSigning } from './slackStyleSigning';
 import { standardWebhooksSigning } from './standardWebhooksSigning';
 import { stripeStyleSigning } from './stripeStyleSigning';
 
@@ -66,17 +67,7 @@ export const ESTABLISHED = [
 		value: 'slack',
 		label: 'Slack',
 		eventId: { kind: 'body', path: ['event_id'] },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			secret: 'text',
-			signatureHeaders: ['X-Slack-Signature'],
-			signature: { format: 'whole', prefix: 'v0=' },
-			// The timestamp header's text, as Slack's documented base string uses it.
-			signs: 'v0:{timestamp}:{body}',
-			timestamp: { from: 'header', header: 'X-Slack-Request-Timestamp', unit: 'seconds' },
-			toleranceSeconds: 300,
-		},
+		signing: slackStyleSigning('X-Slack-Signature', 'X-Slack-Request-Timestamp'),
 		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 		retries:
 			'Non-2xx or no answer within 3 s: up to 3 retries (about immediately, 1 min, 5 min) with X-Slack-Retry-Num',

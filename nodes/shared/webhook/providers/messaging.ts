@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from './providerTypes';
+import { slackStyleSigning } from './slackStyleSigning';
 
 /** Messaging, email, forms and meetings: the senders n8n users connect for conversations and bookings. */
 export const MESSAGING = [
@@ -104,16 +105,8 @@ export const MESSAGING = [
 		// Zoom's events carry no id (event, event_ts, payload): the key is the body hash, which a retry
 		// of the same notification repeats.
 		eventId: { kind: 'none' },
-		signing: {
-			algorithm: 'sha256',
-			encoding: 'hex',
-			// The app's Secret Token.
-			secret: 'text',
-			signatureHeaders: ['x-zm-signature'],
-			signature: { format: 'whole', prefix: 'v0=' },
-			signs: 'v0:{timestamp}:{body}',
-			timestamp: { from: 'header', header: 'x-zm-request-timestamp', unit: 'seconds' },
-		},
+		// The secret is the app's Secret Token.
+		signing: slackStyleSigning('x-zm-signature', 'x-zm-request-timestamp'),
 		contentTypes: ['application/json'],
 		retries:
 			'No 200 or 204 within 3 s: 3 retries (5 min, then 20 min, then 60 min later), about 85 minutes in all',
