@@ -204,4 +204,23 @@ module.exports = {
 			nowSeconds: 1700000000,
 		}),
 	},
+
+	typeform: {
+		kind: 'documented',
+		// Typeform publishes no signed example on a released branch or docs page: this is the fixture of
+		// its official JavaScript client (@typeform/api-client), on the unmerged `middleware` branch only.
+		source:
+			'https://github.com/Typeform/js-api-client/blob/187327c25dbb62ea28b06288d702b3bd5a7a077f/tests/unit/verify-signature.test.ts, #verifySignature "should return true" (payload JSON.stringify({ foo: "bar" }), secret my-webook-secret, the sha256= signature printed there). Unmerged branch `middleware` of Typeform\'s official JavaScript client, in no release; the same commit\'s tests/unit/express-middleware.test.ts uses custom-secret as another secret.',
+		secret: 'my-webook-secret',
+		otherSecret: 'custom-secret',
+		genuine: async () => ({
+			body: '{"foo":"bar"}',
+			headers: {
+				'Content-Type': 'application/json',
+				'Typeform-Signature': 'sha256=X2b3nUhiGjaWHxmPO/YQzUvHXBNac4gPjZ5/bjXrhQY=',
+			},
+			// Typeform signs no timestamp: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
 };

@@ -172,4 +172,23 @@ export const MESSAGING = [
 			'Push webhook: 408, 429 or 5xx and timeouts up to 3 attempts, network errors 2; 6 s per request, 15 s in all',
 		docs: 'https://getstream.io/chat/docs/node/webhooks_overview/',
 	},
+	{
+		value: 'typeform',
+		label: 'Typeform',
+		// event_id names the delivery's event (form_response.token names the response).
+		eventId: { kind: 'body', path: ['event_id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'base64',
+			// The secret set on the webhook (Webhooks API or the Connect panel).
+			secret: 'text',
+			signatureHeaders: ['Typeform-Signature'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-2xx or no answer within 30 s: 429, 408, 503 and 423 are retried every 2 to 3 minutes for up to 10 hours',
+		docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
+	},
 ] as const satisfies readonly ProviderDefinition[];
