@@ -1,8 +1,9 @@
 // `npm run cloud-workflows` (after npm run build): writes workflows/cloud/<provider>.json, the
 // built-in-nodes workflow with the default settings for every provider the built-in path can
 // express, made by the planner's own code (dist/planner/builtIn.cjs) so n8n Cloud users can import
-// one from its raw URL without a clone. test/unit/cloudWorkflows.test.js fails if they drift.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// one from its raw URL without a clone, and docs/cloud.md's provider table (each file's URL, or why
+// a provider has none). test/unit/cloudWorkflows.test.js fails if either drifts.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtInFromArgs, expressibleProviders } from './planner/builtInCli.mjs';
@@ -24,12 +25,56 @@ export function cloudWorkflows(bundlePath, load) {
 	});
 }
 
+export const DOC = join(root, 'docs', 'cloud.md');
+export const START = '<!-- cloud-providers:start (npm run cloud-workflows writes this table) -->';
+export const END = '<!-- cloud-providers:end -->';
+/** Where n8n Cloud's Import → From URL finds the files: the repository's main branch, raw. */
+export const RAW_BASE =
+	'https://raw.githubusercontent.com/n8n-nodes-idempotency/n8n-nodes-idempotency/main/workflows/cloud/';
+
+const cell = (/** @type {string} */ text) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/**
+ * The markdown table of every provider of the table: its workflow's URL, or why built-in nodes
+ * cannot check it (the first sentence of the generator's own refusal).
+ * @param {any} builtIn dist/planner/builtIn.cjs
+ */
+export function providersTable(builtIn) {
+	const rows = [
+		'| provider | built-in nodes | import from URL, or why not |',
+		'| --- | --- | --- |',
+	];
+	for (const support of builtIn.BUILT_IN_SIGNATURES) {
+		if (support.supported) {
+			const { label, provider } = support.signature;
+			rows.push(`| ${label} | yes | \`${RAW_BASE}${provider}.json\` |`);
+		} else {
+			const reason = support.reason.slice(support.reason.indexOf(': ') + 2);
+			// Its first sentence: the rest (what to use instead) is said once below the table.
+			const why = /^.*?\.(?=\s|$)/.exec(reason)?.[0] ?? reason;
+			rows.push(`| ${support.label} | **no** | ${cell(why)} |`);
+		}
+	}
+	return rows.join('\n');
+}
+
+/** docs/cloud.md with the table between the markers replaced. */
+export function docWithProvidersTable(/** @type {string} */ doc, /** @type {any} */ builtIn) {
+	const start = doc.indexOf(START);
+	const end = doc.indexOf(END);
+	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${START} … ${END}`);
+	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn)}\n${doc.slice(end)}`;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
 	const { createRequire } = await import('node:module');
+	const load = createRequire(import.meta.url);
 	const outDir = join(root, 'workflows', 'cloud');
 	mkdirSync(outDir, { recursive: true });
-	for (const { file, json } of cloudWorkflows(bundle, createRequire(import.meta.url))) {
+	for (const { file, json } of cloudWorkflows(bundle, load)) {
 		writeFileSync(join(outDir, file), json);
 		console.log(`wrote workflows/cloud/${file}`);
 	}
+	writeFileSync(DOC, docWithProvidersTable(readFileSync(DOC, 'utf8'), load(bundle)));
+	console.log('wrote the provider table of docs/cloud.md');
 }

@@ -47,3 +47,18 @@ test('each opens with a sticky note holding both CREATE TABLEs and where to run 
 		expect(JSON.stringify(business.parameters)).toContain('INSERT INTO business_log');
 	}
 });
+
+test("docs/cloud.md's provider table is the one npm run cloud-workflows writes: every provider, each file's URL or why not", async () => {
+	const { DOC, docWithProvidersTable, providersTable, RAW_BASE } = await import(
+		pathToFileURL(path.join(root, 'scripts', 'cloud-workflows.mjs')).href
+	);
+	const builtIn = require(bundle);
+	const doc = readFileSync(DOC, 'utf8');
+	expect(doc).toBe(docWithProvidersTable(doc, builtIn));
+	const rows = providersTable(builtIn).split('\n').slice(2);
+	expect(rows).toHaveLength(builtIn.BUILT_IN_SIGNATURES.length);
+	for (const file of readdirSync(cloudDir))
+		expect(rows.filter((row) => row.includes(`\`${RAW_BASE}${file}\``))).toHaveLength(1);
+	for (const row of rows.filter((r) => r.includes('| **no** |')))
+		expect(row).toMatch(/\| \*\*no\*\* \| \S.*\. \|$/);
+});

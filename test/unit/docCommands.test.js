@@ -52,6 +52,8 @@ test.each(runnable)('as printed: %s', (command) => {
 	try {
 		cpSync(path.join(root, 'scripts'), path.join(dir, 'scripts'), { recursive: true });
 		cpSync(path.join(root, 'package.json'), path.join(dir, 'package.json'));
+		// npm run cloud-workflows also rewrites docs/cloud.md's provider table.
+		cpSync(path.join(root, 'docs'), path.join(dir, 'docs'), { recursive: true });
 		symlinkSync(path.join(root, 'dist'), path.join(dir, 'dist'));
 		symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
 		execFileSync('bash', ['-c', `set -e -o pipefail; ${command}`], {
@@ -65,6 +67,9 @@ test.each(runnable)('as printed: %s', (command) => {
 			const files = readdirSync(path.join(dir, 'workflows', 'cloud'));
 			expect(files).toContain('stripe.json');
 			for (const file of files) expectWorkflow(path.join(dir, 'workflows', 'cloud', file));
+			expect(readFileSync(path.join(dir, 'docs', 'cloud.md'), 'utf8')).toBe(
+				readFileSync(path.join(root, 'docs', 'cloud.md'), 'utf8'),
+			);
 		} else throw new Error(`No rule says what "${command}" promises: add one to this test`);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
