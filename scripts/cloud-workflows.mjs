@@ -37,14 +37,14 @@ const cell = (/** @type {string} */ text) => text.replace(/\|/g, '\\|').replace(
 /**
  * The markdown table of every provider of the table: its workflow's URL, or why built-in nodes
  * cannot check it (the first sentence of the generator's own refusal).
- * @param {any} builtIn dist/planner/builtIn.cjs
+ * @param {readonly any[]} supports builtIn.BUILT_IN_SIGNATURES: what the generator does for each provider
  */
-export function providersTable(builtIn) {
+export function providersTable(supports) {
 	const rows = [
 		'| provider | built-in nodes | import from URL, or why not |',
 		'| --- | --- | --- |',
 	];
-	for (const support of builtIn.BUILT_IN_SIGNATURES) {
+	for (const support of supports) {
 		if (support.supported) {
 			const { label, provider } = support.signature;
 			rows.push(`| ${label} | yes | \`${RAW_BASE}${provider}.json\` |`);
@@ -63,7 +63,7 @@ export function docWithProvidersTable(/** @type {string} */ doc, /** @type {any}
 	const start = doc.indexOf(START);
 	const end = doc.indexOf(END);
 	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${START} … ${END}`);
-	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn)}\n${doc.slice(end)}`;
+	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn.BUILT_IN_SIGNATURES)}\n${doc.slice(end)}`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -290,6 +290,17 @@ describe('adding a provider is one entry of the table', () => {
 		expect(table).toContain('It sends a fixed token, not a signature of the body.');
 	});
 
+	test("it gets a row in docs/cloud.md's table: its workflow's URL, or why built-in nodes cannot check it", async () => {
+		const { providersTable, RAW_BASE } = await import(
+			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'cloud-workflows.mjs')).href
+		);
+		const table = providersTable(TABLE.map(builtInSupport));
+		expect(table).toContain(`| Plain Hooks | yes | \`${RAW_BASE}plainHooks.json\` |`);
+		expect(table).toContain(
+			'| Opaque Hooks | **no** | It sends a fixed token, not a signature of the body. |',
+		);
+	});
+
 	test('it becomes a panel option with its description, before Generic HMAC', () => {
 		expect(providerListFrom(TABLE).slice(-3)).toEqual([
 			{ value: 'acme', label: 'Acme Hooks' },
