@@ -56,7 +56,8 @@ export interface BuiltInSignature {
 
 export type SignatureSupport =
 	| { supported: true; signature: BuiltInSignature }
-	| { supported: false; provider: string; label: string; reason: string };
+	/** `reason` is the sentence users read; `cause`, its part after the provider's name (for tables). */
+	| { supported: false; provider: string; label: string; reason: string; cause: string };
 
 /** The body as text, as Extract From File put it on the item (planner/builtIn.ts, RAW_TEXT_FIELD). */
 const BODY_TEXT = '$json.rawBody';
@@ -155,11 +156,12 @@ const FORM_REASON =
 
 /** What the built-in path does for one provider of the table. */
 export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
-	const refuse = (reason: string): SignatureSupport => ({
+	const refuse = (cause: string): SignatureSupport => ({
 		supported: false,
 		provider: provider.value,
 		label: provider.label,
-		reason: `${provider.label} cannot be checked with built-in nodes: ${reason}`,
+		reason: `${provider.label} cannot be checked with built-in nodes: ${cause}`,
+		cause,
 	});
 	if (!isVerifiable(provider)) return refuse((provider.signing as Unverifiable).unverifiable);
 	const description = provider.signing;

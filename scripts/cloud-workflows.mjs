@@ -49,9 +49,8 @@ export function providersTable(supports) {
 			const { label, provider } = support.signature;
 			rows.push(`| ${label} | yes | \`${RAW_BASE}${provider}.json\` |`);
 		} else {
-			const reason = support.reason.slice(support.reason.indexOf(': ') + 2);
 			// Its first sentence: the rest (what to use instead) is said once below the table.
-			const why = /^.*?\.(?=\s|$)/.exec(reason)?.[0] ?? reason;
+			const why = /^.*?\.(?=\s|$)/.exec(support.cause)?.[0] ?? support.cause;
 			rows.push(`| ${support.label} | **no** | ${cell(why)} |`);
 		}
 	}

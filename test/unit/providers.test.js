@@ -276,6 +276,7 @@ describe('adding a provider is one entry of the table', () => {
 			label: 'Opaque Hooks',
 			reason:
 				'Opaque Hooks cannot be checked with built-in nodes: It sends a fixed token, not a signature of the body.',
+			cause: 'It sends a fixed token, not a signature of the body.',
 		});
 	});
 
