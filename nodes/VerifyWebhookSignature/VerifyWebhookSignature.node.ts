@@ -15,6 +15,9 @@ import {
 } from '../shared/parameters/signatureProperties';
 import { execute } from './actions/verify.operation';
 
+/** Version 1.1: Tolerance defaults to 0, the provider's own (1 keeps 300 for saved nodes). */
+const TOLERANCE_FROM_PROVIDER_SINCE = 1.1;
+
 export class VerifyWebhookSignature implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Verify Webhook Signature',
@@ -24,7 +27,8 @@ export class VerifyWebhookSignature implements INodeType {
 			dark: 'file:verifyWebhookSignature.dark.svg',
 		},
 		group: ['transform'],
-		version: 1,
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: verifySubtitle,
 		description:
 			"Check a webhook's signature over the exact request bytes: signed deliveries go to valid, everything else to invalid",
@@ -36,7 +40,11 @@ export class VerifyWebhookSignature implements INodeType {
 		credentials: [
 			{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' },
 		],
-		properties: [providerProperty, ...schemeSettingProperties('provider'), rawBodyProperty],
+		properties: [
+			providerProperty,
+			...schemeSettingProperties('provider', TOLERANCE_FROM_PROVIDER_SINCE),
+			rawBodyProperty,
+		],
 	};
 
 	methods = { credentialTest: { webhookSigningSecretTest } };

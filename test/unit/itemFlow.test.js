@@ -1,6 +1,6 @@
 // The steps every keyed node takes in its own code (nodes/shared/n8n/itemFlow.ts): items with their
 // targets, failed items set aside; then each item routed to an output. And the one raw-body reader
-// (nodes/shared/webhook/rawBody.ts) Reserve and the signature check share.
+// (nodes/shared/delivery/rawBody.ts) Reserve and the signature check share.
 const { describe, test, expect } = require('@jest/globals');
 const {
 	answeredFor,
@@ -12,7 +12,7 @@ const {
 	readRawBody,
 	readRequestBytes,
 	sha256Hex,
-} = require('../../dist/nodes/shared/webhook/rawBody');
+} = require('../../dist/nodes/shared/delivery/rawBody');
 
 const node = {
 	id: 'n1',

@@ -3,7 +3,6 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 import { KeyError } from '../../shared/keys/KeyError';
 import { keySourceDefinition } from '../../shared/keys/keySourceTable';
 import type { KeySource } from '../../shared/keys/keySources';
-import { KEY_FROM_SIGNED_BODY, keyIdIsUnsigned } from '../../shared/keys/replayGuard';
 import { executionToken, recordReservedKeys } from '../../shared/parameters/executionReservations';
 import { failWhole } from '../../shared/run/failWhole';
 import {
@@ -15,10 +14,17 @@ import {
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
 import type { ReserveTarget } from '../../shared/store/KeyStore';
-import type { SignatureScheme } from '../../shared/webhook/signatureSchemes';
+import type { VerifiedDelivery } from '../../shared/delivery/verifiedDelivery';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
+import {
+	handedOnVerdict,
+	KEY_FROM_UNSIGNED_HEADER,
+	keysOnUnsignedHeader,
+	signedKeyChoice,
+	UNSIGNED_HEADER_HINT,
+} from '../helpers/signedKeys';
 import { reserveOutputs, type ReserveOutputs } from '../helpers/reserveOutputs';
 import { routeLease, routeSimple } from '../helpers/reserveRoutes';
 import {
@@ -68,37 +74,20 @@ function waitSecondsOf(context: IExecuteFunctions): number {
 }
 
 /**
- * Whether the replay guard keys this run on the signed body (replayGuard.ts): Reserve verified the
- * signature with `scheme`, the option is on, and the key source reads its id from an unsigned header.
- */
-function keysOnSignedBody(
-	context: IExecuteFunctions,
-	source: KeySource,
-	scheme: SignatureScheme | undefined,
-): boolean {
-	if (scheme === undefined) return false;
-	const location = keySourceDefinition(source)?.location;
-	if (location === undefined || !keyIdIsUnsigned(location, scheme)) return false;
-	return context.getNodeParameter('options.replayGuard', 0, DEFAULT_REPLAY_GUARD) as boolean;
-}
-
-/**
- * Each item's key and, where Reserve records them, its request fingerprint. `scheme`: the one
- * Reserve verified the items with, if it did.
+ * Each item's key and, where Reserve records them, its request fingerprint. `verified`: the items
+ * Reserve verified itself, each read once (verifiedDelivery.ts); without it, a verdict Verify Webhook
+ * Signature left on the item counts the same (signedKeys.ts).
  */
 function reserveTargetReader(
 	context: IExecuteFunctions,
 	mode: ReserveMode,
-	scheme: SignatureScheme | undefined,
+	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
 ) {
 	const source = context.getNodeParameter('keySource', 0) as KeySource;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
-	const signedBody = keysOnSignedBody(context, source, scheme);
-	// The body hash of the raw body: the bytes the signature covers, so a replay is the same key.
-	const keyOf = itemKeyDeriver(context, {
-		source: signedBody ? 'bodyHash' : source,
-		rawBodyProperty,
-	});
+	const definition = keySourceDefinition(source);
+	const guard = context.getNodeParameter('options.replayGuard', 0, DEFAULT_REPLAY_GUARD) as boolean;
+	const keyOf = itemKeyDeriver(context, { source, rawBodyProperty });
 	// The parameter's default differs by mode.
 	const fingerprintSource = context.getNodeParameter(
 		'fingerprint',
@@ -106,17 +95,30 @@ function reserveTargetReader(
 		defaultFingerprint(mode),
 	) as FingerprintSource;
 	const fingerprintOf = itemFingerprinter(context, fingerprintSource, rawBodyProperty);
+	const keyFrom = new Map<number, string>();
+	// Only a provider's preset reads an id header, and its value names the provider.
+	const unsignedPreset =
+		verified === undefined && keysOnUnsignedHeader(definition?.location, definition?.value);
 	const targetOf = (
 		item: INodeExecutionData,
 		itemIndex: number,
 	): ReserveTarget | Promise<ReserveTarget> => {
-		const key = keyOf(item, itemIndex);
-		const fingerprint = fingerprintOf?.(item, itemIndex);
+		const verdict = verified === undefined ? handedOnVerdict(item) : verified.get(itemIndex);
+		const choice = signedKeyChoice(definition?.location, verdict, guard);
+		if (choice.keyFrom !== undefined) keyFrom.set(itemIndex, choice.keyFrom);
+		else if (unsignedPreset && verdict === undefined)
+			keyFrom.set(itemIndex, KEY_FROM_UNSIGNED_HEADER);
+		const key = keyOf(item, itemIndex, choice);
+		// A verified body's fingerprint is its digest: the signed content less what each attempt renews.
+		const fingerprint =
+			verdict !== undefined && fingerprintSource === 'rawBody'
+				? verdict.digest.slice(verdict.digest.indexOf(':') + 1)
+				: fingerprintOf?.(item, itemIndex);
 		if (key instanceof Promise || fingerprint instanceof Promise)
 			return Promise.all([key, fingerprint]).then(([k, f]) => ({ key: k, fingerprint: f }));
 		return { key, fingerprint };
 	};
-	return { targetOf, fingerprint: fingerprintOf !== undefined, signedBody };
+	return { targetOf, fingerprint: fingerprintOf !== undefined, keyFrom, unsignedPreset };
 }
 
 /**
@@ -151,8 +153,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	const settings = { mode, leaseSeconds, waitSeconds, onMismatch };
 	const invalidOutput = outputs.invalidSignature;
-	if (invalidOutput === undefined)
-		return await reserveVerified(this, settings, outputs, undefined, undefined);
+	if (invalidOutput === undefined) return await reserveVerified(this, settings, outputs, undefined);
 
 	// Verified first: an item whose signature fails reserves nothing, and with none left the key
 	// store is not even asked.
@@ -162,13 +163,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		invalidOutput,
 	});
 	if (verified.valid.size === 0) return verified.outputs;
-	const reserved = await reserveVerified(this, settings, outputs, verified.valid, verified.scheme);
+	const reserved = await reserveVerified(this, settings, outputs, verified.valid);
 	reserved[invalidOutput].push(...verified.outputs[invalidOutput]);
 	return reserved;
 }
 
 /**
- * Reserves the keys of the items (only those in `only` when signatures were verified, with `scheme`) in one
+ * Reserves the keys of the items (only those in `verified` when Reserve checked signatures) in one
  * statement and routes each item by what it found: open the store, read the targets, reserve them,
  * route the items in order (the first item of a key is new, later ones are its duplicates).
  */
@@ -186,10 +187,14 @@ async function reserveVerified(
 		onMismatch: MismatchHandling;
 	},
 	outputs: ReserveOutputs,
-	only: ReadonlySet<number> | undefined,
-	scheme: SignatureScheme | undefined,
+	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
 ): Promise<INodeExecutionData[][]> {
-	const { targetOf, fingerprint, signedBody } = reserveTargetReader(context, mode, scheme);
+	const only = verified === undefined ? undefined : new Set(verified.keys());
+	const { targetOf, fingerprint, keyFrom, unsignedPreset } = reserveTargetReader(
+		context,
+		mode,
+		verified,
+	);
 	const create = context.getNodeParameter('createTable', 0, true) as boolean;
 	const firstSeen =
 		mode === 'simple' && (context.getNodeParameter('options.firstSeen', 0, true) as boolean);
@@ -232,13 +237,16 @@ async function reserveVerified(
 
 	// Complete Key and Release Key left empty act on what this execution reserved.
 	const reservedHere: string[] = [];
-	const routed = routeItems(context, targets, outputs.count, (target) => {
+	const routed = routeItems(context, targets, outputs.count, (target, itemIndex) => {
 		const route = routeOf(target);
 		if (route instanceof KeyError) return route;
 		if (route.output === outputs.new) reservedHere.push(target.key);
-		if (signedBody && 'idempotency' in route) route.idempotency.keyFrom = KEY_FROM_SIGNED_BODY;
+		const from = keyFrom.get(itemIndex);
+		if (from !== undefined && 'idempotency' in route) route.idempotency.keyFrom = from;
 		return route;
 	});
 	recordReservedKeys(context, reservedHere);
+	if (unsignedPreset && [...keyFrom.values()].includes(KEY_FROM_UNSIGNED_HEADER))
+		context.addExecutionHints({ message: UNSIGNED_HEADER_HINT, location: 'outputPane' });
 	return routed;
 }

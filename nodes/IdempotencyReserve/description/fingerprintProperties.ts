@@ -95,6 +95,9 @@ export const fingerprintProperties: INodeProperties[] = [
 			},
 			FAIL_THE_ITEM,
 		]),
-		displayOptions: { hide: { fingerprint: ['none'] }, show: { '@version': [2] } },
+		displayOptions: {
+			hide: { fingerprint: ['none'] },
+			show: { '@version': [{ _cnd: { gte: 2 } }] },
+		},
 	},
 ];

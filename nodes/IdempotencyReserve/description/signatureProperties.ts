@@ -6,6 +6,9 @@ import {
 } from '../../shared/parameters/signatureProperties';
 import { PROVIDER_OPTIONS } from '../../shared/webhook/signatureSchemes';
 
+/** Version 2.1: Tolerance defaults to 0, the provider's own (2 keeps 300 for saved nodes). */
+const TOLERANCE_FROM_PROVIDER_SINCE = 2.1;
+
 /** Stored in workflows: never rename it. */
 export const NO_SIGNATURE = 'none';
 
@@ -29,13 +32,13 @@ export const signatureProperties: INodeProperties[] = [
 				name: "Don't Verify",
 				value: NO_SIGNATURE,
 				description:
-					'Reserve every delivery (for senders that do not sign, or when Verify Webhook Signature runs before this node)',
+					'Reserve every delivery (for senders that do not sign, or when Verify Webhook Signature runs before this node: its verdict keeps the replay guard)',
 			},
 			...providerOptions,
 		],
 		description:
 			"The sender's signature is checked over the exact request bytes before anything is reserved: a forged or replayed delivery goes to the invalid signature output and reserves nothing",
-		displayOptions: { show: { '@version': [2] } },
+		displayOptions: { show: { '@version': [{ _cnd: { gte: 2 } }] } },
 	},
-	...schemeSettingProperties('signature'),
+	...schemeSettingProperties('signature', TOLERANCE_FROM_PROVIDER_SINCE),
 ];

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { requiredExpressionFingerprintText } from '../../shared/keys/fingerprint';
 import { itemParameterReader } from '../../shared/parameters/itemParameter';
-import { readRequestBytes, sha256Hex } from '../../shared/webhook/rawBody';
+import { readRequestBytes, sha256Hex } from '../../shared/delivery/rawBody';
 import type { FingerprintSource } from './reserveSettings';
 
 /** One item's fingerprint, undefined where there is nothing to fingerprint (no body at all). */

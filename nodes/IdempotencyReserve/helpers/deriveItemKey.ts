@@ -11,17 +11,29 @@ import {
 	type WebhookItemJson,
 } from '../../shared/keys/keySources';
 import { namespaceText } from '../../shared/keys/namespace';
+import { BODY_HASH_PREFIX, SIGNED_CONTENT_PREFIX } from '../../shared/keys/prefixes';
 import { bodyPathOfParameter, itemParameterReader } from '../../shared/parameters/itemParameter';
 import {
 	RAW_BODY_HINT,
 	readRawBody,
 	readRequestBytes,
 	sha256Hex,
-} from '../../shared/webhook/rawBody';
+} from '../../shared/delivery/rawBody';
 
 export interface KeySettings {
 	source: KeySource;
 	rawBodyProperty: string;
+}
+
+/**
+ * What a verified delivery lends the key (signedKeys.ts): its digest of the signed content, used
+ * where the key would otherwise come from an unsigned header, or from the raw body as a fallback.
+ */
+export interface SignedKeyParts {
+	/** The replay guard's digest when it keys this item instead of its id (`sha256:…` or `signed:…`). */
+	guardDigest?: string;
+	/** The digest that stands for the body when the id is missing. */
+	fallbackDigest?: string;
 }
 
 /** The body hash of an item: of the exact bytes the sender posted, else of the body as text or JSON. */
@@ -72,7 +84,23 @@ function messageHashOf(
 export type ItemKeyDeriver = (
 	item: INodeExecutionData,
 	itemIndex: number,
+	signed?: SignedKeyParts,
 ) => string | Promise<string>;
+
+/** A verified delivery's digest (`sha256:<hex>` or `signed:<hex>`) as the identity composeKey takes. */
+function digestIdentity(digest: string): [KeyIdentity, string | undefined] {
+	if (digest.startsWith(BODY_HASH_PREFIX))
+		return [{ kind: 'bodyHash' }, digest.slice(BODY_HASH_PREFIX.length)];
+	if (digest.startsWith(SIGNED_CONTENT_PREFIX))
+		return [
+			{ kind: 'signedContent', sha256Hex: digest.slice(SIGNED_CONTENT_PREFIX.length) },
+			undefined,
+		];
+	throw new KeyError(
+		`Not a signed-content digest: "${digest}"`,
+		'This is a bug: please report it.',
+	);
+}
 
 /** The parameter a source reads per item: Event ID for the default source, Custom Key for Custom, none for presets. */
 function sourceParameterName(source: KeySource): string | undefined {
@@ -90,7 +118,11 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 	const parameterBodyPath =
 		parameterName === undefined ? undefined : bodyPathOfParameter(context, parameterName);
 	const readNamespace = itemParameterReader(context, 'namespace');
-	return (item, itemIndex) => {
+	return (item, itemIndex, signed) => {
+		const namespace = namespaceText(readNamespace(item, itemIndex));
+		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) =>
+			composeKey(identity, namespace, bodySha256Hex);
+		if (signed?.guardDigest !== undefined) return keyOf(...digestIdentity(signed.guardDigest));
 		const json = item.json as WebhookItemJson;
 		const resolution = resolveKeyIdentity(
 			source,
@@ -98,9 +130,6 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 			readSourceParameter(item, itemIndex),
 			parameterBodyPath,
 		);
-		const namespace = namespaceText(readNamespace(item, itemIndex));
-		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) =>
-			composeKey(identity, namespace, bodySha256Hex);
 		if (resolution.kind === 'number') {
 			// A JSON number's exact text is in the raw body (see shared/keys/idText.ts).
 			const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
@@ -116,6 +145,8 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 				: keyOf(bodyHash, hash);
 		}
 		if (resolution.kind !== 'bodyHash') return keyOf(resolution);
+		if (signed?.fallbackDigest !== undefined)
+			return keyOf(...digestIdentity(signed.fallbackDigest));
 		const bytes = readRequestBytes(context, item, itemIndex, rawBodyProperty);
 		return bytes instanceof Promise
 			? bytes.then((read) => keyOf(resolution, bodyHashOf(read, rawBodyProperty)))

@@ -18,6 +18,14 @@ export const CLIENT_ERRORS = {
 		status: 400,
 		title: 'The request lacks what its fingerprint is made of',
 	},
+	/**
+	 * A verified delivery under a media type its sender does not use, or one n8n read differently
+	 * from the signed bytes (webhook/signedParse.ts): nothing unsigned may change how the body is read.
+	 */
+	'unsupported-media-type': {
+		status: 415,
+		title: 'The body is not sent the way its sender signs it',
+	},
 	/** The key was used before with another payload (On Mismatch: error). */
 	'fingerprint-mismatch': {
 		status: 422,

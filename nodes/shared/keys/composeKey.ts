@@ -1,7 +1,12 @@
 import { KeyError } from './KeyError';
 import type { KeyIdentity } from './keySources';
 import { assertNamespace } from './namespace';
-import { BODY_HASH_PREFIX, CLIENT_KEY_PREFIX, EVENT_ID_PREFIX } from './prefixes';
+import {
+	BODY_HASH_PREFIX,
+	CLIENT_KEY_PREFIX,
+	eventIdPrefix,
+	SIGNED_CONTENT_PREFIX,
+} from './prefixes';
 
 /** Longer keys are refused: a key is an id, and a btree entry must stay well under a page. */
 export const MAX_KEY_BYTES = 1000;
@@ -13,8 +18,9 @@ export function utf8ByteLength(text: string): number {
 }
 
 /**
- * Builds the stored key: `[namespace:]evt:<id>`, `[namespace:]sha256:<hex>`, `[namespace:]idk:<client key>`
- * or `[namespace:]<custom>`
+ * Builds the stored key: `[namespace:]evt:<id>` (`<provider>:<id>` for a provider's preset),
+ * `[namespace:]sha256:<hex>`, `[namespace:]signed:<hex>`, `[namespace:]idk:<client key>` or
+ * `[namespace:]<custom>`
  * (`namespace` as namespaceText returns it: '' for none).
  * `bodySha256Hex` is only read for the body-hash identity; hashing is left to the caller so this
  * stays synchronous and runs unchanged in a browser.
@@ -25,7 +31,8 @@ export function composeKey(
 	bodySha256Hex?: string,
 ): string {
 	let core: string;
-	if (identity.kind === 'eventId') core = EVENT_ID_PREFIX + identity.id;
+	if (identity.kind === 'eventId') core = eventIdPrefix(identity.scope) + identity.id;
+	else if (identity.kind === 'signedContent') core = SIGNED_CONTENT_PREFIX + identity.sha256Hex;
 	else if (identity.kind === 'clientKey') core = CLIENT_KEY_PREFIX + identity.key;
 	else if (identity.kind === 'custom') core = identity.key;
 	else {

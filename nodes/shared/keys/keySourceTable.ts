@@ -13,6 +13,7 @@ import {
 	type ProviderDefinition,
 	type ProviderValue,
 } from '../webhook/providers';
+import { eventIdPrefix, UNSCOPED_PROVIDER } from './prefixes';
 import {
 	MESSAGE_PRESETS,
 	type MessageIdLocation,
@@ -50,31 +51,42 @@ export interface KeySourceDefinition<Value extends string = KeySource> {
 	location: IdLocation;
 	/** The option's description; for presets it is written from `location`, see presetDescription. */
 	description: string;
+	/** A provider's preset: its value, which prefixes its event ids (prefixes.ts); none for Stripe's and the others. */
+	scope?: string;
 }
 
 const FALLBACK = 'else SHA-256 of the raw body';
 
-function presetDescription(location: EventIdLocation): string {
-	if (location.kind === 'body') return `Key "evt:" + body.${location.path.join('.')}, ${FALLBACK}`;
+/** Stripe's events keep `evt:`; every other provider's preset keys its events under its own value. */
+function presetScope(value: string): string | undefined {
+	return value === UNSCOPED_PROVIDER ? undefined : value;
+}
+
+function presetDescription(location: EventIdLocation, scope: string | undefined): string {
+	const prefix = `"${eventIdPrefix(scope)}"`;
+	if (location.kind === 'body')
+		return `Key ${prefix} + body.${location.path.join('.')}, ${FALLBACK}`;
 	if (location.kind === 'none')
 		return 'Key "sha256:" + SHA-256 of the raw body: this sender puts no event id in its deliveries';
 	const [first, ...others] = location.names;
 	const alternatives = others.map((name) => `, else the ${name} header`).join('');
-	return `Key "evt:" + the ${first} header${alternatives}, ${FALLBACK}`;
+	return `Key ${prefix} + the ${first} header${alternatives}, ${FALLBACK}`;
 }
 
-/** A provider's preset: its label as name and subtitle, its event id location. */
+/** A provider's preset: its label as name and subtitle, its event id location, its key space. */
 function preset<P extends ProviderDefinition>({
 	value,
 	label,
 	eventId,
 }: P): KeySourceDefinition<P['value']> {
+	const scope = presetScope(value);
 	return {
 		value,
 		name: label,
 		subtitle: label,
 		location: eventId,
-		description: presetDescription(eventId),
+		description: presetDescription(eventId, scope),
+		...(scope === undefined ? {} : { scope }),
 	};
 }
 

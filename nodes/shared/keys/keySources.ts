@@ -14,7 +14,10 @@ export type { WebhookItemJson } from '../webhook/requestBody';
 
 /** The key before the namespace: an event id, a custom key, or "hash the raw body". */
 export type KeyIdentity =
-	| { kind: 'eventId'; id: string }
+	/** `scope`: the provider of a preset (its key space), undefined for `evt:`. */
+	| { kind: 'eventId'; id: string; scope?: string }
+	/** The SHA-256 of a verified delivery's retry-stable content when it is not the raw body's. */
+	| { kind: 'signedContent'; sha256Hex: string }
 	| { kind: 'custom'; key: string }
 	| { kind: 'clientKey'; key: string }
 	| { kind: 'bodyHash' };
@@ -32,6 +35,8 @@ export interface NumericId {
 	what: string;
 	/** Where the number sits in the JSON body, when it was read from a plain body path. */
 	bodyPath: readonly string[] | undefined;
+	/** The provider of a preset, as in KeyIdentity. */
+	scope?: string;
 }
 
 /**
@@ -71,11 +76,12 @@ function identityFromId(
 	id: IdValue,
 	what: string,
 	bodyPath: readonly string[] | undefined,
+	scope?: string,
 ): KeyResolution {
 	if (id === undefined) return { kind: 'bodyHash' };
 	if (typeof id === 'number')
-		return numericResolution({ kind: 'number', value: id, as: 'eventId', what, bodyPath });
-	return { kind: 'eventId', id };
+		return numericResolution({ kind: 'number', value: id, as: 'eventId', what, bodyPath, scope });
+	return { kind: 'eventId', id, ...(scope === undefined ? {} : { scope }) };
 }
 
 function customIdentity(value: unknown, bodyPath: readonly string[] | undefined): KeyResolution {
@@ -99,10 +105,14 @@ function customIdentity(value: unknown, bodyPath: readonly string[] | undefined)
 }
 
 /** The first of a preset's headers that carries an id, else the body hash. */
-function identityFromHeaders(headers: unknown, names: readonly string[]): KeyResolution {
+function identityFromHeaders(
+	headers: unknown,
+	names: readonly string[],
+	scope: string | undefined,
+): KeyResolution {
 	for (const name of names) {
 		const id = headerIdText(readHeader(headers, name.toLowerCase()), name);
-		if (id !== undefined) return { kind: 'eventId', id };
+		if (id !== undefined) return { kind: 'eventId', id, ...(scope === undefined ? {} : { scope }) };
 	}
 	return { kind: 'bodyHash' };
 }
@@ -125,7 +135,7 @@ export function resolveKeyIdentity(
 			'Pick a key source from the list.',
 		);
 	}
-	const { location } = definition;
+	const { location, scope } = definition;
 	switch (location.kind) {
 		case 'none':
 			return { kind: 'bodyHash' };
@@ -139,10 +149,11 @@ export function resolveKeyIdentity(
 				idValue(readBodyPath(item.body, location.path), what),
 				what,
 				location.path,
+				scope,
 			);
 		}
 		case 'headers':
-			return identityFromHeaders(item.headers, location.names);
+			return identityFromHeaders(item.headers, location.names, scope);
 		case 'amqpMessage': {
 			const { messageId, content } = readAmqpMessage(item);
 			if (messageId !== undefined) return { kind: 'eventId', id: messageId };
@@ -159,5 +170,10 @@ export function resolveKeyIdentity(
 /** Turns a numeric id into text (the raw body's exact text, else only a safe integer), or throws KeyError. */
 export function settleNumericId(numeric: NumericId, rawBody: Uint8Array | undefined): KeyIdentity {
 	const text = numberIdText(numeric.value, numeric.what, { bodyPath: numeric.bodyPath, rawBody });
-	return numeric.as === 'custom' ? { kind: 'custom', key: text } : { kind: 'eventId', id: text };
+	if (numeric.as === 'custom') return { kind: 'custom', key: text };
+	return {
+		kind: 'eventId',
+		id: text,
+		...(numeric.scope === undefined ? {} : { scope: numeric.scope }),
+	};
 }

@@ -11,9 +11,6 @@
 import type { SignatureScheme } from '../webhook/signatureSchemes';
 import type { IdLocation } from './keySourceTable';
 
-/** Said on the item (`idempotency.keyFrom`) when the guard made the key from the signed body. */
-export const KEY_FROM_SIGNED_BODY = 'signedBody';
-
 /**
  * Whether this key source takes its id from a header the scheme does not sign. A timestamp does not
  * change the answer: it only narrows a replay to the tolerance, during which fresh ids would still

@@ -8,6 +8,7 @@ import {
 	type ProviderDefinition,
 } from '../webhook/providers';
 import { describeSigning } from '../webhook/schemeText';
+import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../webhook/signedParse';
 
 /**
  * The schemes whose signed content may carry a timestamp, for the tolerance's display list: the
@@ -61,12 +62,14 @@ export const providerProperty: INodeProperties = {
 
 /**
  * The settings that depend on the chosen scheme: Generic HMAC's header, algorithm and encoding,
- * and the tolerance of timestamped schemes. `control` is the parameter that holds the scheme
- * (Verify's `provider`, Reserve's `signature`); the parameter names are the same in both nodes,
- * so one setup reads them. `providers` is the provider table (a parameter for the tests).
+ * its media types, and the tolerance of timestamped schemes. `control` is the parameter that holds
+ * the scheme (Verify's `provider`, Reserve's `signature`); the parameter names are the same in both
+ * nodes, so one setup reads them. `toleranceFromProviderSince`: the node version from which the
+ * tolerance defaults to the provider's own. `providers` is the provider table (a parameter for the tests).
  */
 export function schemeSettingProperties(
 	control: string,
+	toleranceFromProviderSince: number,
 	providers: readonly ProviderDefinition[] = PROVIDERS,
 ): INodeProperties[] {
 	const showForHmac = { displayOptions: { show: { [control]: ['hmac'] } } };
@@ -129,14 +132,54 @@ export function schemeSettingProperties(
 			...showForHmac,
 		},
 		{
-			displayName: 'Tolerance (Seconds)',
-			name: 'toleranceSeconds',
-			type: 'number',
+			displayName: 'Media Types',
+			name: 'mediaTypes',
+			type: 'multiOptions',
+			default: [JSON_MEDIA_TYPE],
+			options: [
+				{ name: 'JSON', value: JSON_MEDIA_TYPE },
+				{ name: 'Form (URL-Encoded)', value: FORM_MEDIA_TYPE },
+			],
+			description:
+				'The Content-Types the sender posts. A signed delivery under any other is refused: nobody signs the Content-Type, and n8n reads the body by it.',
+			...showForHmac,
+		},
+		...toleranceProperties(control, providers, toleranceFromProviderSince),
+	];
+}
+
+/**
+ * Tolerance (Seconds). From `since` (Reserve 2.1, Verify 1.1) it defaults to 0, the provider's own
+ * tolerance from the table (Paddle 5 s, Linear 60 s, Box 600 s); earlier versions keep 300, so a
+ * saved node's window does not change under it.
+ */
+function toleranceProperties(
+	control: string,
+	providers: readonly ProviderDefinition[],
+	since: number,
+): INodeProperties[] {
+	const shown = timestampedFrom(providers);
+	const common = {
+		displayName: 'Tolerance (Seconds)',
+		name: 'toleranceSeconds',
+		type: 'number',
+	} as const;
+	return [
+		{
+			...common,
 			default: 300,
 			typeOptions: { minValue: 1 },
 			description:
 				"How far the signed timestamp may be from n8n's clock, in the past or the future. Older deliveries are refused as replays.",
-			displayOptions: { show: { [control]: timestampedFrom(providers) } },
+			displayOptions: { show: { [control]: shown, '@version': [{ _cnd: { lt: since } }] } },
+		},
+		{
+			...common,
+			default: 0,
+			typeOptions: { minValue: 0 },
+			description:
+				"How far the signed timestamp may be from n8n's clock, in the past or the future; older deliveries are refused as replays. 0: the provider's own (300 for most, Paddle 5, Linear 60, WorkOS 180, Box 600; 300 for Generic HMAC).",
+			displayOptions: { show: { [control]: shown, '@version': [{ _cnd: { gte: since } }] } },
 		},
 	];
 }

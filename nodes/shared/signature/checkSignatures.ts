@@ -5,14 +5,22 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
+import { RAW_BODY_HINT, readRawBody } from '../delivery/rawBody';
+import {
+	readVerifiedDelivery,
+	verdictOf,
+	type VerifiedDelivery,
+} from '../delivery/verifiedDelivery';
+import { inputError } from '../errors/nodeErrors';
+import { KeyError } from '../keys/KeyError';
 import { failWhole } from '../run/failWhole';
 import { errorItem } from '../run/itemErrors';
 import { passedOn } from '../run/itemFlow';
-import { RAW_BODY_HINT, readRawBody } from '../webhook/rawBody';
+import { readSignatureHeader } from '../webhook/headers';
 import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signatureSchemes';
-import { requestUrl } from '../webhook/requestUrl';
+import { requestUrl, UNEXPRESSIBLE_QUERY } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
-import { verifySignature, type VerifiedRequest } from '../webhook/verifySignature';
+import { verifySignature } from '../webhook/verifySignature';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 
 /** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
@@ -39,21 +47,15 @@ async function rawBodyOf(
 	});
 }
 
-/** What a signature can cover: the Webhook item's headers, the exact bytes, and the URL for schemes that sign it. */
-function requestOf(
-	item: INodeExecutionData,
-	body: Uint8Array,
-	scheme: SignatureScheme,
-): VerifiedRequest {
-	const url = scheme.needsUrl ? requestUrl(item.json) : undefined;
-	return { headers: item.json.headers, body, url };
+/** The URL for schemes that sign it; a query that cannot be rebuilt exactly is malformed, never left out. */
+function urlOf(item: INodeExecutionData, scheme: SignatureScheme) {
+	return scheme.needsUrl ? requestUrl(item.json) : undefined;
 }
 
 /** One item's verdict: `signature` is what the item carries on, valid or not. */
-interface SignatureCheck {
-	valid: boolean;
-	signature: IDataObject;
-}
+type SignatureCheck =
+	| { valid: true; signature: IDataObject; delivery: VerifiedDelivery }
+	| { valid: false; signature: IDataObject };
 
 const invalid = (provider: Provider, reason: InvalidReason): SignatureCheck => ({
 	valid: false,
@@ -61,11 +63,36 @@ const invalid = (provider: Provider, reason: InvalidReason): SignatureCheck => (
 });
 
 /**
+ * A valid item read once more from what was signed (verifiedDelivery.ts): its parse, its replay
+ * guard digest; or the item error that refuses a media type its sender does not use.
+ */
+function verifiedCheck(
+	context: IExecuteFunctions,
+	setup: SignatureSetup,
+	item: INodeExecutionData,
+	itemIndex: number,
+	bytes: Uint8Array,
+	url: string | undefined,
+): SignatureCheck | NodeOperationError {
+	const { headers, body } = item.json;
+	const delivery = readVerifiedDelivery(setup.provider, setup.scheme.label, setup.rules, {
+		bytes,
+		headers,
+		header: (name) => readSignatureHeader(headers, name),
+		url,
+		n8nBody: body,
+	});
+	if (delivery instanceof KeyError) return inputError(context.getNode(), delivery, itemIndex);
+	return { valid: true, signature: verdictOf(delivery), delivery };
+}
+
+/**
  * Each input item's signature over its exact raw bytes, in item order. An item whose body is not
  * those bytes (multipart, an uploaded file in the raw body's place: signedBody.ts) is invalid before
- * any reading or crypto. An item without a raw body is an error, never valid: it throws, or when the
- * node continues on error is returned as the item's error for the caller to route where unverified
- * items go.
+ * any reading or crypto, and so is a signed URL whose query cannot be rebuilt. An item without a raw
+ * body is an error, never valid; so is a valid one under a media type its sender does not use
+ * (signedParse.ts): it throws, or when the node continues on error is returned as the item's error
+ * for the caller to route where unverified items go.
  */
 async function checkSignatures(
 	context: IExecuteFunctions,
@@ -82,6 +109,11 @@ async function checkSignatures(
 			checks.push(invalid(setup.provider, 'unsigned_body'));
 			continue;
 		}
+		const url = urlOf(item, setup.scheme);
+		if (url === UNEXPRESSIBLE_QUERY) {
+			checks.push(invalid(setup.provider, 'malformed'));
+			continue;
+		}
 		const raw = await rawBodyOf(context, item, itemIndex, setup.rawBodyProperty);
 		if (raw instanceof NodeOperationError) {
 			if (!continueOnFail) throw raw;
@@ -90,18 +122,17 @@ async function checkSignatures(
 		}
 		const verification = verifySignature(
 			setup.scheme,
-			requestOf(item, raw, setup.scheme),
+			{ headers: item.json.headers, body: raw, url },
 			setup.keys,
-			{
-				nowSeconds,
-				toleranceSeconds: setup.toleranceSeconds,
-			},
+			{ nowSeconds, toleranceSeconds: setup.toleranceSeconds },
 		);
-		checks.push(
-			verification.valid
-				? { valid: true, signature: { valid: true, provider: setup.provider } }
-				: invalid(setup.provider, verification.reason),
-		);
+		if (!verification.valid) {
+			checks.push(invalid(setup.provider, verification.reason));
+			continue;
+		}
+		const check = verifiedCheck(context, setup, item, itemIndex, raw, url);
+		if (check instanceof NodeOperationError && !continueOnFail) throw check;
+		checks.push(check);
 	}
 	return checks;
 }
@@ -119,8 +150,8 @@ export interface SignatureOutputs {
 export interface VerifiedItems {
 	/** The outputs filled so far; with a setup failure, every item as an error on `invalidOutput`. */
 	outputs: INodeExecutionData[][];
-	/** The input items whose signature holds (none after a setup failure). */
-	valid: Set<number>;
+	/** The input items whose signature holds (none after a setup failure), each read once (verifiedDelivery.ts). */
+	valid: Map<number, VerifiedDelivery>;
 	/** The scheme they were checked with; undefined after a setup failure. */
 	scheme?: SignatureScheme;
 }
@@ -145,18 +176,18 @@ export async function verifyItemSignatures(
 				? error
 				: new NodeOperationError(context.getNode(), error as Error);
 		const failed = failWhole(context, nodeError, outputCount, new Map(), invalidOutput);
-		return { outputs: failed, valid: new Set() };
+		return { outputs: failed, valid: new Map() };
 	}
 
 	const items = context.getInputData();
 	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
-	const valid = new Set<number>();
+	const valid = new Map<number, VerifiedDelivery>();
 	(await checkSignatures(context, setup)).forEach((check, itemIndex) => {
 		if (check instanceof NodeOperationError) {
 			outputs[invalidOutput].push(errorItem(check, itemIndex));
 			return;
 		}
-		if (check.valid) valid.add(itemIndex);
+		if (check.valid) valid.set(itemIndex, check.delivery);
 		const output = check.valid ? validOutput : invalidOutput;
 		if (output !== undefined)
 			outputs[output].push(passedOn(items[itemIndex], itemIndex, { signature: check.signature }));

@@ -1,8 +1,12 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import { SIGNING_SECRET_CREDENTIAL_TYPE } from '../parameters/credentials';
+import { GENERIC_HMAC, PROVIDERS, type ProviderDefinition } from '../webhook/providers';
+import type { DeliveryRules } from '../delivery/verifiedDelivery';
+import { perAttemptPaths } from '../webhook/retryStableContent';
+import { JSON_MEDIA_TYPE } from '../webhook/signedParse';
 import {
-	hmacScheme,
+	hmacDescription,
 	SIGNATURE_SCHEMES,
 	type HmacAlgorithm,
 	type Provider,
@@ -10,6 +14,7 @@ import {
 	type SecretFormat,
 	type SignatureScheme,
 } from '../webhook/signatureSchemes';
+import { schemeFromDescription } from '../webhook/schemeReader';
 import { signingKey, SigningSecretError } from '../webhook/verifySignature';
 
 function settingsError(
@@ -57,22 +62,48 @@ interface SigningSecretCredential {
 export interface SignatureSetup {
 	provider: Provider;
 	scheme: SignatureScheme;
+	rules: DeliveryRules;
 	/** HMAC keys to try: the current secret, then the previous one during a rotation. */
 	keys: Buffer[];
 	toleranceSeconds: number;
 	rawBodyProperty: string;
 }
 
-function schemeOf(context: IExecuteFunctions, provider: Provider): SignatureScheme {
+/** The tolerance a timestamped scheme gets when the node leaves it to the provider (0). */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+interface SchemeAndRules {
+	scheme: SignatureScheme;
+	rules: DeliveryRules;
+	/** The sender's own library's tolerance, where the table gives one. */
+	toleranceSeconds: number;
+}
+
+const BY_VALUE: ReadonlyMap<string, ProviderDefinition> = new Map(
+	PROVIDERS.map((provider) => [provider.value, provider]),
+);
+
+function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRules {
 	if (provider !== 'hmac') {
 		const scheme = SIGNATURE_SCHEMES[provider];
-		if (scheme === undefined)
+		const definition = BY_VALUE.get(provider);
+		if (scheme === undefined || definition === undefined || !('algorithm' in definition.signing))
 			throw settingsError(
 				context,
 				`Unknown provider "${String(provider)}"`,
 				'Pick a provider from the list.',
 			);
-		return scheme;
+		const description = definition.signing;
+		const renewedFields = definition.retry?.renewedBodyFields;
+		return {
+			scheme,
+			rules: {
+				contentTypes: definition.contentTypes,
+				description,
+				renewed: perAttemptPaths(description, renewedFields),
+			},
+			toleranceSeconds: description.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
+		};
 	}
 	const header = (context.getNodeParameter('signatureHeader', 0, '') as string).trim();
 	if (header === '')
@@ -81,13 +112,42 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SignatureSche
 			'Signature Header is empty',
 			'Enter the name of the header that carries the signature.',
 		);
-	return hmacScheme({
+	const description = hmacDescription({
 		header,
 		algorithm: context.getNodeParameter('algorithm', 0, 'sha256') as HmacAlgorithm,
 		encoding: context.getNodeParameter('encoding', 0, 'hex') as SignatureEncoding,
 		signaturePrefix: context.getNodeParameter('signaturePrefix', 0, '') as string,
 		timestampHeader: context.getNodeParameter('timestampHeader', 0, '') as string,
 	});
+	const contentTypes = context.getNodeParameter('mediaTypes', 0, [JSON_MEDIA_TYPE]) as string[];
+	if (!Array.isArray(contentTypes) || contentTypes.length === 0)
+		throw settingsError(
+			context,
+			'Media Types is empty',
+			'Choose the media types the sender posts (JSON for most senders).',
+		);
+	return {
+		scheme: schemeFromDescription(GENERIC_HMAC.label, description),
+		rules: { contentTypes, description, renewed: perAttemptPaths(description) },
+		toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+	};
+}
+
+/**
+ * The tolerance: the node's when set, else (0, the default from Reserve 2.1 and Verify 1.1) the
+ * provider's own library's (Paddle 5 s, Linear 60 s, Box 600 s, 300 s for most).
+ */
+function toleranceOf(context: IExecuteFunctions, providerDefault: number): number {
+	const set = Number(context.getNodeParameter('toleranceSeconds', 0, 0));
+	if (set === 0) return providerDefault;
+	if (!(Number.isFinite(set) && set >= 1)) {
+		throw settingsError(
+			context,
+			"Tolerance must be at least 1 second, or 0 for the provider's own",
+			"Set Tolerance (Seconds) to 0 to use the provider's default, or to the seconds you allow.",
+		);
+	}
+	return set;
 }
 
 /**
@@ -98,23 +158,14 @@ export async function signatureSetup(
 	context: IExecuteFunctions,
 	provider: Provider,
 ): Promise<SignatureSetup> {
-	const scheme = schemeOf(context, provider);
+	const { scheme, rules, toleranceSeconds: providerTolerance } = schemeOf(context, provider);
 	const credential = (await context.getCredentials(
 		SIGNING_SECRET_CREDENTIAL_TYPE,
 	)) as SigningSecretCredential;
 	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
 	if (credential.previousSecret)
 		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
-	const toleranceSeconds = scheme.hasTimestamp
-		? (context.getNodeParameter('toleranceSeconds', 0, 300) as number)
-		: 0;
-	if (scheme.hasTimestamp && !(Number.isFinite(toleranceSeconds) && toleranceSeconds >= 1)) {
-		throw settingsError(
-			context,
-			'Tolerance must be at least 1 second',
-			"Set Tolerance (Seconds) to 300, the providers' default, or more.",
-		);
-	}
+	const toleranceSeconds = scheme.hasTimestamp ? toleranceOf(context, providerTolerance) : 0;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
-	return { provider, scheme, keys, toleranceSeconds, rawBodyProperty };
+	return { provider, scheme, rules, keys, toleranceSeconds, rawBodyProperty };
 }

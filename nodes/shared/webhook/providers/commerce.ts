@@ -25,6 +25,14 @@ export const COMMERCE = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-200 or no answer within 5 s: live accounts retry 60 times over 3 days (20 in the first hour), sandbox 3 times within 15 minutes; then the notification is failed and can be replayed through the API',
+		retry: {
+			keeps:
+				'event_id in the body; notification_id on automatic retries (a replay gets a new notification_id, same event_id)',
+			renews:
+				'ts and h1 of Paddle-Signature (each attempt signed anew: the SDK refuses a ts over 5 s old); notification_id on a replay',
+			renewedBodyFields: [['notification_id']],
+			source: 'https://developer.paddle.com/api-reference/notifications/replay-notification',
+		},
 		docs: 'https://developer.paddle.com/webhooks/signature-verification',
 	},
 	{
@@ -45,6 +53,12 @@ export const COMMERCE = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx or no answer within 10 s: retried for up to 72 hours (older pages of Square say 24 or 48), then discarded; a subscription with no 2xx for three weeks is disabled',
+		retry: {
+			keeps: 'event_id in the body (Square names it the idempotency value)',
+			renews: 'unknown',
+			source:
+				"unknown: Square's pages read name event_id for duplicates but not what a retry changes",
+		},
 		docs: 'https://developer.squareup.com/docs/webhooks/step3validate',
 	},
 	{
@@ -63,6 +77,12 @@ export const COMMERCE = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried with exponential backoff for 24 hours after the event was created; a webhook failing for 24 hours is disabled',
+		retry: {
+			keeps: "X-Razorpay-Event-Id (Razorpay's advice for skipping repeats)",
+			renews: 'unknown',
+			source:
+				'unknown: razorpay.com/docs/webhooks names the event id header for duplicates, not what a retry changes',
+		},
 		docs: 'https://razorpay.com/docs/webhooks/validate-test/',
 	},
 	{
@@ -80,6 +100,13 @@ export const COMMERCE = [
 		},
 		contentTypes: ['application/json'],
 		retries: 'No 200: retried with exponential backoff for up to 3 days, at most an hour apart',
+		retry: {
+			keeps: 'event.id in the body',
+			renews:
+				'attempt_number in the signed body, so X-CC-Webhook-Signature; scheduled_for and the top-level id per attempt: not stated',
+			renewedBodyFields: [['attempt_number']],
+			source: 'https://docs.cdp.coinbase.com/commerce/api-arcitecture/webhooks-fields',
+		},
 		docs: 'https://docs.cdp.coinbase.com/commerce/api-arcitecture/webhooks-security',
 	},
 	{
@@ -92,6 +119,12 @@ export const COMMERCE = [
 		},
 		contentTypes: ['application/json'],
 		retries: 'Non-2xx: resent up to 25 times over 3 days',
+		retry: {
+			keeps: 'unknown: the table keys on body.id; no page read says a resend keeps it',
+			renews: 'unknown',
+			source:
+				"unknown: PayPal's webhook pages read say resends happen, not what a resend keeps or renews",
+		},
 		docs: 'https://developer.paypal.com/api/rest/webhooks/rest/',
 	},
 	{
@@ -106,6 +139,11 @@ export const COMMERCE = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx or timeout: up to 7 retries (2 min, 6 min, 30 min, 1 h, 5 h, 1 day, 2 days), the last about 3 days 7 hours after the event',
+		retry: {
+			keeps: 'The event id (body.id): Chargebee says it identifies duplicates from retries',
+			renews: 'unknown',
+			source: 'https://apidocs.chargebee.com/docs/api/events',
+		},
 		docs: 'https://apidocs.chargebee.com/docs/api/events',
 	},
 ] as const satisfies readonly ProviderDefinition[];

@@ -20,6 +20,11 @@ export const DEV_TOOLS = [
 		contentTypes: ['application/json'],
 		retries:
 			"Failures are logged; after 4 in a row the webhook is paused with a backoff of up to 1 day, after 40 it is disabled; a delivery resent by hand from the webhook's request history keeps its Idempotency-Key",
+		retry: {
+			keeps: 'Idempotency-Key (the same across automatic and manual resends of one delivery)',
+			renews: 'unknown: nothing else is stated',
+			source: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
+		},
 		docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
 	},
 	{
@@ -38,6 +43,12 @@ export const DEV_TOOLS = [
 		contentTypes: ['application/json'],
 		retries:
 			'No answer within 5 s, 5xx or 429: up to 4 retries (5 attempts) with backoff over about 20 minutes; another 4xx drops the delivery',
+		retry: {
+			keeps: 'unknown: the table keys on event.id; no page read says a retry keeps it',
+			renews: 'unknown',
+			source:
+				"unknown: PagerDuty's pages read give the retry schedule, not what a retry keeps or renews",
+		},
 		docs: 'https://developer.pagerduty.com/docs/ZG9jOjExMDI5NTkz-verifying-signatures',
 	},
 	{
@@ -58,6 +69,11 @@ export const DEV_TOOLS = [
 		},
 		contentTypes: ['application/json'],
 		retries: 'No 200 within 5 s: 3 retries, after about 1 minute, 1 hour and 6 hours',
+		retry: {
+			keeps: 'Linear-Delivery (the same on every retry) and the rest of the body',
+			renews: 'webhookTimestamp inside the signed body, so Linear-Signature',
+			source: 'https://linear.app/developers/webhooks',
+		},
 		docs: 'https://linear.app/developers/webhooks#securing-webhooks',
 	},
 	{
@@ -76,6 +92,12 @@ export const DEV_TOOLS = [
 		contentTypes: ['application/json'],
 		retries:
 			"Failed deliveries are retried with backoff; every attempt keeps the event's id and counts itself in attempt_number",
+		retry: {
+			keeps: 'The event id (body.id)',
+			renews: 'attempt_number in the signed body, so X-Notion-Signature',
+			renewedBodyFields: [['attempt_number']],
+			source: 'https://developers.notion.com/reference/webhooks',
+		},
 		docs: 'https://developers.notion.com/reference/webhooks',
 	},
 	{
@@ -85,6 +107,14 @@ export const DEV_TOOLS = [
 		signing: stripeStyleSigning('Mux-Signature'),
 		contentTypes: ['application/json'],
 		retries: 'No 2xx within 5 s: retried with increasing delays for up to 24 hours',
+		retry: {
+			keeps: 'The event id (body.id)',
+			renews:
+				'The attempts array in the signed body; t and v1 of Mux-Signature (the SDK refuses a t over 300 s old)',
+			renewedBodyFields: [['attempts']],
+			source:
+				'muxinc/mux-node-sdk@33b6bc07f176e5b1022bdab4b7b74b5a73193418 src/resources/webhooks.ts',
+		},
 		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
 	},
 	{
@@ -97,6 +127,12 @@ export const DEV_TOOLS = [
 		contentTypes: ['application/json'],
 		retries:
 			'No 200 (or a timeout): retried up to 12 times with exponential backoff over 3 days in production; for several minutes only in other environments',
+		retry: {
+			keeps: 'The event id (body.id)',
+			renews:
+				'unknown: a new t and v1 of WorkOS-Signature is implied (SDKs refuse a t over 180 s old) but not stated',
+			source: "unknown: WorkOS's webhook page gives the schedule, not what a retry keeps or renews",
+		},
 		docs: 'https://workos.com/docs/events/data-syncing/webhooks',
 	},
 	{
@@ -115,6 +151,11 @@ export const DEV_TOOLS = [
 		},
 		contentTypes: ['application/json'],
 		retries: 'No 2xx within 3 s: retried once, 5 minutes later, with the same request id',
+		retry: {
+			keeps: 'The event id (event_id; requestId in v3 payloads): the one retry keeps it',
+			renews: 'unknown',
+			source: 'https://dev.fingerprint.com/docs/webhooks-security',
+		},
 		docs: 'https://dev.fingerprint.com/docs/webhooks-security',
 	},
 ] as const satisfies readonly ProviderDefinition[];

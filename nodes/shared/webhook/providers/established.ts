@@ -14,6 +14,11 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json'],
 		retries:
 			'Any non-2xx (3xx too) fails; live mode retries with backoff for up to 3 days; manual resends for 30 days',
+		retry: {
+			keeps: 'The event id (body.id, evt_…) and the body bytes',
+			renews: 't and v1 of Stripe-Signature: each attempt is signed with a new timestamp',
+			source: 'https://docs.stripe.com/webhooks',
+		},
 		docs: 'https://docs.stripe.com/webhooks#verify-manually',
 	},
 	{
@@ -24,6 +29,13 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 		retries:
 			'No automatic retry: failures are recorded; redelivery is manual or through the REST API (3 days)',
+		retry: {
+			keeps: 'X-GitHub-Delivery (the same GUID on a redelivery) and the body',
+			renews:
+				'Nothing signed: X-Hub-Signature-256 covers the body alone; no automatic retry, redelivery is manual',
+			source:
+				'https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks',
+		},
 		docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
 	},
 	{
@@ -41,6 +53,13 @@ export const ESTABLISHED = [
 		},
 		contentTypes: ['application/json'],
 		retries: 'Non-2xx or no answer within 5 s: 8 retries over 4 hours',
+		retry: {
+			keeps:
+				'X-Shopify-Event-Id and the original payload of the trigger (retries send the original payload)',
+			renews:
+				'unknown: whether X-Shopify-Webhook-Id or X-Shopify-Triggered-At change per retry is not stated',
+			source: 'https://shopify.dev/changelog/updates-to-webhook-retry-mechanism',
+		},
 		docs: 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook-to-ensure-its-coming-from-shopify',
 	},
 	{
@@ -51,6 +70,12 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json'],
 		retries:
 			'2xx is success, 410 disables the endpoint, anything else is retried (senders choose the schedule)',
+		retry: {
+			keeps: 'webhook-id (the same on every retry of a message) and the body',
+			renews: 'webhook-timestamp and webhook-signature',
+			source:
+				'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
+		},
 		docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
 	},
 	{
@@ -61,6 +86,11 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried with backoff for about 28 hours (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',
+		retry: {
+			keeps: 'svix-id (the same on every retry of a message) and the body',
+			renews: 'svix-timestamp and svix-signature',
+			source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
+		},
 		docs: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
 	},
 	{
@@ -71,6 +101,12 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 		retries:
 			'Non-2xx or no answer within 3 s: up to 3 retries (about immediately, 1 min, 5 min) with X-Slack-Retry-Num',
+		retry: {
+			keeps: 'The body event_id (and the event)',
+			renews:
+				'Adds X-Slack-Retry-Num and X-Slack-Retry-Reason (unsigned); a new timestamp and signature per retry is not stated',
+			source: 'https://api.slack.com/apis/events-api#retries',
+		},
 		docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
 	},
 ] as const satisfies readonly ProviderDefinition[];

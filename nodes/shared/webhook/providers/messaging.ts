@@ -22,6 +22,12 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Interactions are not retried: answer within 3 s or the user sees the interaction fail',
+		retry: {
+			keeps: 'One attempt only: interactions are not retried',
+			renews: 'Nothing: no retry',
+			source:
+				'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
+		},
 		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
 	},
 	{
@@ -43,6 +49,12 @@ export const MESSAGING = [
 		contentTypes: ['application/x-www-form-urlencoded'],
 		retries:
 			'No retry by default; connection overrides on the URL (#rc=…) retry on a failed connection or timeout, and voice falls back to the Fallback URL',
+		retry: {
+			keeps: 'I-Twilio-Idempotency-Token (the same on a retry of one callback)',
+			renews:
+				'unknown: X-Twilio-Signature covers the URL and form, no timestamp; other changes not stated',
+			source: 'https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides',
+		},
 		docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
 	},
 	{
@@ -69,6 +81,12 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: the batch is retried for up to 24 hours; one event can arrive again in another batch',
+		retry: {
+			keeps:
+				'unknown: each event keeps its sg_event_id, but a retried event can come in another batch',
+			renews: 'unknown',
+			source: "unknown: SendGrid's pages read say the batch is retried, not what a retry renews",
+		},
 		docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
 	},
 	{
@@ -82,6 +100,12 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Any code but 200 or 406: retried for 8 hours (5 min, 10 min, 15 min, 1 h, 2 h, 4 h); delivered events are not retried',
+		retry: {
+			keeps: 'unknown: the table keys on event-data.id; no page read says a retry keeps it',
+			renews: 'unknown',
+			source:
+				"unknown: Mailgun's pages read give the schedule, not whether signature.timestamp or token change per retry",
+		},
 		docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
 	},
 	{
@@ -97,6 +121,11 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-200: retried with growing intervals (inbound: 10 retries over about 10.5 hours); a 403 stops them',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source: "unknown: Postmark's pages read give the schedule, not what a retry keeps or renews",
+		},
 		docs: 'https://postmarkapp.com/developer/webhooks/webhooks-overview',
 	},
 	{
@@ -110,6 +139,11 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'No 200 or 204 within 3 s: 3 retries (5 min, then 20 min, then 60 min later), about 85 minutes in all',
+		retry: {
+			keeps: 'unknown: Zoom says it sends the notification again, not what stays',
+			renews: 'unknown: a new x-zm-request-timestamp per retry is not stated',
+			source: 'https://developers.zoom.us/blog/webhook-delays',
+		},
 		docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
 	},
 	{
@@ -130,6 +164,13 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Not resent by default; with Webhook redelivery on, a failed event is redelivered with the same webhookEventId and deliveryContext.isRedelivery true',
+		retry: {
+			keeps: "Each event's webhookEventId (the same on a redelivery)",
+			renews:
+				'deliveryContext.isRedelivery becomes true in each redelivered event, so x-line-signature',
+			renewedBodyFields: [['events', '*', 'deliveryContext', 'isRedelivery']],
+			source: 'https://developers.line.biz/en/reference/messaging-api/#webhook-event-objects',
+		},
 		docs: 'https://developers.line.biz/en/reference/messaging-api/#signature-validation',
 	},
 	{
@@ -150,6 +191,12 @@ export const MESSAGING = [
 		},
 		contentTypes: ['application/json'],
 		retries: 'Non-2xx or no answer within 4 s: retried with exponential backoff for 5 minutes',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source:
+				"unknown: Pusher's pages read give the retry window, not what a retry keeps or renews",
+		},
 		docs: 'https://pusher.com/docs/channels/server_api/webhooks/',
 	},
 	{
@@ -170,6 +217,11 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Push webhook: 408, 429 or 5xx and timeouts up to 3 attempts, network errors 2; 6 s per request, 15 s in all',
+		retry: {
+			keeps: 'X-Webhook-Id (consistent between retries of one call)',
+			renews: 'X-Webhook-Attempt (unsigned, from 1); a body change is not stated',
+			source: 'https://getstream.io/chat/docs/node/webhooks_overview/',
+		},
 		docs: 'https://getstream.io/chat/docs/node/webhooks_overview/',
 	},
 	{
@@ -189,6 +241,12 @@ export const MESSAGING = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx or no answer within 30 s: 429, 408, 503 and 423 are retried every 2 to 3 minutes for up to 10 hours',
+		retry: {
+			keeps: 'unknown: the table keys on event_id; no page read says a retry keeps it',
+			renews: 'unknown',
+			source:
+				"unknown: Typeform's pages read give the retry rules, not what a retry keeps or renews",
+		},
 		docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
 	},
 ] as const satisfies readonly ProviderDefinition[];

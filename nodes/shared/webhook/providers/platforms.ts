@@ -29,6 +29,13 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'No answer within 5 s, a connection failure or a 4xx/5xx answer: up to 10 retries spread over 24 hours',
+		retry: {
+			keeps: "Each event's eventId",
+			renews:
+				"Each event's attemptNumber (from 0), so X-HubSpot-Signature-v3; the timestamp header per retry is not stated",
+			renewedBodyFields: [['*', 'attemptNumber']],
+			source: 'https://developers.hubspot.com/docs/api/webhooks',
+		},
 		docs: 'https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/request-validation',
 	},
 	{
@@ -49,6 +56,11 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'No HTTP 200 within 3 s: retried after 10 s, 20 s, 30 s, 5 min, 20 min, 2 h, 4 h, 6 h, then every 6 hours; later events wait until the first is acknowledged',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source: "unknown: Intuit's pages read give the schedule, not what a retry keeps or renews",
+		},
 		docs: 'https://developer.intuit.com/app/developer/qbo/docs/develop/webhooks/managing-webhooks-notifications',
 	},
 	{
@@ -72,6 +84,12 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx or no answer: retried with backoff; each retry has a new BOX-DELIVERY-ID and the same body id',
+		retry: {
+			keeps: 'The id in the body',
+			renews:
+				'BOX-DELIVERY-ID (new on each retry), BOX-DELIVERY-TIMESTAMP (when sent), so both signatures',
+			source: 'https://developer.box.com/guides/webhooks/v2/',
+		},
 		docs: 'https://developer.box.com/guides/webhooks/v2/signatures-v2',
 	},
 	{
@@ -85,6 +103,12 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-200 or no delivery: retried with decreasing frequency for up to 7 days; duplicates are possible',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source:
+				"unknown: Meta's pages read say retries and duplicates happen, not what a retry keeps or renews",
+		},
 		docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
 	},
 	{
@@ -96,6 +120,11 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx or no answer within a few seconds: retried with exponential backoff for up to 72 hours',
+		retry: {
+			keeps: 'The event id (body.id, evt_…)',
+			renews: 'unknown: whether webhook-id or webhook-timestamp change on a retry is not stated',
+			source: 'https://platform.openai.com/docs/guides/webhooks',
+		},
 		docs: 'https://platform.openai.com/docs/guides/webhooks',
 	},
 	{
@@ -108,6 +137,11 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried with backoff (Standard Webhooks); each attempt of a message keeps its webhook-id',
+		retry: {
+			keeps: 'webhook-id (each attempt of a message keeps it)',
+			renews: 'unknown: a new webhook-timestamp per attempt is not stated',
+			source: 'https://replicate.com/docs/topics/webhooks/verify-webhook',
+		},
 		docs: 'https://replicate.com/docs/topics/webhooks/verify-webhook',
 	},
 	{
@@ -119,6 +153,11 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'Through Svix: non-2xx is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (about 28 hours)',
+		retry: {
+			keeps: 'svix-id (the same on every retry) and the body (delivered through Svix)',
+			renews: 'svix-timestamp and svix-signature',
+			source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
+		},
 		docs: 'https://clerk.com/docs/webhooks/overview',
 	},
 	{
@@ -130,6 +169,11 @@ export const PLATFORMS = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-2xx: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (about 28 hours); replays by hand from the dashboard',
+		retry: {
+			keeps: 'svix-id (kept on retries) and the body (delivered through Svix)',
+			renews: 'svix-timestamp and svix-signature',
+			source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
+		},
 		docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
 	},
 ] as const satisfies readonly ProviderDefinition[];

@@ -27,6 +27,28 @@ export interface ProviderDefinition {
 	contentTypes: readonly string[];
 	/** How it retries and for how long (docs/signatures.md): the key's retention must outlast it. */
 	retries: string;
+	/** What one event's attempts share and what each renews: the replay guard keys on what they share. */
+	retry?: RetryBehaviour;
 	/** The provider's own page on signing, where the table entry was read from. */
 	docs: string;
+}
+
+/**
+ * What a sender's own retry of one event keeps and renews, from its docs or official library. The
+ * replay guard (webhook/retryStableContent.ts) hashes the signed content less what is renewed, so
+ * the sender's retry is a duplicate while a replay with an unsigned part changed is too.
+ */
+export interface RetryBehaviour {
+	/** What every attempt of one event keeps: the id header, the body, … */
+	keeps: string;
+	/** What each attempt renews: the timestamp, the signature, a body field …; "unknown" where no source says. */
+	renews: string;
+	/**
+	 * Fields of the signed JSON body renewed on every attempt (a timestamp the scheme reads from the
+	 * body is renewed already): left out of the replay guard's digest. Paths as in `eventId`; `*`
+	 * steps over every element of an array (each event of a batch).
+	 */
+	renewedBodyFields?: ReadonlyArray<readonly string[]>;
+	/** Where this was read: a docs URL, an SDK file at a commit, or "unknown: <why>". */
+	source: string;
 }

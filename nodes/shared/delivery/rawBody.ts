@@ -1,7 +1,7 @@
 import { createHash } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { bodyBytesWithoutRawBody, type WebhookItemJson } from './requestBody';
+import { bodyBytesWithoutRawBody, type WebhookItemJson } from '../webhook/requestBody';
 
 /** Synchronous where the bytes are at hand, a promise where they must be read. */
 export type MaybePromise<T> = T | Promise<T>;

@@ -1,0 +1,122 @@
+/**
+ * What Reserve's replay guard hashes: the signed content in the form the signature covers it, less
+ * what the sender renews on each attempt. A key made from it holds still across the sender's own
+ * retries (Linear renews `webhookTimestamp` inside the signed body; Stripe renews `t`) and across
+ * replays with an unsigned part changed (a fresh id header, a form re-encoded: Twilio signs the
+ * decoded, sorted fields, so `+` and `%20` are one content).
+ * - `{body}`: the raw bytes; with fields renewed per attempt, the JSON without them.
+ * - `{form}`: the fields sorted and decoded, as the signature covers them.
+ * - `{url}`, `{header:X}`: as signed (a replay cannot change them without breaking the signature).
+ * - `{timestamp}` and literal text: left out (renewed per attempt, or the same for every delivery).
+ * Parts are length-prefixed so no two lists of parts give one content. When the content is the raw
+ * bytes alone, the caller keys it `sha256:` (exactly `sha256sum` of the body); any other content
+ * gets a prefix of its own (prefixes.ts).
+ * Pure: the key planner bundles it; hashing is the caller's.
+ */
+import { parseSigns, sortedForm } from './schemeReader';
+import type { HeaderLookup, SigningDescription } from './schemeTypes';
+
+/** A path into the signed JSON body. */
+export type BodyPath = readonly string[];
+
+export type RetryStableContent =
+	/** The raw bytes alone: hash them as they are. */
+	| { kind: 'rawBody' }
+	/** Anything else: hash these bytes. */
+	| { kind: 'content'; bytes: Uint8Array };
+
+export interface SignedParts {
+	body: Uint8Array;
+	/** The parse of the signed body (signedParse.ts), where it was parsed. */
+	parsedBody?: unknown;
+	header: HeaderLookup;
+	url?: string;
+}
+
+/** The body paths a sender renews on each attempt: the table's, and a timestamp kept in the body. */
+export function perAttemptPaths(
+	description: SigningDescription,
+	renewedBodyFields: readonly BodyPath[] = [],
+): BodyPath[] {
+	const paths = [...renewedBodyFields];
+	if (description.timestamp?.from === 'body') paths.push(description.timestamp.path);
+	return paths;
+}
+
+/** A path step that matches every element of an array (HubSpot renews each event's attemptNumber). */
+export const EVERY_ELEMENT = '*';
+
+/** The value without the fields at `paths` (a copy; the value itself is not changed). */
+function withoutPaths(value: unknown, paths: readonly BodyPath[]): unknown {
+	if (paths.length === 0 || value === null || typeof value !== 'object') return value;
+	const isArray = Array.isArray(value);
+	const copy: Record<string, unknown> | unknown[] = isArray
+		? [...(value as unknown[])]
+		: { ...(value as Record<string, unknown>) };
+	const matches = (step: string, name: string) =>
+		step === name || (isArray && step === EVERY_ELEMENT);
+	for (const name of Object.keys(copy)) {
+		if (!isArray && paths.some((path) => path.length === 1 && path[0] === name)) {
+			delete (copy as Record<string, unknown>)[name];
+			continue;
+		}
+		const deeper = paths.filter((path) => path.length > 1 && matches(path[0], name));
+		if (deeper.length > 0)
+			(copy as Record<string, unknown>)[name] = withoutPaths(
+				(copy as Record<string, unknown>)[name],
+				deeper.map((path) => path.slice(1)),
+			);
+	}
+	return copy;
+}
+
+const encoder = new TextEncoder();
+
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+	const framed = parts.flatMap((part) => [encoder.encode(`${part.length}:`), part]);
+	const out = new Uint8Array(framed.reduce((total, piece) => total + piece.length, 0));
+	let offset = 0;
+	for (const piece of framed) {
+		out.set(piece, offset);
+		offset += piece.length;
+	}
+	return out;
+}
+
+/**
+ * The retry-stable content of a verified delivery. `renewed`: body paths the sender renews on
+ * each attempt (perAttemptPaths). Undefined only where the signed parts cannot be read again,
+ * which a verified delivery never is.
+ */
+export function retryStableContent(
+	description: SigningDescription,
+	renewed: readonly BodyPath[],
+	signed: SignedParts,
+): RetryStableContent | undefined {
+	const parts: Uint8Array[] = [];
+	let onlyRawBody = true;
+	for (const part of parseSigns(description.signs)) {
+		if (part.kind === 'literal' || part.kind === 'timestamp') continue;
+		if (part.kind === 'body') {
+			if (renewed.length === 0 || signed.parsedBody === undefined) {
+				parts.push(signed.body);
+				continue;
+			}
+			onlyRawBody = false;
+			parts.push(encoder.encode(JSON.stringify(withoutPaths(signed.parsedBody, renewed))));
+			continue;
+		}
+		onlyRawBody = false;
+		let text: string | undefined;
+		if (part.kind === 'form') text = sortedForm(signed.body);
+		else if (part.kind === 'url') text = signed.url;
+		else {
+			const value = signed.header(part.name);
+			text = value.kind === 'value' ? value.value : undefined;
+		}
+		if (text === undefined) return undefined;
+		parts.push(encoder.encode(text));
+	}
+	if (onlyRawBody && parts.length === 1) return { kind: 'rawBody' };
+	return { kind: 'content', bytes: joined(parts) };
+}
