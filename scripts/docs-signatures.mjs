@@ -46,11 +46,36 @@ function eventIdCell(eventId) {
 		: eventId.names.map(code).join(', else ');
 }
 
+/** What a verified delivery of this provider is keyed on (the Key Source preset, Replay Guard on). */
+function keyCell(p) {
+	const prefix = code(p.value === 'stripe' ? 'evt:' : `${p.value}:`);
+	if (p.eventId.kind === 'body') return `${prefix} + body ${code(p.eventId.path.join('.'))}`;
+	if ('unverifiable' in p.signing)
+		return `${prefix} + ${eventIdCell(p.eventId)} (nothing verified)`;
+	const s = p.signing;
+	const signed = [...s.signs.matchAll(/\{header:([^}]+)\}/g)].map((m) => m[1].toLowerCase());
+	if (
+		p.eventId.kind === 'headers' &&
+		p.eventId.names.every((n) => signed.includes(n.toLowerCase()))
+	)
+		return `${prefix} + ${eventIdCell(p.eventId)} (signed)`;
+	const parts = s.signs.replace(/\{timestamp\}/g, '').replace(/[^{}]*?(\{[^}]+\})[^{}]*/g, '$1');
+	const renewed = (p.retry?.renewedBodyFields?.length ?? 0) > 0 || s.timestamp?.from === 'body';
+	if (parts === '{body}' && !renewed) return `${code('sha256:')} of the body (Replay Guard)`;
+	return `${code('signed:')} digest of ${code(parts)}${renewed ? ' less renewed fields' : ''} (Replay Guard)`;
+}
+
+/** What one event's attempts keep and renew, from the table's `retry`. */
+function retryCell(p) {
+	if (p.retry === undefined) return 'unknown';
+	return cell(`keeps ${p.retry.keeps}; renews ${p.retry.renews}`);
+}
+
 /** The markdown table of every provider, in the table's order. */
 export function signaturesTable(providers) {
 	const rows = [
-		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Content types | Retries |',
-		'| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | A retry of one event |',
+		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 	];
 	for (const p of providers) {
 		const name = `[${p.label}](${p.docs})`;
@@ -58,14 +83,14 @@ export function signaturesTable(providers) {
 		const types = p.contentTypes.map(code).join(', ');
 		if ('unverifiable' in p.signing) {
 			rows.push(
-				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${types} | ${cell(p.retries)} |`,
+				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} |`,
 			);
 			continue;
 		}
 		const s = p.signing;
 		const headers = s.signatureHeaders.map(code).join(' + ');
 		rows.push(
-			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${types} | ${cell(p.retries)} |`,
+			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} |`,
 		);
 	}
 	return rows.join('\n');
