@@ -5,7 +5,6 @@ import {
 	DEFAULT_WAIT_IN_FLIGHT_SECONDS,
 	MAX_WAIT_IN_FLIGHT_SECONDS,
 } from '../helpers/reserveSettings';
-import { SIGNED } from './signatureProperties';
 
 /** The Key Source list, made from the one table of sources; n8n lists options sorted by name. */
 function keySourceOptions(): INodePropertyOptions[] {
@@ -79,8 +78,7 @@ export const keyProperties: INodeProperties[] = [
 				// DEFAULT_REPLAY_GUARD: n8n's lint wants the literal here (test/unit/reserveSettings.test.js holds them equal).
 				default: true,
 				description:
-					"Whether to key on the signed body when the Key Source's ID header is not covered by the signature (GitHub's and Shopify's delivery ID headers): a captured delivery resent under a new ID is then a duplicate. Turn it off only for a sender that sends byte-identical bodies as different events; then anyone holding one signed delivery can replay it as new under fresh IDs.",
-				displayOptions: { show: { '/signature': SIGNED } },
+					"Whether to key on the signed content (less what the sender renews on each attempt) when the Key Source's ID header is not covered by the signature (GitHub, Shopify, Linear, Twilio): a captured delivery resent under a new ID, and the sender's own retry, are then duplicates. Turn it off only for a sender that sends identical content as different events; then anyone holding one signed delivery can replay it as new under fresh IDs.",
 			},
 			{
 				displayName: 'Wait While In Flight (Seconds)',
