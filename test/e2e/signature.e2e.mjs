@@ -8,8 +8,9 @@
 // file part named `data` beside forged form fields, and (on a copy of the template switched to
 // GitHub, imported beside it) a GitHub delivery resent under a new X-GitHub-Delivery. Beside them, a
 // copy of the template switched to each provider added since (the provider table says which; those
-// signed with an HMAC, which test/support/signAs.js can sign fresh), each with its own secret: a
-// genuine delivery processed once, its repeat a duplicate, one signed with another secret 401.
+// signed with an HMAC, which test/support/signAs.js can sign fresh, in the media type the table
+// gives the provider: JSON, or a form for a form-only sender such as Twilio), each with its own
+// secret: a genuine delivery processed once, its repeat a duplicate, one signed with another secret 401.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -370,7 +371,7 @@ test(
 			assert.deepEqual(first.response.json, { status: 'processed' });
 			assert.equal(
 				first.execution.items(RESERVE, RESERVE_OUTPUTS.new)[0].idempotency.keyFrom,
-				'signedBody',
+				'signedContent',
 			);
 
 			const replayId = randomUUID();
