@@ -197,7 +197,7 @@ describe.each(SIGNING_TEMPLATES)('workflows/%s: a signature that fails', (file) 
 
 describe('workflows/idempotent-api.json', () => {
 	const template = require('../../workflows/idempotent-api.json');
-	const { reserve, workflow } = reserveAndErrorAnswer(template);
+	const { reserve, workflow } = reserveAndErrorAnswer(template, ['Respond 409', 'Respond 422']);
 	/** A request as n8n's Webhook node hands it on with JWT Auth on: the verified token's payload. */
 	const request = (body, headers, sub) => {
 		const item = webhookItem({ body, headers });
@@ -235,5 +235,39 @@ describe('workflows/idempotent-api.json', () => {
 		// Nothing secret is stored: the rows hold the subject, not a credential or a hash of one.
 		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'orders-%'`);
 		expect(rows.map((row) => row.key).sort()).toEqual([...keys].sort());
+	});
+
+	test('the same key while the first runs: 409 of type in-flight; with another body: 422 of kind fingerprint-mismatch', async () => {
+		const headers = { 'idempotency-key': '"order-409"' };
+		const first = await run(request({ sku: 'A' }, headers, 'carol'));
+		expect(first.output(reserve.name, 0)).toHaveLength(1);
+		takeAnswers();
+		await run(request({ sku: 'A' }, headers, 'carol'));
+		const [inFlight] = takeAnswers();
+		expect([inFlight.node, inFlight.statusCode, inFlight.headers['content-type']]).toEqual([
+			'Respond 409',
+			409,
+			'application/problem+json',
+		]);
+		expect(Number(inFlight.headers['retry-after'])).toBeGreaterThan(0);
+		expect(JSON.parse(inFlight.body)).toEqual({
+			type: `${CLIENT_ERROR_DOCS}#in-flight`,
+			title: 'A request with this Idempotency-Key is still being processed',
+			status: 409,
+			detail: `Retry after ${inFlight.headers['retry-after']} seconds with the same key.`,
+		});
+		await run(request({ sku: 'A', qty: 99 }, headers, 'carol'));
+		const [reused] = takeAnswers();
+		expect([reused.node, reused.statusCode, reused.headers['content-type']]).toEqual([
+			'Respond 422',
+			422,
+			'application/problem+json',
+		]);
+		expect(JSON.parse(reused.body)).toEqual({
+			type: `${CLIENT_ERROR_DOCS}#fingerprint-mismatch`,
+			title: 'The idempotency key was used with another payload',
+			status: 422,
+			detail: expect.stringMatching(/different body/),
+		});
 	});
 });

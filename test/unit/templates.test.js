@@ -128,6 +128,7 @@ const {
 	CLIENT_ERROR_DOCS,
 	INVALID_SIGNATURE_DETAIL,
 	clientErrorDetails,
+	retryLaterDetails,
 } = require('../../dist/nodes/shared/keys/clientErrors');
 const { expressionsOf } = require('../support/n8nExpressions');
 
@@ -198,6 +199,33 @@ describe.each(SIGNING_TEMPLATES)(
 		});
 	},
 );
+
+describe('idempotent-api.json: 409 and 422 point at their anchors in docs/errors.md', () => {
+	test('in flight: 409, the in-flight anchor (not an error of the request), Retry-After', () => {
+		const { respond, answer } = answerOf('idempotent-api.json', 409);
+		expect(respond.parameters.options.responseHeaders.entries).toEqual([
+			...PROBLEM_JSON,
+			{ name: 'Retry-After', value: '={{ $json.idempotency.retryAfterSeconds }}' },
+		]);
+		expect(answer({ json: { idempotency: { retryAfterSeconds: 7 } } })).toEqual({
+			...retryLaterDetails('in-flight'),
+			detail: 'Retry after 7 seconds with the same key.',
+		});
+		expect(retryLaterDetails('in-flight').type).toBe(`${CLIENT_ERROR_DOCS}#in-flight`);
+	});
+
+	test('another payload: 422, the fingerprint-mismatch kind', () => {
+		const { respond, answer } = answerOf('idempotent-api.json', 422);
+		expect(respond.parameters.options.responseHeaders.entries).toEqual(PROBLEM_JSON);
+		const { type, title, status } = clientErrorDetails('fingerprint-mismatch');
+		expect(answer({ json: { idempotency: { mismatch: true } } })).toEqual({
+			type,
+			title,
+			status,
+			detail: expect.stringMatching(/different body/),
+		});
+	});
+});
 
 test('the exactly-once template is the webhook template with its business step and Complete Key made one node', () => {
 	// Its answer names the inserted row's id, which only exists after the step, so a Respond node

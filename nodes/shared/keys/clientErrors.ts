@@ -57,6 +57,27 @@ export interface ClientErrorDetails {
 export const INVALID_SIGNATURE_DETAIL =
 	"Nothing was processed: the request's signature could not be verified with this endpoint's signing secret.";
 
+/**
+ * Answers that are 4xx problem+json but not an error of the request: the same request sent again
+ * later succeeds. Not client-error kinds (nothing here tells the sender to stop); each has its own
+ * anchor in docs/errors.md, under "Not an error of the request".
+ */
+export const RETRY_LATER_ANSWERS = {
+	/** Another request with the same Idempotency-Key is still being processed (Reserve's `in flight`). */
+	'in-flight': {
+		status: 409,
+		title: 'A request with this Idempotency-Key is still being processed',
+	},
+} as const;
+
+export type RetryLaterAnswer = keyof typeof RETRY_LATER_ANSWERS;
+
+/** The problem+json `type`, `title` and `status` of an answer that says "retry later". */
+export function retryLaterDetails(answer: RetryLaterAnswer) {
+	const { status, title } = RETRY_LATER_ANSWERS[answer];
+	return { status, title, type: `${CLIENT_ERROR_DOCS}#${answer}` };
+}
+
 export function clientErrorDetails(kind: ClientErrorKind): ClientErrorDetails {
 	const { status, title } = CLIENT_ERRORS[kind];
 	return { kind, status, title, type: `${CLIENT_ERROR_DOCS}#${kind}` };
