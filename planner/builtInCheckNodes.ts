@@ -3,6 +3,7 @@
  * Raw Body as Text → Signature HMAC → Signature Valid?, and the 401 both Ifs answer. Nothing after
  * them runs for a request whose signature cannot be checked or does not match.
  */
+import { clientErrorDetails, INVALID_SIGNATURE_DETAIL } from '../nodes/shared/keys/clientErrors';
 import type { BuiltInSignature } from './builtInSignature';
 import {
 	BUILT_IN_CREDENTIALS,
@@ -14,6 +15,13 @@ import {
 	SECRET_ENV,
 	type WorkflowNode,
 } from './builtInNodes';
+
+/**
+ * The problem+json of a request whose signature cannot be checked or does not match: the package's
+ * own kind (nodes/shared/keys/clientErrors.ts), with the templates' fixed detail, never which check
+ * failed (docs/errors.md#invalid-signature).
+ */
+export const INVALID_SIGNATURE = clientErrorDetails('invalid-signature');
 
 /** Seconds a signed timestamp may be from now, as the package's default and the providers' libraries. */
 export const TOLERANCE_SECONDS = 300;
@@ -119,6 +127,14 @@ export function checkNodes(
 			},
 		},
 		...signatureNodes(signature, line),
-		respond(id(4), NODES.invalid, 401, '={{ { "status": "invalid signature" } }}', [1100, 560]),
+		respond(
+			id(4),
+			NODES.invalid,
+			INVALID_SIGNATURE.status,
+			`={{ JSON.stringify(${JSON.stringify({ type: INVALID_SIGNATURE.type, title: INVALID_SIGNATURE.title, status: INVALID_SIGNATURE.status, detail: INVALID_SIGNATURE_DETAIL })}) }}`,
+			[1100, 560],
+			[{ name: 'Content-Type', value: 'application/problem+json' }],
+			'text',
+		),
 	];
 }

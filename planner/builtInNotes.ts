@@ -4,7 +4,7 @@
  * the sticky note: credentials, the CREATE TABLE to run once, what it refuses, those notes.
  */
 import { tableRef } from '../nodes/shared/store/identifiers';
-import { TOLERANCE_SECONDS } from './builtInCheckNodes';
+import { INVALID_SIGNATURE, TOLERANCE_SECONDS } from './builtInCheckNodes';
 import { INVALID_KEY } from './builtInKey';
 import { BUILT_IN_CREDENTIALS, id, NODES, SECRET_ENV, type WorkflowNode } from './builtInNodes';
 import type { BuiltInSignature } from './builtInSignature';
@@ -83,7 +83,7 @@ function stickyNote(
 		BUSINESS_LOG_TABLE,
 		'```',
 		'### What it refuses, before anything is reserved',
-		`- A multipart body, a signature that does not match${signature.timestamp === undefined ? '' : `, or a timestamp more than ${TOLERANCE_SECONDS} s from now`}: 401 {"status":"invalid signature"}.`,
+		`- A multipart body, a signature that does not match${signature.timestamp === undefined ? '' : `, or a timestamp more than ${TOLERANCE_SECONDS} s from now`}: 401 application/problem+json (type ${INVALID_SIGNATURE.type}), one detail whichever check failed.`,
 		`- An event id that cannot be a key: 400 application/problem+json (type ${INVALID_KEY.type}), the reason in detail.`,
 		signature.signsEventId
 			? `- A delivery resent under another id: ${signature.label} signs its event id, so it cannot be changed without failing the signature.`

@@ -12,6 +12,14 @@ import { after, before, test } from 'node:test';
 
 import { sendEvent, startStack, withStackLogs } from '../../scripts/harness/index.mjs';
 import { importableCopy } from '../../scripts/harness/templates.mjs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const {
+	CLIENT_ERRORS,
+	CLIENT_ERROR_DOCS,
+	RETRY_LATER_ANSWERS,
+} = require('../../dist/nodes/shared/keys/clientErrors');
 
 const API = { path: 'workflows/idempotent-api.json', id: 'IdemApiTemplate01' };
 // The template's Webhook node checks a JWT (JWT Auth, credential "API Clients (JWT)"): HS256 here.
@@ -161,7 +169,10 @@ test(
 			assert.equal(other.status, 422, other.text);
 			assert.ok(isProblem(other));
 			assert.equal(other.json.status, 422);
-			assert.match(other.json.title, /reused with another payload/);
+			assert.deepEqual(
+				[other.json.type, other.json.title],
+				[`${CLIENT_ERROR_DOCS}#fingerprint-mismatch`, CLIENT_ERRORS['fingerprint-mismatch'].title],
+			);
 			assert.equal((await ordersFor(k1)).length, 1);
 
 			const missing = record('no Idempotency-Key', await post({ sku: 'B' }), '400');
@@ -291,6 +302,10 @@ test(
 				if (r.status === 201) assert.equal(r.text, firsts[0].text);
 				if (r.status === 409) {
 					assert.ok(isProblem(r));
+					assert.deepEqual(
+						[r.json.type, r.json.title, r.json.status],
+						[`${CLIENT_ERROR_DOCS}#in-flight`, RETRY_LATER_ANSWERS['in-flight'].title, 409],
+					);
 					assert.ok(
 						Number(r.headers['retry-after']) >= 1,
 						`Retry-After ${r.headers['retry-after']}`,

@@ -33,6 +33,19 @@ import { sha256Hex } from '../support/webhookItems.js';
 const require = createRequire(import.meta.url);
 const { signAs } = require('../support/signAs.js');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
+const {
+	CLIENT_ERRORS,
+	CLIENT_ERROR_DOCS,
+	INVALID_SIGNATURE_DETAIL,
+} = require('../../dist/nodes/shared/keys/clientErrors');
+
+/** Every refused signature's answer: the package's invalid-signature kind, one detail for every cause. */
+const INVALID_SIGNATURE_ANSWER = {
+	type: `${CLIENT_ERROR_DOCS}#invalid-signature`,
+	title: CLIENT_ERRORS['invalid-signature'].title,
+	status: 401,
+	detail: INVALID_SIGNATURE_DETAIL,
+};
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Long enough for n8n to restart after kill -9 with lease left; short enough to wait out. */
@@ -251,8 +264,9 @@ test('a forged signature and a stale timestamp → 401, nothing reserved', { tim
 		for (const answer of [forgedAnswer, staleAnswer, otherAnswer]) {
 			assert.deepEqual(
 				[answer.response.status, answer.response.json],
-				[401, { status: 'invalid signature' }],
+				[401, INVALID_SIGNATURE_ANSWER],
 			);
+			assert.match(answer.response.headers['content-type'] ?? '', /^application\/problem\+json/);
 			assert.equal(answer.execution.nodesRun.includes('Reserve Key'), false);
 		}
 		for (const event of [forged, stale, wrongSecret]) {
@@ -335,8 +349,9 @@ test(
 			for (const answer of [stripeAnswer, githubAnswer, fieldsAnswer]) {
 				assert.deepEqual(
 					[answer.response.status, answer.response.json],
-					[401, { status: 'invalid signature' }],
+					[401, INVALID_SIGNATURE_ANSWER],
 				);
+				assert.match(answer.response.headers['content-type'] ?? '', /^application\/problem\+json/);
 				assert.equal(answer.execution.nodesRun.includes('Reserve Key'), false);
 				assert.equal(answer.execution.nodesRun.includes('Raw Body as Text'), false);
 			}
@@ -536,12 +551,19 @@ test(
 				const first = await send(genuine);
 				const again = await send(genuine);
 				const forged = await send(sign('not-the-secret'));
-				outcomes.push([value, first.status, first.json?.status, again.json?.status, forged.status]);
+				outcomes.push([
+					value,
+					first.status,
+					first.json?.status,
+					again.json?.status,
+					forged.status,
+					forged.json?.type === INVALID_SIGNATURE_ANSWER.type,
+				]);
 			}
 			process.stderr.write(`[builtin] other providers: ${JSON.stringify(outcomes)}\n`);
 			assert.deepEqual(
 				outcomes,
-				OTHER_PROVIDERS.map((value) => [value, 200, 'processed', 'duplicate', 401]),
+				OTHER_PROVIDERS.map((value) => [value, 200, 'processed', 'duplicate', 401, true]),
 			);
 		}),
 );

@@ -29,6 +29,11 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const { signAs } = require('../support/signAs.js');
 const { PROVIDERS, verifiableFrom } = require('../../dist/nodes/shared/webhook/providers');
+const {
+	CLIENT_ERRORS,
+	CLIENT_ERROR_DOCS,
+	INVALID_SIGNATURE_DETAIL,
+} = require('../../dist/nodes/shared/keys/clientErrors');
 const { ESTABLISHED } = require('../../dist/nodes/shared/webhook/providers/established');
 
 /** The providers added after the first six whose deliveries signAs can sign (HMAC), from the table. */
@@ -135,6 +140,20 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 /** Runs a check; on failure prints the tail of n8n's log, where the cause usually is. */
 const withN8nLog = (fn) => withStackLogs(stack, fn);
 
+/**
+ * The template's answer to any failed signature: 401 problem+json of kind invalid-signature, the
+ * same detail whatever failed (docs/errors.md#invalid-signature); the reason is not in it.
+ */
+function assertInvalidSignatureAnswer(/** @type {any} */ response) {
+	assert.match(response.headers['content-type'] ?? '', /^application\/problem\+json/);
+	assert.deepEqual(response.json, {
+		type: `${CLIENT_ERROR_DOCS}#invalid-signature`,
+		title: CLIENT_ERRORS['invalid-signature'].title,
+		status: 401,
+		detail: INVALID_SIGNATURE_DETAIL,
+	});
+}
+
 /** Sends a delivery the template must refuse and checks everything a refusal means. */
 async function assertRefused(event, headers, reason, { sign = true } = {}) {
 	const key = `evt:${event.id}`;
@@ -142,7 +161,7 @@ async function assertRefused(event, headers, reason, { sign = true } = {}) {
 	const keysBefore = (await stack.keyRows(key)).length;
 	const refused = await stack.deliver(event, { headers, sign });
 	assert.equal(refused.response.status, 401, refused.response.text);
-	assert.deepEqual(refused.response.json, { status: 'invalid signature', reason });
+	assertInvalidSignatureAnswer(refused.response);
 	assert.deepEqual(refused.execution.nodesRun, REFUSED_PATH);
 	assert.equal(refused.execution.status, 'success');
 	assert.deepEqual(
@@ -328,10 +347,13 @@ test(
 				},
 			);
 			assert.equal(forged.response.status, 401, forged.response.text);
-			assert.deepEqual(forged.response.json, {
-				status: 'invalid signature',
-				reason: 'unsigned_body',
-			});
+			assertInvalidSignatureAnswer(forged.response);
+			assert.deepEqual(
+				forged.execution
+					.items(RESERVE, RESERVE_OUTPUTS.invalidSignature)
+					.map((item) => item.signature?.reason),
+				['unsigned_body'],
+			);
 			assert.deepEqual(forged.execution.nodesRun, REFUSED_PATH);
 			// What n8n made of it: the forged fields as the body, the captured bytes as an upload.
 			assert.deepEqual(forged.execution.trigger.body, { id: 'evt_forged', type: 'payout.paid' });
@@ -405,16 +427,25 @@ test(
 				const genuine = sign(secretOf(provider));
 				const first = await send(genuine);
 				const again = await send(genuine);
-				const forged = await send(
-					sign(secretOf({ ...provider, value: `${provider.value}-other` })),
-				);
+				const other = sign(secretOf({ ...provider, value: `${provider.value}-other` }));
+				const refused = await stack.deliver(other.body, {
+					to,
+					sign: false,
+					headers: other.headers,
+				});
+				const forged = refused.response;
+				assertInvalidSignatureAnswer(forged);
+				// Why it was refused is in the execution, not in the answer.
+				const [verdict] = refused.execution
+					.items(RESERVE, RESERVE_OUTPUTS.invalidSignature)
+					.map((item) => item.signature?.reason);
 				outcomes.push([
 					provider.value,
 					first.status,
 					first.json?.status,
 					again.json?.status,
 					forged.status,
-					forged.json?.reason,
+					verdict,
 				]);
 			}
 			process.stderr.write(`[e2e_sig] added providers: ${JSON.stringify(outcomes)}\n`);

@@ -4,7 +4,10 @@
 // node, which the e2e suite runs for real). A sender's mistake gets 4xx problem+json naming it;
 // a database failure gets 500 with nothing internal in it.
 const { describe, test, expect } = require('@jest/globals');
-const { CLIENT_ERROR_DOCS } = require('../../dist/nodes/shared/keys/clientErrors');
+const {
+	CLIENT_ERROR_DOCS,
+	INVALID_SIGNATURE_DETAIL,
+} = require('../../dist/nodes/shared/keys/clientErrors');
 const { useTestDatabase } = require('../support/database');
 const { registerTestNode, runWorkflow } = require('../support/engine');
 const { PROVIDERS } = require('../support/providerVectors');
@@ -31,16 +34,20 @@ registerTestNode('branch', async function () {
 
 /**
  * The template's Reserve node and every branch after it, one node deep: the Respond node on its
- * error output as shipped, the other branches (business step, Respond nodes) as pass-through nodes
- * of the same names, so the test sees where each item went.
+ * error output (and those named in `shipped`) as shipped, the other branches (business step,
+ * Respond nodes) as pass-through nodes of the same names, so the test sees where each item went.
+ * @param {any} template
+ * @param {string[]} [shipped]
  */
-function reserveAndErrorAnswer(template) {
+function reserveAndErrorAnswer(template, shipped = []) {
 	const reserve = template.nodes.find((node) => node.type === RESERVE_TYPE);
 	const outputs = template.connections[reserve.name].main;
 	const errorTarget = outputs.at(-1)[0].node;
 	const branches = outputs.flat().map((connection) => {
 		const node = template.nodes.find((candidate) => candidate.name === connection.node);
-		return node.name === errorTarget ? node : { ...node, type: 'test.branch', typeVersion: 1 };
+		return node.name === errorTarget || shipped.includes(node.name)
+			? node
+			: { ...node, type: 'test.branch', typeVersion: 1 };
 	});
 	return {
 		reserve,
@@ -132,9 +139,65 @@ describe('workflows/idempotent-webhook.json', () => {
 	});
 });
 
+const SIGNING_TEMPLATES = [
+	'idempotent-webhook.json',
+	'exactly-once-postgres.json',
+	'idempotent-http-call.json',
+	'multi-step.json',
+];
+
+describe.each(SIGNING_TEMPLATES)('workflows/%s: a signature that fails', (file) => {
+	const template = require(`../../workflows/${file}`);
+	const { reserve, workflow } = reserveAndErrorAnswer(template, ['Respond 401']);
+	const run = async (items) =>
+		await runWorkflow(workflow, items, {
+			credentials: db.credential(),
+			credentialsByType: { webhookSigningSecretApi: { secret: stripe.secret } },
+		});
+
+	test('forged, stale, unsigned: each 401 problem+json of kind invalid-signature with the same detail; the reason only in the execution', async () => {
+		const rawBody = `{"id":"evt_forged_${file.length}","type":"x"}`;
+		const now = Math.floor(Date.now() / 1000);
+		/** @type {Array<[string, Record<string, string>]>} */
+		const deliveries = [
+			['mismatch', await stripe.sign(rawBody, { secret: 'whsec_not_the_one' })],
+			[
+				'timestamp_out_of_tolerance',
+				await stripe.sign(rawBody, { secret: stripe.secret, timestamp: now - 3600 }),
+			],
+			['missing_header', {}],
+			['malformed', { 'stripe-signature': 'garbage' }],
+		];
+		for (const [reason, headers] of deliveries) {
+			takeAnswers();
+			const result = await run([webhookItem({ body: JSON.parse(rawBody), rawBody, headers })]);
+			expect(result.status).toBe('success');
+			const [answer, ...more] = takeAnswers();
+			expect(more).toEqual([]);
+			expect([reason, answer.node, answer.statusCode, answer.headers]).toEqual([
+				reason,
+				'Respond 401',
+				401,
+				{ 'content-type': 'application/problem+json' },
+			]);
+			expect(JSON.parse(answer.body)).toEqual({
+				type: `${CLIENT_ERROR_DOCS}#invalid-signature`,
+				title: 'The signature of the request could not be verified',
+				status: 401,
+				detail: INVALID_SIGNATURE_DETAIL,
+			});
+			expect(answer.body).not.toContain(reason);
+			// Which check failed stays on Reserve's output item, for the operator.
+			const [refused] = result.output(reserve.name, 3);
+			expect(refused.json.signature).toMatchObject({ valid: false, reason });
+		}
+		expect((await reservedKeys()).filter((key) => key.includes('forged'))).toEqual([]);
+	});
+});
+
 describe('workflows/idempotent-api.json', () => {
 	const template = require('../../workflows/idempotent-api.json');
-	const { reserve, workflow } = reserveAndErrorAnswer(template);
+	const { reserve, workflow } = reserveAndErrorAnswer(template, ['Respond 409', 'Respond 422']);
 	/** A request as n8n's Webhook node hands it on with JWT Auth on: the verified token's payload. */
 	const request = (body, headers, sub) => {
 		const item = webhookItem({ body, headers });
@@ -172,5 +235,39 @@ describe('workflows/idempotent-api.json', () => {
 		// Nothing secret is stored: the rows hold the subject, not a credential or a hash of one.
 		const { rows } = await db.query(`SELECT key FROM processed_events WHERE key LIKE 'orders-%'`);
 		expect(rows.map((row) => row.key).sort()).toEqual([...keys].sort());
+	});
+
+	test('the same key while the first runs: 409 of type in-flight; with another body: 422 of kind fingerprint-mismatch', async () => {
+		const headers = { 'idempotency-key': '"order-409"' };
+		const first = await run(request({ sku: 'A' }, headers, 'carol'));
+		expect(first.output(reserve.name, 0)).toHaveLength(1);
+		takeAnswers();
+		await run(request({ sku: 'A' }, headers, 'carol'));
+		const [inFlight] = takeAnswers();
+		expect([inFlight.node, inFlight.statusCode, inFlight.headers['content-type']]).toEqual([
+			'Respond 409',
+			409,
+			'application/problem+json',
+		]);
+		expect(Number(inFlight.headers['retry-after'])).toBeGreaterThan(0);
+		expect(JSON.parse(inFlight.body)).toEqual({
+			type: `${CLIENT_ERROR_DOCS}#in-flight`,
+			title: 'A request with this Idempotency-Key is still being processed',
+			status: 409,
+			detail: `Retry after ${inFlight.headers['retry-after']} seconds with the same key.`,
+		});
+		await run(request({ sku: 'A', qty: 99 }, headers, 'carol'));
+		const [reused] = takeAnswers();
+		expect([reused.node, reused.statusCode, reused.headers['content-type']]).toEqual([
+			'Respond 422',
+			422,
+			'application/problem+json',
+		]);
+		expect(JSON.parse(reused.body)).toEqual({
+			type: `${CLIENT_ERROR_DOCS}#fingerprint-mismatch`,
+			title: 'The idempotency key was used with another payload',
+			status: 422,
+			detail: expect.stringMatching(/different body/),
+		});
 	});
 });

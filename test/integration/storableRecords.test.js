@@ -34,10 +34,13 @@ const honest = (event) => ({ event, name: 'plain', amount: 12.5 });
 const hostileEvents = new Set();
 /** Events whose later step fails (once per entry). */
 const failLater = [];
+/** Events whose API answers with a `padding` field of this many bytes beside the honest answer. */
+const paddedEvents = new Map();
 
 beforeEach(() => {
 	hostileEvents.clear();
 	failLater.length = 0;
+	paddedEvents.clear();
 });
 
 // The side effect: each call is a business row (the counter), its output the API's answer.
@@ -49,8 +52,13 @@ registerTestNode(
 		for (let item = 0; item < items.length; item++) {
 			const event = String(this.getNodeParameter('event', item));
 			await db.query('INSERT INTO api_calls (event) VALUES ($1)', [event]);
+			const padding = paddedEvents.get(event);
 			out.push({
-				json: hostileEvents.has(event) ? hostile(event) : honest(event),
+				json: hostileEvents.has(event)
+					? hostile(event)
+					: padding === undefined
+						? honest(event)
+						: { ...honest(event), padding: 'x'.repeat(padding) },
 				pairedItem: { item },
 			});
 		}
@@ -232,6 +240,82 @@ describe('a step whose output PostgreSQL could not store as it is', () => {
 		for (const event of ['evt_c1', 'evt_c3'])
 			expect(Object.keys((await keyRow(`evt:${event}`)).steps)).toEqual(['call api']);
 		expect(result.output('Complete Key')).toHaveLength(2);
+	});
+});
+
+describe('Max Output Size cannot raise the 256 KiB cap on every record (docs/steps.md)', () => {
+	const CAP = 256 * 1024;
+	const KiB = 1024;
+
+	test('the parameter says so: at most the cap, which is also its default', () => {
+		const { description } = require('../../dist/nodes/IdempotencyStep/actions/record.operation');
+		const { MAX_RECORD_BYTES } = require('../../dist/nodes/shared/store/recordSize');
+		expect(MAX_RECORD_BYTES).toBe(CAP);
+		const maxOutput = description.find((property) => property.name === 'maxOutputBytes');
+		expect([maxOutput.default, maxOutput.typeOptions]).toEqual([
+			CAP,
+			{ minValue: 0, maxValue: CAP },
+		]);
+	});
+
+	test('a saved 10 MB counts as 256 KiB: a 1 MiB output fails alone, naming the cap, without offering to raise the setting; 200 KiB beside it is recorded', async () => {
+		paddedEvents.set('evt_cap_big', 1024 * KiB);
+		paddedEvents.set('evt_cap_fits', 200 * KiB);
+		const result = await deliver(
+			['evt_cap_small', 'evt_cap_big', 'evt_cap_fits'],
+			apiWorkflow({ maxOutputBytes: 10_000_000 }),
+		);
+		expect(result.error).toBeUndefined();
+		const [failed, ...others] = result.output('Record Step', 1);
+		expect(others).toEqual([]);
+		expect(failed.pairedItem).toEqual({ item: 1 });
+		expect(failed.json.error).toMatch(
+			new RegExp(
+				`^Step "call api" produced \\d+ bytes of output, over the cap of ${CAP} bytes on what a key keeps per record$`,
+			),
+		);
+		expect(failed.json.message).toMatch(
+			/cannot raise the cap \(a Max Output Size of 10000000 counts as 262144\)/,
+		);
+		expect(failed.json.message).not.toMatch(/Raise Max Output Size/i);
+		// Nothing of it was recorded, and Record Step's error output released the key: a retry runs again.
+		expect(await keyRow('evt:evt_cap_big')).toBeUndefined();
+		for (const event of ['evt_cap_small', 'evt_cap_fits'])
+			expect(Object.keys((await keyRow(`evt:${event}`)).steps)).toEqual(['call api']);
+		const { rows } = await db.query(
+			`SELECT octet_length(steps::text) AS bytes FROM processed_events WHERE key = 'evt:evt_cap_fits'`,
+		);
+		expect(rows[0].bytes).toBeGreaterThan(200 * KiB);
+		expect(result.output('Complete Key')).toHaveLength(2);
+	});
+
+	test('with Stop Workflow (the default On Error), the same output stops the execution with a NodeOperationError naming the item and the cap', async () => {
+		paddedEvents.set('evt_cap_stop', 1024 * KiB);
+		const workflow = apiWorkflow({ maxOutputBytes: 10_000_000 });
+		workflow.nodes = workflow.nodes.map((candidate) =>
+			candidate.name === 'Record Step' ? { ...candidate, onError: undefined } : candidate,
+		);
+		const result = await deliver(['evt_cap_ok', 'evt_cap_stop'], workflow);
+		const error = result.nodeError('Record Step');
+		expect(error.name).toBe('NodeOperationError');
+		expect(error.message).toMatch(/over the cap of 262144 bytes on what a key keeps per record/);
+		expect(error.description).toMatch(/Max Output Size cannot raise the cap/);
+		expect(error.description).not.toMatch(/Raise Max Output Size/i);
+		expect(error.context.itemIndex).toBe(1);
+		expect((await keyRow('evt:evt_cap_stop'))?.steps ?? null).toBeNull();
+	});
+
+	test('exactly at the cap the hint no longer offers to raise the setting; below it, it does, up to the cap', async () => {
+		paddedEvents.set('evt_at_cap', 300 * KiB);
+		paddedEvents.set('evt_below_cap', 2 * KiB);
+		const atCap = await deliver(['evt_at_cap'], apiWorkflow({ maxOutputBytes: CAP }));
+		const [capped] = atCap.output('Record Step', 1);
+		expect(capped.json.error).toMatch(/over the cap of 262144 bytes/);
+		expect(capped.json.message).toMatch(/^Record less: .*Max Output Size cannot raise the cap\.$/);
+		const below = await deliver(['evt_below_cap'], apiWorkflow({ maxOutputBytes: KiB }));
+		const [limited] = below.output('Record Step', 1);
+		expect(limited.json.error).toMatch(/over the limit of 1024 bytes to record/);
+		expect(limited.json.message).toMatch(/^Raise Max Output Size \(at most 262144 bytes/);
 	});
 });
 

@@ -295,6 +295,47 @@ describe('replay under a fresh unsigned id: GitHub and Shopify keyed on the sign
 	});
 });
 
+describe('a signature that cannot be checked or does not match: 401 problem+json, the same for every reason', () => {
+	const { expressionsOf } = require('../support/n8nExpressions');
+	const {
+		CLIENT_ERROR_DOCS,
+		INVALID_SIGNATURE_DETAIL,
+	} = require('../../dist/nodes/shared/keys/clientErrors');
+
+	test.each(SUPPORTED)(
+		'%s: both checks answer through one Respond node: 401, application/problem+json, the invalid-signature kind',
+		(provider) => {
+			for (const mode of ['lease', 'simple']) {
+				const workflow = builtInWorkflow(settings({ keySource: provider, mode }), { provider });
+				expect(targets(workflow, 'Signature Valid?')[1]).toEqual(['Respond 401 invalid signature']);
+				const respond = node(workflow, 'Respond 401 invalid signature');
+				expect(respond.parameters.respondWith).toBe('text');
+				expect(respond.parameters.options).toEqual({
+					responseCode: 401,
+					responseHeaders: {
+						entries: [{ name: 'Content-Type', value: 'application/problem+json' }],
+					},
+				});
+				// A multipart request and a forged HMAC get the very same bytes: nothing tells them apart.
+				const { evaluate } = expressionsOf(workflow);
+				const answers = [
+					{ json: { headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: {} } },
+					{ json: { body: { id: 'evt_1' }, expectedSignature: 'aa', rawBody: '{}' } },
+				].map((item) =>
+					evaluate('Respond 401 invalid signature', respond.parameters.responseBody, item),
+				);
+				expect(answers[1]).toBe(answers[0]);
+				expect(JSON.parse(answers[0])).toEqual({
+					type: `${CLIENT_ERROR_DOCS}#invalid-signature`,
+					title: 'The signature of the request could not be verified',
+					status: 401,
+					detail: INVALID_SIGNATURE_DETAIL,
+				});
+			}
+		},
+	);
+});
+
 describe('an event id that cannot be a key: 400 problem+json before the reservation', () => {
 	const { expressionsOf } = require('../support/n8nExpressions');
 

@@ -50,3 +50,25 @@ test('the type of each kind points at docs/errors.md on the default branch, at i
 		expect(status).toBeLessThan(500);
 	}
 });
+
+test('each answer that says "retry later" has its anchor under "Not an error of the request", with its status', () => {
+	const {
+		RETRY_LATER_ANSWERS,
+		retryLaterDetails,
+	} = require('../../dist/nodes/shared/keys/clientErrors');
+	const section = docs.split(/^## Not an error of the request$/m)[1]?.split(/^## /m)[0] ?? '';
+	const headings = [...section.matchAll(/^### ([a-z]+(?:-[a-z]+)*)\n+\*\*(\d{3})\b/gm)].map(
+		(match) => [match[1], Number(match[2])],
+	);
+	expect(headings).toEqual(
+		Object.entries(RETRY_LATER_ANSWERS).map(([answer, { status }]) => [answer, status]),
+	);
+	const answers = /** @type {Array<keyof typeof RETRY_LATER_ANSWERS>} */ (
+		Object.keys(RETRY_LATER_ANSWERS)
+	);
+	for (const answer of answers) {
+		expect(retryLaterDetails(answer).type).toBe(`${CLIENT_ERROR_DOCS}#${answer}`);
+		// Not a client-error kind: no item error carries it, and it does not tell the sender to stop.
+		expect(Object.keys(CLIENT_ERRORS)).not.toContain(answer);
+	}
+});

@@ -124,6 +124,109 @@ describe.each(HTTP_TEMPLATES)(
 	},
 );
 
+const {
+	CLIENT_ERROR_DOCS,
+	INVALID_SIGNATURE_DETAIL,
+	clientErrorDetails,
+	retryLaterDetails,
+} = require('../../dist/nodes/shared/keys/clientErrors');
+const { expressionsOf } = require('../support/n8nExpressions');
+
+const PROBLEM_JSON = [{ name: 'Content-Type', value: 'application/problem+json' }];
+
+/** The Respond node Reserve's outputs lead to with this status, and its answer for an item. */
+function answerOf(file, status) {
+	const workflow = templates.find(([name]) => name === file)[1];
+	const reserve = workflow.nodes.find(
+		(candidate) => candidate.type === 'n8n-nodes-idempotency.idempotencyReserve',
+	);
+	const [respond, ...more] = workflow.connections[reserve.name].main
+		.flat()
+		.map((connection) => workflow.nodes.find((candidate) => candidate.name === connection.node))
+		.filter((node) => node.parameters.options?.responseCode === status);
+	expect(more).toEqual([]);
+	return {
+		respond,
+		answer: (item) =>
+			JSON.parse(
+				expressionsOf(workflow).evaluate(respond.name, respond.parameters.responseBody, item),
+			),
+	};
+}
+
+const SIGNING_TEMPLATES = HTTP_TEMPLATES.filter((file) =>
+	templates
+		.find(([name]) => name === file)[1]
+		.nodes.some((node) => typeof node.parameters.signature === 'string'),
+);
+
+test('the templates that verify signatures are the four webhook templates', () => {
+	expect(SIGNING_TEMPLATES.sort()).toEqual(
+		[
+			'exactly-once-postgres.json',
+			'idempotent-http-call.json',
+			'idempotent-webhook.json',
+			'multi-step.json',
+		].sort(),
+	);
+});
+
+describe.each(SIGNING_TEMPLATES)(
+	'%s answers invalid signature 401 problem+json without saying which check failed',
+	(file) => {
+		test('Content-Type application/problem+json, the invalid-signature kind, one fixed detail', () => {
+			const { respond, answer } = answerOf(file, 401);
+			expect(respond.parameters.respondWith).toBe('text');
+			expect(respond.parameters.options.responseHeaders.entries).toEqual(PROBLEM_JSON);
+			const { type, title, status } = clientErrorDetails('invalid-signature');
+			expect(type).toBe(`${CLIENT_ERROR_DOCS}#invalid-signature`);
+			const problems = [
+				'missing_header',
+				'malformed',
+				'timestamp_out_of_tolerance',
+				'mismatch',
+			].map((reason) =>
+				answer({
+					json: {
+						body: { id: 'evt_1' },
+						signature: { valid: false, provider: 'stripe', reason },
+					},
+				}),
+			);
+			for (const problem of problems)
+				expect(problem).toEqual({ type, title, status, detail: INVALID_SIGNATURE_DETAIL });
+			expect(respond.parameters.responseBody).not.toMatch(/signature\.reason|\$json/);
+		});
+	},
+);
+
+describe('idempotent-api.json: 409 and 422 point at their anchors in docs/errors.md', () => {
+	test('in flight: 409, the in-flight anchor (not an error of the request), Retry-After', () => {
+		const { respond, answer } = answerOf('idempotent-api.json', 409);
+		expect(respond.parameters.options.responseHeaders.entries).toEqual([
+			...PROBLEM_JSON,
+			{ name: 'Retry-After', value: '={{ $json.idempotency.retryAfterSeconds }}' },
+		]);
+		expect(answer({ json: { idempotency: { retryAfterSeconds: 7 } } })).toEqual({
+			...retryLaterDetails('in-flight'),
+			detail: 'Retry after 7 seconds with the same key.',
+		});
+		expect(retryLaterDetails('in-flight').type).toBe(`${CLIENT_ERROR_DOCS}#in-flight`);
+	});
+
+	test('another payload: 422, the fingerprint-mismatch kind', () => {
+		const { respond, answer } = answerOf('idempotent-api.json', 422);
+		expect(respond.parameters.options.responseHeaders.entries).toEqual(PROBLEM_JSON);
+		const { type, title, status } = clientErrorDetails('fingerprint-mismatch');
+		expect(answer({ json: { idempotency: { mismatch: true } } })).toEqual({
+			type,
+			title,
+			status,
+			detail: expect.stringMatching(/different body/),
+		});
+	});
+});
+
 test('the exactly-once template is the webhook template with its business step and Complete Key made one node', () => {
 	// Its answer names the inserted row's id, which only exists after the step, so a Respond node
 	// sends it; in the webhook template Complete Key answers itself.

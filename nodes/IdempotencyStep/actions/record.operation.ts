@@ -6,6 +6,7 @@ import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { ownedKeyId, type StepRecordTarget } from '../../shared/store/KeyStore';
+import { MAX_RECORD_BYTES } from '../../shared/store/recordSize';
 import {
 	DEFAULT_MAX_STEP_BYTES,
 	isSkipped,
@@ -21,9 +22,8 @@ export const description: INodeProperties[] = [
 		name: 'maxOutputBytes',
 		type: 'number',
 		default: DEFAULT_MAX_STEP_BYTES,
-		typeOptions: { minValue: 0 },
-		description:
-			"The largest output to record per event, in UTF-8 bytes of its items' JSON as stored (any JSON is stored as it is). It is kept with the key until the key is purged: record only what the later steps read.",
+		typeOptions: { minValue: 0, maxValue: MAX_RECORD_BYTES },
+		description: `The largest output to record per event, in UTF-8 bytes of its items' JSON as stored (any JSON is stored as it is), at most ${MAX_RECORD_BYTES} (256 KiB, the cap on every record; a larger saved value counts as ${MAX_RECORD_BYTES}). It is kept with the key until the key is purged: record only what the later steps read.`,
 	},
 ];
 

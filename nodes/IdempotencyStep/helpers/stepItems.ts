@@ -60,19 +60,42 @@ export function recordedJson(item: INodeExecutionData): IDataObject {
 }
 
 /**
+ * The limit a Max Output Size setting gives: the setting, but never above the one record cap. A
+ * saved value above the cap (the parameter had no maximum before) counts as the cap rather than
+ * failing the node: Record Step runs after the side effect, so refusing the setting would fail every
+ * event after its effect and have each retry repeat it, where the cap fails only an output over it.
+ */
+export function recordLimitOf(maxOutputBytes: number): number {
+	return Math.min(maxOutputBytes, MAX_RECORD_BYTES);
+}
+
+/**
  * Recorded items are kept in the key row: over the limit (measured as they are stored), the items
  * fail instead of being cut. Any JSON is storable (storableJson), so the size is the only refusal.
+ * Under the cap the hint offers to raise Max Output Size; at the cap it cannot, and says so.
  */
 export function recordingProblem(
 	step: string,
 	items: unknown[],
-	maxBytes: number,
+	maxOutputBytes: number,
 ): KeyError | undefined {
-	const over = oversizedRecord(toStorableJson(items), maxBytes);
+	const limit = recordLimitOf(maxOutputBytes);
+	const over = oversizedRecord(toStorableJson(items), limit);
 	if (over === undefined) return undefined;
 	const { bytes } = over;
+	const keepLess =
+		'put a node before Record Step that keeps only what the later steps read (for example only the ids)';
+	if (limit < MAX_RECORD_BYTES)
+		return new KeyError(
+			`Step "${step}" produced ${bytes} bytes of output, over the limit of ${limit} bytes to record`,
+			`Raise Max Output Size (at most ${MAX_RECORD_BYTES} bytes, the cap on every record), or ${keepLess}.`,
+		);
+	const counted =
+		maxOutputBytes > MAX_RECORD_BYTES
+			? ` (a Max Output Size of ${maxOutputBytes} counts as ${MAX_RECORD_BYTES})`
+			: '';
 	return new KeyError(
-		`Step "${step}" produced ${bytes} bytes of output, over the limit of ${maxBytes} bytes to record`,
-		'Raise Max Output Size, or put a node before Record Step that keeps only what the later steps read (for example only the ids).',
+		`Step "${step}" produced ${bytes} bytes of output, over the cap of ${MAX_RECORD_BYTES} bytes on what a key keeps per record`,
+		`Record less: ${keepLess}. Max Output Size cannot raise the cap${counted}.`,
 	);
 }
