@@ -8,7 +8,13 @@ const { randomUUID } = require('node:crypto');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { PROVIDERS: KITS } = require('../support/providerVectors');
-const { multipartItem, sha256Hex, webhookItem } = require('../support/webhookItems');
+const {
+	FORM_MEDIA_TYPE,
+	formFields,
+	multipartItem,
+	sha256Hex,
+	webhookItem,
+} = require('../support/webhookItems');
 const completeWorkflow = require('../fixtures/complete.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const verifyWorkflow = require('../fixtures/verify.workflow.json');
@@ -80,7 +86,9 @@ describe('the multipart forgery: a captured signed body as a file part, forged f
 		const captured = await genuine('stripe', { id: 'evt_captured', type: 'charge.succeeded' });
 		const run = await verify([forgedFrom(captured), captured.item], 'stripe', KITS.stripe.secret);
 		expect(run.status).toBe('success');
-		expect(routed(run, VERIFY, 0)).toEqual([[1, { valid: true, provider: 'stripe' }]]);
+		expect(routed(run, VERIFY, 0)).toEqual([
+			[1, { valid: true, provider: 'stripe', digest: `sha256:${sha256Hex(captured.raw)}` }],
+		]);
 		expect(routed(run, VERIFY, 1)).toEqual([
 			[0, { valid: false, provider: 'stripe', reason: 'unsigned_body' }],
 		]);
@@ -138,9 +146,64 @@ describe('the multipart forgery: a captured signed body as a file part, forged f
 			'content-type': 'application/x-www-form-urlencoded',
 			...(await kit.sign(raw, { secret: kit.secret })),
 		};
-		const body = Object.fromEntries(new URLSearchParams(raw));
-		const run = await verify([webhookItem({ body, rawBody: raw, headers })], 'slack', kit.secret);
-		expect(routed(run, VERIFY, 0)).toEqual([[0, { valid: true, provider: 'slack' }]]);
+		const item = webhookItem({ rawBody: raw, headers, mediaType: FORM_MEDIA_TYPE });
+		expect(item.json.body).toEqual(formFields(raw));
+		const run = await verify([item], 'slack', kit.secret);
+		// Slack signs the raw body alone (its timestamp aside): the digest is the bytes' SHA-256.
+		expect(routed(run, VERIFY, 0)).toEqual([
+			[0, { valid: true, provider: 'slack', digest: `sha256:${sha256Hex(raw)}` }],
+		]);
+	});
+
+	test('the same signed form read another way by n8n (nested brackets, or as text) is refused, 415', async () => {
+		const kit = KITS.slack;
+		const raw = 'token=x&user[name]=eve&user[role]=admin&text=prod';
+		const signed = await kit.sign(raw, { secret: kit.secret });
+		const form = { 'content-type': FORM_MEDIA_TYPE, ...signed };
+		const items = [
+			// What the signed bytes say: flat fields.
+			webhookItem({ rawBody: raw, headers: form, mediaType: FORM_MEDIA_TYPE }),
+			// A body parser that nests brackets: fields the sender never signed as such.
+			webhookItem({
+				body: { token: 'x', user: { name: 'eve', role: 'admin' }, text: 'prod' },
+				rawBody: raw,
+				headers: form,
+				mediaType: FORM_MEDIA_TYPE,
+			}),
+			// The same bytes under a Content-Type the sender does not use.
+			webhookItem({
+				body: raw,
+				rawBody: raw,
+				headers: { ...signed, 'content-type': 'text/plain' },
+			}),
+		];
+		const run = await runWorkflow(verifyWorkflow, items, {
+			credentialsByType: { webhookSigningSecretApi: { secret: kit.secret } },
+			nodeOverrides: {
+				[VERIFY]: { parameters: { provider: 'slack' }, onError: 'continueRegularOutput' },
+			},
+		});
+		expect(run.status).toBe('success');
+		expect(routed(run, VERIFY, 0)).toEqual([
+			[0, { valid: true, provider: 'slack', digest: `sha256:${sha256Hex(raw)}` }],
+		]);
+		const refused = run.output(VERIFY, 1);
+		expect(
+			refused.map((item) => [
+				item.pairedItem.item,
+				item.json.details?.kind,
+				item.json.details?.status,
+			]),
+		).toEqual([
+			[1, 'unsupported-media-type', 415],
+			[2, 'unsupported-media-type', 415],
+		]);
+		expect(refused[0].json.error).toMatch(
+			/n8n read this application\/x-www-form-urlencoded body differently/,
+		);
+		expect(refused[1].json.error).toMatch(
+			/Slack sends application\/json or application\/x-www-form-urlencoded; this delivery's Content-Type is "text\/plain"/,
+		);
 	});
 });
 
@@ -205,20 +268,21 @@ describe('the replay guard: a captured delivery under a fresh delivery id', () =
 				headers: { ...headers, [idHeader]: randomUUID() },
 			});
 
-		test('the same signed bytes under a new id are a duplicate: one row, keyed on the signed body', async () => {
+		test('the same signed bytes under a new id are a duplicate: one row, keyed on the signed content', async () => {
 			const first = await delivery({ id: `${value}_replayed`, amount: 100 });
 			const parameters = { mode: 'simple', signature: value, keySource: value };
+			// The scheme signs the raw body alone: the signed content's digest is the bytes' SHA-256.
 			const key = `sha256:${sha256Hex(first.raw)}`;
 			const run = await reserve([first.item], parameters, secret);
 			expect(run.output(RESERVE, SIMPLE.new).map((item) => item.json.idempotency)).toEqual([
-				{ key, isNew: true, keyFrom: 'signedBody' },
+				{ key, isNew: true, keyFrom: 'signedContent' },
 			]);
 			const replay = await reserve([underNewId(first)], parameters, secret);
 			expect(replay.output(RESERVE, SIMPLE.new)).toEqual([]);
 			expect(replay.output(RESERVE, SIMPLE.duplicate)[0].json.idempotency).toMatchObject({
 				key,
 				isNew: false,
-				keyFrom: 'signedBody',
+				keyFrom: 'signedContent',
 			});
 			expect(await rows('key = $1', [key])).toEqual([key]);
 		});
@@ -254,8 +318,8 @@ describe('the replay guard: a captured delivery under a fresh delivery id', () =
 			const run = await reserve([first.item, replay], parameters, secret);
 			const keys = run.output(RESERVE, SIMPLE.new).map((item) => item.json.idempotency);
 			expect(keys).toEqual([
-				{ key: `evt:${first.headers[idHeader]}`, isNew: true },
-				{ key: `evt:${replay.json.headers[idHeader]}`, isNew: true },
+				{ key: `${value}:${first.headers[idHeader]}`, isNew: true },
+				{ key: `${value}:${replay.json.headers[idHeader]}`, isNew: true },
 			]);
 		});
 	});
@@ -273,7 +337,7 @@ describe('the replay guard: a captured delivery under a fresh delivery id', () =
 		};
 		const run = await reserve([item], parameters, kit.secret);
 		expect(run.output(RESERVE, SIMPLE.new).map((out) => out.json.idempotency)).toEqual([
-			{ key: `evt:${id}`, isNew: true },
+			{ key: `standardWebhooks:${id}`, isNew: true },
 		]);
 		// The id is signed: the same bytes under another webhook-id do not verify at all.
 		const renamed = webhookItem({
@@ -287,20 +351,70 @@ describe('the replay guard: a captured delivery under a fresh delivery id', () =
 		]);
 	});
 
-	test("without Reserve's own check the guard does not apply (Verify Signature: Don't Verify)", async () => {
-		const { item } = await genuine(
-			'github',
-			{ action: 'unverified' },
-			{ 'x-github-delivery': 'd-1' },
-		);
-		const run = await runWorkflow(reserveWorkflow, [item], {
+	/** Reserve with Verify Signature: Don't Verify, keyed by the GitHub preset. */
+	const reserveUnverified = async (items) =>
+		await runWorkflow(reserveWorkflow, items, {
 			credentials: db.credential(),
 			nodeOverrides: {
 				[RESERVE]: { typeVersion: 2, parameters: { mode: 'simple', keySource: 'github' } },
 			},
 		});
+
+	test("Don't Verify with no verdict on the item: keyed on the unsigned header, and the item says so", async () => {
+		const { item } = await genuine(
+			'github',
+			{ action: 'unverified' },
+			{ 'x-github-delivery': 'd-1' },
+		);
+		const run = await reserveUnverified([item]);
 		expect(run.output(RESERVE, SIMPLE.new).map((out) => out.json.idempotency)).toEqual([
-			{ key: 'evt:d-1', isNew: true },
+			{ key: 'github:d-1', isNew: true, keyFrom: 'unsignedHeader' },
 		]);
+	});
+
+	test("Don't Verify after Verify Webhook Signature: its verdict keeps the guard, a replay under a new id is a duplicate", async () => {
+		const first = await genuine(
+			'github',
+			{ action: 'verified-before' },
+			{ 'x-github-delivery': randomUUID() },
+		);
+		const replay = webhookItem({
+			body: JSON.parse(first.raw),
+			rawBody: first.raw,
+			headers: { ...first.headers, 'x-github-delivery': randomUUID() },
+		});
+		const verified = await verify([first.item, replay], 'github', KITS.github.secret);
+		const digest = `sha256:${sha256Hex(first.raw)}`;
+		expect(routed(verified, VERIFY, 0)).toEqual([
+			[0, { valid: true, provider: 'github', digest }],
+			[1, { valid: true, provider: 'github', digest }],
+		]);
+		const [verifiedFirst, verifiedReplay] = verified.output(VERIFY, 0);
+		const run = await reserveUnverified([verifiedFirst]);
+		expect(run.output(RESERVE, SIMPLE.new).map((out) => out.json.idempotency)).toEqual([
+			{ key: digest, isNew: true, keyFrom: 'signedContent' },
+		]);
+		const again = await reserveUnverified([verifiedReplay]);
+		expect(again.output(RESERVE, SIMPLE.new)).toEqual([]);
+		expect(again.output(RESERVE, SIMPLE.duplicate).map((out) => out.json.idempotency)).toEqual([
+			expect.objectContaining({ key: digest, isNew: false, keyFrom: 'signedContent' }),
+		]);
+		expect(await rows('key = $1', [digest])).toEqual([digest]);
+	});
+
+	test('a verdict that is not one Verify Webhook Signature gives (invalid, or no digest) is no verdict', async () => {
+		const claims = [
+			{ valid: false, provider: 'github', reason: 'mismatch', digest: `sha256:${'0'.repeat(64)}` },
+			{ valid: true, provider: 'github' },
+			{ valid: true, provider: 'github', digest: 'sha256:not-a-digest' },
+		];
+		for (const [index, signature] of claims.entries()) {
+			const id = `d-claim-${index}`;
+			const { item } = await genuine('github', { action: 'claimed' }, { 'x-github-delivery': id });
+			const run = await reserveUnverified([{ ...item, json: { ...item.json, signature } }]);
+			expect(run.output(RESERVE, SIMPLE.new).map((out) => out.json.idempotency)).toEqual([
+				{ key: `github:${id}`, isNew: true, keyFrom: 'unsignedHeader' },
+			]);
+		}
 	});
 });

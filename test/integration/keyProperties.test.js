@@ -2,7 +2,8 @@
 // real PostgreSQL): for generated ids (text, numbers in every JSON form), namespaces, custom keys,
 // header sets and bodies,
 // - two different events never get one key, and the same bytes always get the same key;
-// - each key is what the README's rules say (exact number text, one id per header, `<namespace>:`);
+// - each key is what the README's rules say (exact number text, one id per header, `<namespace>:`,
+//   a provider preset's `<provider>:` key space, Stripe's `evt:`);
 // - what cannot be keyed faithfully is an item error, and nothing else is;
 // - routing follows the keys: the first item of a key is new, later ones and a redelivery are
 //   duplicates, an error is never a duplicate.
@@ -14,6 +15,7 @@ const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { sha256Hex, webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 
 const db = useTestDatabase(async (database) => {
 	await database.query(
@@ -110,7 +112,31 @@ const headerValue = fc.oneof(
 	fc.tuple(headerId, headerId).map(([a, b]) => [a, b]),
 );
 
-const namespaces = ['', 'a', 'b', 'tenant 1', 'a:b', 'evt', 'sha256'];
+const namespaces = [
+	'',
+	'a',
+	'b',
+	'tenant 1',
+	'a:b',
+	'evt',
+	'sha256',
+	'signed',
+	'idk',
+	'svix',
+	'slack',
+];
+
+/**
+ * What an empty namespace's keys start with, so no namespace may be one: evt, sha256, signed, idk,
+ * and every provider's value (a provider's preset keys its events `<provider>:<id>`).
+ */
+const RESERVED_NAMESPACES = new Set([
+	'evt',
+	'sha256',
+	'signed',
+	'idk',
+	...PROVIDERS.map(({ value }) => value),
+]);
 
 // ---- the model: what the README says the key is ----------------------------------------------
 
@@ -143,8 +169,7 @@ function headerModel(value) {
  */
 function expectedOutcome(event) {
 	const { namespace, body, rawBody } = event;
-	if (namespace.includes(':') || namespace === 'evt' || namespace === 'sha256')
-		return { error: 'namespace' };
+	if (namespace.includes(':') || RESERVED_NAMESPACES.has(namespace)) return { error: 'namespace' };
 	const prefix = namespace === '' ? '' : `${namespace}:`;
 	let core;
 	if (event.id.error) return { error: event.id.error };
@@ -158,7 +183,9 @@ function expectedOutcome(event) {
 	} else if (event.id.kind === 'custom') {
 		core = { kind: 'custom', text: event.id.text, key: event.id.text };
 	} else {
-		core = { kind: 'evt', text: event.id.text, key: `evt:${event.id.text}` };
+		// A provider's preset keys its event ids in its own key space; Stripe's and Event ID's are evt:.
+		const keySpace = event.scope ?? 'evt';
+		core = { kind: keySpace, text: event.id.text, key: `${keySpace}:${event.id.text}` };
 	}
 	const key = prefix + core.key;
 	if (key.includes('\u0000') || LONE_SURROGATE.test(key)) return { error: 'storable' };
@@ -189,7 +216,7 @@ function customKeyCase(customKey, { rawRead }) {
 		event: fc
 			.record({
 				body: bodyWithId('k'),
-				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt']),
+				namespace: namespaceFor(['a', 'b', 'tenant 1', 'a:b', 'evt', 'signed', 'github']),
 			})
 			.map(({ body, namespace }) => {
 				const id = bodyIdModel(body.id, { rawRead });
@@ -245,6 +272,7 @@ const scenarios = {
 				rawText: body.raw,
 				withRawBody: true,
 				namespace,
+				scope: 'slack',
 				id: bodyIdModel(body.id, { rawRead: true }),
 			})),
 	},
@@ -292,7 +320,14 @@ const scenarios = {
 							id = header.error ? { error: header.error } : { kind: 'evt', text: header.text };
 							break;
 						}
-						return { rawText: body.raw, withRawBody: true, namespace, headers, id };
+						return {
+							rawText: body.raw,
+							withRawBody: true,
+							namespace,
+							headers,
+							scope: keySource,
+							id,
+						};
 					}),
 			},
 		]),

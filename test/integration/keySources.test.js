@@ -83,7 +83,7 @@ test.each([
 			body: { id: 'ignored' },
 			headers: { 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958' },
 		},
-		'evt:72d3162e-cc78-11e3-81ab-4c9367dc0958',
+		'github:72d3162e-cc78-11e3-81ab-4c9367dc0958',
 	],
 	[
 		'github: no header, body hash',
@@ -101,13 +101,13 @@ test.each([
 				'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
 			},
 		},
-		'evt:98f2ab30-9f2a-4c4e-8b1f-2d1f0a7c9e11',
+		'shopify:98f2ab30-9f2a-4c4e-8b1f-2d1f0a7c9e11',
 	],
 	[
 		'shopify: else X-Shopify-Webhook-Id, in any case',
 		{ keySource: 'shopify' },
 		{ body: {}, headers: { 'X-Shopify-Webhook-Id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' } },
-		'evt:b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+		'shopify:b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
 	],
 	[
 		'shopify: neither header, body hash',
@@ -119,7 +119,7 @@ test.each([
 		'svix: svix-id',
 		{ keySource: 'svix' },
 		{ body: {}, headers: { 'svix-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek' } },
-		'evt:msg_p5jXN8AQM9LWM0D4loKWxJek',
+		'svix:msg_p5jXN8AQM9LWM0D4loKWxJek',
 	],
 	[
 		'standard webhooks does not read svix-id',
@@ -131,7 +131,7 @@ test.each([
 		'slack: body.event_id',
 		{ keySource: 'slack' },
 		{ body: { event_id: 'Ev08MFMKH6' } },
-		'evt:Ev08MFMKH6',
+		'slack:Ev08MFMKH6',
 	],
 	[
 		'slack: no event_id, body hash',
@@ -143,13 +143,13 @@ test.each([
 		'github: a header repeated with one id counts once',
 		{ keySource: 'github' },
 		{ body: {}, headers: { 'x-github-delivery': 'd-1, d-1' } },
-		'evt:d-1',
+		'github:d-1',
 	],
 	[
 		'github: surrounding spaces are not part of the id',
 		{ keySource: 'github' },
 		{ body: {}, headers: { 'x-github-delivery': ' d-2\t' } },
-		'evt:d-2',
+		'github:d-2',
 	],
 	[
 		'github: an empty header falls back to the body hash',
@@ -161,7 +161,7 @@ test.each([
 		'standard webhooks: webhook-id',
 		{ keySource: 'standardWebhooks' },
 		{ body: {}, headers: { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' } },
-		'evt:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+		'standardWebhooks:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
 	],
 	[
 		'body hash only ignores the id',
@@ -180,6 +180,12 @@ test.each([
 		{ keySource: 'custom', customKey: '={{ $json.body.seq }}' },
 		{ body: { seq: 77 } },
 		'77',
+	],
+	[
+		'a preset keeps its key space under a namespace',
+		{ keySource: 'svix', namespace: 'orders' },
+		{ body: {}, headers: { 'svix-id': 'msg_ns' } },
+		'orders:svix:msg_ns',
 	],
 	[
 		'namespace is prepended',
@@ -302,7 +308,7 @@ describe('large numbers: the exact digits from the raw body, or an item error', 
 		).toEqual(['evt:98765432101234567895']);
 		expect(
 			await keysFor({ keySource: 'slack' }, [delivered('{"event_id":98765432101234567896}')]),
-		).toEqual(['evt:98765432101234567896']);
+		).toEqual(['slack:98765432101234567896']);
 		const custom = {
 			keySource: 'custom',
 			customKey: '={{ $json.body.order.n }}',
@@ -353,6 +359,11 @@ describe('headers and namespaces that could join two things into one key', () =>
 		['a:b', /contains ":"/],
 		['evt', /reserved/],
 		['sha256', /reserved/],
+		// A verified delivery's digest and every provider preset's event ids start with these.
+		['signed', /reserved/],
+		['idk', /reserved/],
+		['svix', /reserved/],
+		['standardWebhooks', /reserved/],
 	])('namespace %j is refused with a clear error', async (namespace, message) => {
 		const error = await errorFor({ namespace }, [webhookItem({ body: { id: 'x' } })]);
 		expect(error.message).toMatch(message);

@@ -1,11 +1,12 @@
 // Every verifiable provider of the table through n8n-core's WorkflowExecute: Verify Webhook Signature,
 // set to that provider, gets its test vector's genuine delivery (test/vectors) as the Webhook node
-// emits it (headers, webhookUrl and query, the exact bytes as the raw body), next to the same
+// emits it (headers, webhookUrl and query, the exact bytes as the raw body, the body parsed as the
+// sender's media type), next to the same
 // delivery with one byte changed, with its signature header removed, and checked with another secret.
 // The providers come from the table: none is named here.
 const { describe, test, expect } = require('@jest/globals');
 const { runWorkflow } = require('../support/engine');
-const { webhookItem } = require('../support/webhookItems');
+const { deliveryItem, expectedDigest, senderMediaType } = require('../support/webhookItems');
 const verifyWorkflow = require('../fixtures/verify.workflow.json');
 const { PROVIDERS, verifiableFrom } = require('../../dist/nodes/shared/webhook/providers');
 const { VECTORS } = require('../vectors');
@@ -13,18 +14,13 @@ const { VECTORS } = require('../vectors');
 const NODE = 'Verify Webhook Signature';
 
 /**
- * The item n8n's Webhook node emits for this delivery (Raw Body on).
+ * The item n8n's Webhook node emits for this delivery (Raw Body on). `parsedFrom`: the bytes n8n
+ * parsed `$json.body` from (a changed byte changes the raw body only when the parse does not see it).
+ * @param {any} provider
  * @param {{ body: string | Buffer, headers: Record<string, string>, url?: string }} delivery
  */
-function itemOf({ body, headers, url }) {
-	const raw = Buffer.from(body);
-	let parsed;
-	try {
-		parsed = JSON.parse(raw.toString('utf8'));
-	} catch {
-		parsed = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-	}
-	const item = webhookItem({ body: parsed, rawBody: raw, headers: lowerCased(headers) });
+function itemOf(provider, { body, headers, url }) {
+	const item = deliveryItem(provider, { rawBody: Buffer.from(body), headers: lowerCased(headers) });
 	if (url !== undefined) {
 		const parts = new URL(url);
 		item.json.webhookUrl = `${parts.origin}${parts.pathname}`;
@@ -59,9 +55,9 @@ describe.each(CASES)('%s through the engine', (value, provider) => {
 	test('genuine → valid; changed byte, no signature header → invalid; another secret → all invalid', async () => {
 		const vector = VECTORS[value];
 		const delivery = await vector.genuine();
-		const genuine = itemOf(delivery);
-		const tampered = itemOf({ ...delivery, body: changed(delivery.body) });
-		const unsigned = itemOf({
+		const genuine = itemOf(provider, delivery);
+		const tampered = itemOf(provider, { ...delivery, body: changed(delivery.body) });
+		const unsigned = itemOf(provider, {
 			...delivery,
 			headers: Object.fromEntries(
 				Object.entries(delivery.headers).filter(
@@ -71,22 +67,49 @@ describe.each(CASES)('%s through the engine', (value, provider) => {
 		});
 		// Documented examples carry the timestamp they were printed with: the tolerance covers it.
 		const age = Math.abs(Math.floor(Date.now() / 1000) - delivery.nowSeconds);
-		const run = async (secret) =>
+		const run = async (secret, settings = {}) =>
 			await runWorkflow(verifyWorkflow, [genuine, tampered, unsigned], {
 				credentialsByType: { webhookSigningSecretApi: { secret } },
 				nodeOverrides: {
-					[NODE]: { parameters: { provider: value, toleranceSeconds: age + 300 } },
+					[NODE]: { ...settings, parameters: { provider: value, toleranceSeconds: age + 300 } },
 				},
 			});
-		const ours = await run(vector.secret);
+		// A documented example may sign bytes that are none of its sender's media types (plain text):
+		// the signature holds, and the body is refused as not sent the way its sender signs it.
+		const plainText = senderMediaType(provider, delivery.body) === undefined;
+		const ours = await run(vector.secret, plainText ? { onError: 'continueRegularOutput' } : {});
 		expect(ours.status).toBe('success');
 		const verdicts = (result, output) =>
 			result.output(NODE, output).map((item) => [item.pairedItem.item, item.json.signature]);
-		expect(verdicts(ours, 0)).toEqual([[0, { valid: true, provider: value }]]);
-		expect(verdicts(ours, 1)).toEqual([
+		const invalid = [
 			[1, { valid: false, provider: value, reason: 'mismatch' }],
 			[2, { valid: false, provider: value, reason: 'missing_header' }],
-		]);
+		];
+		if (plainText) {
+			expect(verdicts(ours, 0)).toEqual([]);
+			const [refused, ...rest] = ours.output(NODE, 1);
+			expect(refused.pairedItem).toEqual({ item: 0 });
+			expect(refused.json.signature).toBeUndefined();
+			expect(refused.json.error).toMatch(
+				/^The signed bytes are not valid application\/json in UTF-8/,
+			);
+			expect(refused.json.details).toMatchObject({ kind: 'unsupported-media-type', status: 415 });
+			expect(rest.map((item) => [item.pairedItem.item, item.json.signature])).toEqual(invalid);
+			// Without On Error continue, the refusal stops the run.
+			const stopped = await run(vector.secret);
+			expect(stopped.status).toBe('error');
+			expect(stopped.nodeError(NODE)?.message).toMatch(/not valid application\/json/);
+		} else {
+			// The verdict carries the replay guard's digest: of the raw bytes, or of the retry-stable content.
+			const digest = expectedDigest(provider, {
+				rawBody: delivery.body,
+				headers: delivery.headers,
+				url: delivery.url,
+			});
+			expect(digest).toMatch(/^(sha256|signed):[0-9a-f]{64}$/);
+			expect(verdicts(ours, 0)).toEqual([[0, { valid: true, provider: value, digest }]]);
+			expect(verdicts(ours, 1)).toEqual(invalid);
+		}
 		const theirs = await run(vector.otherSecret);
 		expect(verdicts(theirs, 0)).toEqual([]);
 		expect(verdicts(theirs, 1).map(([index, { reason }]) => [index, reason])).toEqual([

@@ -1,8 +1,11 @@
 // Property: no item reaches Verify Webhook Signature's `valid` output unless the bytes the workflow
 // reads as its body are exactly the bytes that were signed. Valid therefore implies: the request is
 // not multipart (n8n would read form fields as the body), the raw-body binary is not an upload (it
-// has no file name), and the signature was computed over exactly binary.data. And the converse, so
-// the property is not met by refusing everything: a genuine delivery under those conditions is valid.
+// has no file name), the signature was computed over exactly binary.data, the Content-Type is one
+// its sender uses (UTF-8 only) and `$json.body` is the parse of those bytes; a signed delivery that
+// fails only the last two is an item error of kind unsupported-media-type (415), never valid. And
+// the converse, so the property is not met by refusing everything: a genuine delivery under those
+// conditions is valid, its verdict carrying the replay guard's digest.
 // Every item runs through the real node in n8n-core's WorkflowExecute, one workflow run per generated
 // batch, for every signing scheme of the provider table plus Generic HMAC with and without a
 // timestamp header. Case counts (numRuns × batch size): about 40 × 13 ≈ 500 items in the main
@@ -10,9 +13,11 @@
 const { describe, test, expect } = require('@jest/globals');
 const { createHmac } = require('node:crypto');
 const fc = require('fast-check');
+const { isDeepStrictEqual } = require('node:util');
 const { runWorkflow } = require('../support/engine');
 const { PROVIDERS: KITS, nowSeconds } = require('../support/providerVectors');
 const verifyWorkflow = require('../fixtures/verify.workflow.json');
+const { expectedDigest, formFields, sha256Hex } = require('../support/webhookItems');
 const { PROVIDERS, GENERIC_HMAC } = require('../../dist/nodes/shared/webhook/providers');
 const { unsignedBodyCause } = require('../../dist/nodes/shared/webhook/signedBody');
 
@@ -24,6 +29,9 @@ function genericScheme(timestampHeader) {
 	return {
 		value: GENERIC_HMAC.value,
 		label: `${GENERIC_HMAC.label}${timestampHeader ? ' with a timestamp' : ''}`,
+		// Media Types left at its default.
+		contentTypes: ['application/json'],
+		digestOf: (bytes) => `sha256:${sha256Hex(bytes)}`,
 		secret: HMAC_SECRET,
 		otherSecret: `${HMAC_SECRET}-someone-else`,
 		parameters: {
@@ -48,13 +56,15 @@ function genericScheme(timestampHeader) {
  * rest are proven by test/vectors and test/integration/providerEngine.test.js), then Generic HMAC both ways.
  */
 const SCHEMES = [
-	...PROVIDERS.filter(({ value }) => KITS[value] !== undefined).map(({ value, label }) => ({
-		value,
-		label,
-		secret: KITS[value]?.secret,
-		otherSecret: KITS[value]?.otherSecret,
-		parameters: { provider: value },
-		sign: KITS[value]?.sign,
+	...PROVIDERS.filter(({ value }) => KITS[value] !== undefined).map((provider) => ({
+		value: provider.value,
+		label: provider.label,
+		contentTypes: provider.contentTypes,
+		digestOf: (bytes, headers) => expectedDigest(provider, { rawBody: bytes, headers }),
+		secret: KITS[provider.value]?.secret,
+		otherSecret: KITS[provider.value]?.otherSecret,
+		parameters: { provider: provider.value },
+		sign: KITS[provider.value]?.sign,
 	})),
 	genericScheme(''),
 	genericScheme('X-Ts'),
@@ -113,9 +123,12 @@ const otherType = fc
 	)
 	.chain(([type, charset]) => randomCase(type).map((typed) => typed + charset));
 
-/** The content type header: none, another type, or multipart (as a string or inside an array). */
+/** The content type header: none, another type, JSON, or multipart (as a string or inside an array). */
 const contentType = fc.oneof(
 	fc.constant({ multipart: false, headers: {} }),
+	fc
+		.tuple(headerName, randomCase('application/json'), fc.constantFrom('', '; charset=utf-8'))
+		.map(([name, type, charset]) => ({ multipart: false, headers: { [name]: type + charset } })),
 	fc
 		.tuple(headerName, otherType)
 		.map(([name, value]) => ({ multipart: false, headers: { [name]: value } })),
@@ -159,11 +172,36 @@ const deliveryCase = (body) =>
 		body,
 		upload: fc.option(fc.string({ maxLength: 20 }), { nil: undefined, freq: 3 }),
 		signedOver: fc.constantFrom('binary', 'binary', 'otherBytes', 'otherSecret'),
+		// n8n's `$json.body`: the JSON parse of the bytes, or fields a forger chose.
+		n8nBody: fc.constantFrom('parsed', 'parsed', 'forged'),
 	});
+
+/**
+ * Whether a signed delivery is taken as its sender signs it: one Content-Type, a media type the
+ * sender uses, no charset but UTF-8, and `$json.body` the parse of the bytes in that media type.
+ */
+function readAsSigned(scheme, headers, bytes, n8nBody) {
+	const values = Object.entries(headers)
+		.filter(([name]) => name.toLowerCase() === 'content-type')
+		.flatMap(([, value]) => (Array.isArray(value) ? value : [value]));
+	if (values.length !== 1) return false;
+	const [type, ...parameters] = values[0].split(';');
+	const mediaType = type.trim().toLowerCase();
+	if (!scheme.contentTypes.includes(mediaType)) return false;
+	const charset = parameters
+		.map((parameter) => parameter.split('='))
+		.find(([name]) => name.trim().toLowerCase() === 'charset')?.[1]
+		?.trim()
+		.toLowerCase();
+	if (charset !== undefined && charset !== 'utf-8') return false;
+	const text = bytes.toString('utf8');
+	const parsed = mediaType === 'application/json' ? JSON.parse(text) : formFields(text);
+	return isDeepStrictEqual(parsed, n8nBody);
+}
 
 // ---- the property ------------------------------------------------------------------------------
 
-async function itemOf(scheme, { contentType: type, body, upload, signedOver }) {
+async function itemOf(scheme, { contentType: type, body, upload, signedOver, n8nBody }) {
 	const bytes = Buffer.from(body, 'utf8');
 	const signedText = signedOver === 'otherBytes' ? `${body} ` : body;
 	const secret = signedOver === 'otherSecret' ? scheme.otherSecret : scheme.secret;
@@ -175,7 +213,7 @@ async function itemOf(scheme, { contentType: type, body, upload, signedOver }) {
 			headers: { ...signatureHeaders, ...type.headers },
 			params: {},
 			query: {},
-			body: { forged: true },
+			body: n8nBody === 'parsed' ? JSON.parse(body) : { forged: true },
 		},
 		binary: { data: binary },
 	};
@@ -187,24 +225,46 @@ const tally = { valid: 0, invalid: 0 };
 /** Runs the batch through the node and checks each item both ways. */
 async function holds(scheme, cases) {
 	const items = await Promise.all(cases.map((delivery) => itemOf(scheme, delivery)));
+	// On Error continue: a refused media type is an error item on `invalid`, not a stopped run.
 	const run = await runWorkflow(verifyWorkflow, items, {
 		credentialsByType: { webhookSigningSecretApi: { secret: scheme.secret } },
-		nodeOverrides: { [NODE]: { parameters: scheme.parameters } },
+		nodeOverrides: { [NODE]: { parameters: scheme.parameters, onError: 'continueRegularOutput' } },
 	});
 	expect(run.status).toBe('success');
-	const valid = new Set(run.output(NODE, 0).map((item) => item.pairedItem.item));
+	const valid = new Map(
+		run.output(NODE, 0).map((item) => [item.pairedItem.item, item.json.signature]),
+	);
 	const invalid = new Map(
-		run.output(NODE, 1).map((item) => [item.pairedItem.item, item.json.signature?.reason]),
+		run
+			.output(NODE, 1)
+			.map((item) => [
+				item.pairedItem.item,
+				item.json.signature?.reason ?? item.json.details?.kind,
+			]),
 	);
 	cases.forEach((delivery, i) => {
-		const bodyIsSignedBytes =
+		const bytesAreSigned =
 			!delivery.contentType.multipart &&
 			delivery.upload === undefined &&
 			delivery.signedOver === 'binary';
-		expect([i, valid.has(i)]).toEqual([i, bodyIsSignedBytes]);
+		const asSigned =
+			bytesAreSigned &&
+			readAsSigned(scheme, items[i].json.headers, Buffer.from(delivery.body), items[i].json.body);
+		expect([i, valid.has(i)]).toEqual([i, asSigned]);
 		expect(valid.has(i) !== invalid.has(i)).toBe(true);
 		if (delivery.contentType.multipart || delivery.upload !== undefined)
 			expect([i, invalid.get(i)]).toEqual([i, 'unsigned_body']);
+		else if (bytesAreSigned && !asSigned)
+			expect([i, invalid.get(i)]).toEqual([i, 'unsupported-media-type']);
+		if (asSigned)
+			expect([i, valid.get(i)]).toEqual([
+				i,
+				{
+					valid: true,
+					provider: scheme.value,
+					digest: scheme.digestOf(Buffer.from(delivery.body), items[i].json.headers),
+				},
+			]);
 	});
 	tally.valid += valid.size;
 	tally.invalid += cases.length - valid.size;

@@ -19,24 +19,46 @@ describe('resolveKeyIdentity', () => {
 		body: { id: 'evt_1', event_id: 'Ev_slack' },
 	};
 
-	test('presets read their own field', () => {
+	test('presets read their own field, in their own key space (Stripe keeps evt:)', () => {
 		expect(resolveKeyIdentity('stripe', item)).toEqual({ kind: 'eventId', id: 'evt_1' });
-		expect(resolveKeyIdentity('github', item)).toEqual({ kind: 'eventId', id: 'gh-1' });
-		expect(resolveKeyIdentity('standardWebhooks', item)).toEqual({ kind: 'eventId', id: 'msg_1' });
-		expect(resolveKeyIdentity('svix', item)).toEqual({ kind: 'eventId', id: 'msg_svix' });
-		expect(resolveKeyIdentity('slack', item)).toEqual({ kind: 'eventId', id: 'Ev_slack' });
+		expect(resolveKeyIdentity('github', item)).toEqual({
+			kind: 'eventId',
+			id: 'gh-1',
+			scope: 'github',
+		});
+		expect(resolveKeyIdentity('standardWebhooks', item)).toEqual({
+			kind: 'eventId',
+			id: 'msg_1',
+			scope: 'standardWebhooks',
+		});
+		expect(resolveKeyIdentity('svix', item)).toEqual({
+			kind: 'eventId',
+			id: 'msg_svix',
+			scope: 'svix',
+		});
+		expect(resolveKeyIdentity('slack', item)).toEqual({
+			kind: 'eventId',
+			id: 'Ev_slack',
+			scope: 'slack',
+		});
 		expect(resolveKeyIdentity('shopify', item)).toEqual({ kind: 'bodyHash' });
 	});
 
 	test('Shopify: the event id, else the webhook id; an empty event id counts as none', () => {
 		const headers = { 'x-shopify-event-id': 'ev-1', 'x-shopify-webhook-id': 'wh-1' };
-		expect(resolveKeyIdentity('shopify', { headers })).toEqual({ kind: 'eventId', id: 'ev-1' });
+		const scope = 'shopify';
+		expect(resolveKeyIdentity('shopify', { headers })).toEqual({
+			kind: 'eventId',
+			id: 'ev-1',
+			scope,
+		});
 		expect(
 			resolveKeyIdentity('shopify', { headers: { ...headers, 'x-shopify-event-id': ' ' } }),
-		).toEqual({ kind: 'eventId', id: 'wh-1' });
+		).toEqual({ kind: 'eventId', id: 'wh-1', scope });
 		expect(resolveKeyIdentity('shopify', { headers: { 'x-shopify-webhook-id': 'wh-1' } })).toEqual({
 			kind: 'eventId',
 			id: 'wh-1',
+			scope,
 		});
 		// Two event ids is an error, not a reason to use the other header.
 		expect(() =>
@@ -166,11 +188,16 @@ describe("numeric ids: the raw body's exact text", () => {
 		const slack = /** @type {NumericId} */ (
 			resolveKeyIdentity('slack', { body: { event_id: 1e21 } })
 		);
-		expect(slack).toMatchObject({ kind: 'number', bodyPath: ['event_id'] });
+		expect(slack).toMatchObject({ kind: 'number', bodyPath: ['event_id'], scope: 'slack' });
 		expect(settleNumericId(slack, raw('{"event_id":1E+21}'))).toEqual({
 			kind: 'eventId',
 			id: '1E+21',
+			scope: 'slack',
 		});
+		expect(composeKey(settleNumericId(slack, raw('{"event_id":1E+21}')), '')).toBe('slack:1E+21');
+		// Stripe's preset keeps the bare evt: key space.
+		const stripe = /** @type {NumericId} */ (resolveKeyIdentity('stripe', { body: { id: 1e21 } }));
+		expect(settleNumericId(stripe, raw('{"id":1E+21}'))).toEqual({ kind: 'eventId', id: '1E+21' });
 		const custom = /** @type {NumericId} */ (
 			resolveKeyIdentity('custom', {}, 2 ** 60, ['order', 'n'])
 		);
@@ -262,6 +289,11 @@ describe('composeKey', () => {
 		expect(composeKey({ kind: 'eventId', id: 'e' }, 'ns')).toBe('ns:evt:e');
 		expect(composeKey({ kind: 'bodyHash' }, '', 'ab12')).toBe('sha256:ab12');
 		expect(composeKey({ kind: 'custom', key: 'k' }, 'ns')).toBe('ns:k');
+		// A provider preset's event ids are keyed under its value; a verified delivery's digest under signed:.
+		expect(composeKey({ kind: 'eventId', id: 'Ev1', scope: 'slack' }, '')).toBe('slack:Ev1');
+		expect(composeKey({ kind: 'eventId', id: 'msg_1', scope: 'svix' }, 'ns')).toBe('ns:svix:msg_1');
+		expect(composeKey({ kind: 'signedContent', sha256Hex: 'cd34' }, '')).toBe('signed:cd34');
+		expect(composeKey({ kind: 'signedContent', sha256Hex: 'cd34' }, 'ns')).toBe('ns:signed:cd34');
 	});
 
 	test('the byte limit counts UTF-8 bytes, not characters', () => {
@@ -284,9 +316,13 @@ describe('composeKey', () => {
 	test('a namespace that could be read two ways is refused here too', () => {
 		expect(() => composeKey({ kind: 'custom', key: 'c' }, 'a:b')).toThrow(/contains ":"/);
 		expect(() => composeKey({ kind: 'eventId', id: 'x' }, 'evt')).toThrow(/reserved/);
+		// Every prefix an empty namespace's key starts with: evt, sha256, signed, idk, each provider's value.
+		for (const reserved of ['sha256', 'signed', 'idk', ...PROVIDERS.map(({ value }) => value)])
+			expect(() => composeKey({ kind: 'custom', key: 'x' }, reserved)).toThrow(/reserved/);
 		// What those would collide with:
 		expect(composeKey({ kind: 'custom', key: 'b:c' }, 'a')).toBe('a:b:c');
 		expect(composeKey({ kind: 'eventId', id: 'evt:x' }, '')).toBe('evt:evt:x');
+		expect(composeKey({ kind: 'eventId', id: 'evt:x', scope: 'svix' }, '')).toBe('svix:evt:x');
 	});
 
 	test('a missing body hash is a bug, not a key', () => {

@@ -93,6 +93,32 @@ const OPAQUE = {
 };
 const TABLE = [...PROVIDERS, ACME, PLAIN, OPAQUE];
 
+/**
+ * The two Tolerance (Seconds) properties: 300 by default before `since`, 0 (the provider's own) from it.
+ * @param {INodeProperties[]} properties @param {string} control @param {string[]} shown @param {number} since
+ */
+function expectTolerances(properties, control, shown, since) {
+	const tolerances = properties.filter((candidate) => candidate.name === 'toleranceSeconds');
+	expect(
+		tolerances.map(({ default: value, typeOptions, displayOptions }) => ({
+			default: value,
+			typeOptions,
+			displayOptions,
+		})),
+	).toEqual([
+		{
+			default: 300,
+			typeOptions: { minValue: 1 },
+			displayOptions: { show: { [control]: shown, '@version': [{ _cnd: { lt: since } }] } },
+		},
+		{
+			default: 0,
+			typeOptions: { minValue: 0 },
+			displayOptions: { show: { [control]: shown, '@version': [{ _cnd: { gte: since } }] } },
+		},
+	]);
+}
+
 /** @param {INodeProperties[]} properties @param {string} name */
 function property(properties, name) {
 	const found = properties.find((candidate) => candidate.name === name);
@@ -126,8 +152,19 @@ describe('the real table makes what the nodes use', () => {
 		expect(property(description.properties, 'provider').options).toEqual(
 			providerOptionsFrom(PROVIDERS),
 		);
-		expect(property(description.properties, 'toleranceSeconds').displayOptions).toEqual({
-			show: { provider: timestampedFrom(PROVIDERS) },
+		// Verify 1.1 (the default version) leaves the tolerance to the provider; Verify 1 keeps 300.
+		expect(description.version).toEqual([1, 1.1]);
+		expect(description.defaultVersion).toBe(1.1);
+		expectTolerances(description.properties, 'provider', timestampedFrom(PROVIDERS), 1.1);
+		// Generic HMAC says which media types its sender posts: JSON unless told.
+		expect(property(description.properties, 'mediaTypes')).toMatchObject({
+			type: 'multiOptions',
+			default: ['application/json'],
+			options: [
+				{ name: 'JSON', value: 'application/json' },
+				{ name: 'Form (URL-Encoded)', value: 'application/x-www-form-urlencoded' },
+			],
+			displayOptions: { show: { provider: ['hmac'] } },
 		});
 	});
 
@@ -135,9 +172,10 @@ describe('the real table makes what the nodes use', () => {
 		const { description } = new IdempotencyReserve();
 		const signature = property(description.properties, 'signature');
 		expect(signature.options.slice(1)).toEqual(providerOptionsFrom(PROVIDERS));
-		expect(property(description.properties, 'toleranceSeconds').displayOptions).toEqual({
-			show: { signature: timestampedFrom(PROVIDERS) },
-		});
+		// Reserve 2.1 (the default version) leaves the tolerance to the provider; Reserve 2 keeps 300.
+		expect(description.version).toEqual([1, 2, 2.1]);
+		expect(description.defaultVersion).toBe(2.1);
+		expectTolerances(description.properties, 'signature', timestampedFrom(PROVIDERS), 2.1);
 	});
 
 	test('a scheme signs only headers it reads; Generic HMAC signs its timestamp header only', () => {
@@ -204,11 +242,14 @@ describe('adding a provider is one entry of the table', () => {
 			subtitle: 'Acme Hooks',
 			location: ACME.eventId,
 			description:
-				'Key "evt:" + the X-Acme-Delivery header, else the X-Acme-Event header, else SHA-256 of the raw body',
+				'Key "acme:" + the X-Acme-Delivery header, else the X-Acme-Event header, else SHA-256 of the raw body',
+			// Its events are keyed under its own value, apart from every other sender's.
+			scope: 'acme',
 		});
 		expect(sources.find(({ value }) => value === 'plainHooks')).toMatchObject({
 			location: PLAIN.eventId,
-			description: 'Key "evt:" + body.meta.delivery_id, else SHA-256 of the raw body',
+			description: 'Key "plainHooks:" + body.meta.delivery_id, else SHA-256 of the raw body',
+			scope: 'plainHooks',
 		});
 	});
 
@@ -345,14 +386,20 @@ describe('adding a provider is one entry of the table', () => {
 			'acme',
 			'hmac',
 		]);
-		for (const control of ['provider', 'signature']) {
-			const tolerance = property(schemeSettingProperties(control, TABLE), 'toleranceSeconds');
-			expect(tolerance.displayOptions.show[control]).toContain('acme');
-			expect(tolerance.displayOptions.show[control]).not.toContain('plainHooks');
+		for (const [control, since] of [
+			['provider', 1.1],
+			['signature', 2.1],
+		]) {
+			const properties = schemeSettingProperties(control, since, TABLE);
+			expectTolerances(properties, control, timestampedFrom(TABLE), since);
+			for (const tolerance of properties.filter(({ name }) => name === 'toleranceSeconds')) {
+				expect(tolerance.displayOptions.show[control]).toContain('acme');
+				expect(tolerance.displayOptions.show[control]).not.toContain('plainHooks');
+			}
 		}
 		// Without a table, the real one.
-		expect(schemeSettingProperties('provider')).toEqual(
-			schemeSettingProperties('provider', PROVIDERS),
+		expect(schemeSettingProperties('provider', 1.1)).toEqual(
+			schemeSettingProperties('provider', 1.1, PROVIDERS),
 		);
 	});
 });
