@@ -252,7 +252,11 @@ function expectKeyFromSigned(provider, key, namespace, id) {
 	}
 }
 
-const CASES = verifiableFrom(PROVIDERS).map((provider) => [provider.value, provider]);
+/** @type {Array<[string, any]>} */
+const CASES = verifiableFrom(PROVIDERS).map((/** @type {any} */ provider) => [
+	provider.value,
+	provider,
+]);
 
 describe.each(CASES)('%s: reserve only what was verified', (_value, provider) => {
 	const signer = signerFor(provider.signing);

@@ -391,7 +391,11 @@ describe('a URL-signing scheme whose $json.query holds a value that is not text'
 		);
 	});
 
-	test.each(urlSigners.map((provider) => [provider.value, provider]))(
+	test.each(
+		/** @type {Array<[string, any]>} */ (
+			urlSigners.map((/** @type {any} */ provider) => [provider.value, provider])
+		),
+	)(
 		'%s: malformed (`?role[admin]=true` arrives as an object), never checked without it',
 		async (value, provider) => {
 			const vector = VECTORS[value];

@@ -386,10 +386,10 @@ describe('adding a provider is one entry of the table', () => {
 			'acme',
 			'hmac',
 		]);
-		for (const [control, since] of [
+		for (const [control, since] of /** @type {Array<[string, number]>} */ ([
 			['provider', 1.1],
 			['signature', 2.1],
-		]) {
+		])) {
 			const properties = schemeSettingProperties(control, since, TABLE);
 			expectTolerances(properties, control, timestampedFrom(TABLE), since);
 			for (const tolerance of properties.filter(({ name }) => name === 'toleranceSeconds')) {

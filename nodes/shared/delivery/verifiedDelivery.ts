@@ -2,9 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
 import { BODY_HASH_PREFIX, SIGNED_CONTENT_PREFIX } from '../keys/prefixes';
-import type { HeaderLookup } from '../webhook/schemeTypes';
 import { retryStableContent, type BodyPath } from '../webhook/retryStableContent';
-import type { SigningDescription } from '../webhook/schemeTypes';
+import type { HeaderLookup, SigningDescription } from '../webhook/schemeTypes';
 import {
 	isParseRefusal,
 	parseRefusalMessage,

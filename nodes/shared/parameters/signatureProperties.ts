@@ -159,14 +159,11 @@ function toleranceProperties(
 	since: number,
 ): INodeProperties[] {
 	const shown = timestampedFrom(providers);
-	const common = {
-		displayName: 'Tolerance (Seconds)',
-		name: 'toleranceSeconds',
-		type: 'number',
-	} as const;
 	return [
 		{
-			...common,
+			displayName: 'Tolerance (Seconds)',
+			name: 'toleranceSeconds',
+			type: 'number',
 			default: 300,
 			typeOptions: { minValue: 1 },
 			description:
@@ -174,7 +171,9 @@ function toleranceProperties(
 			displayOptions: { show: { [control]: shown, '@version': [{ _cnd: { lt: since } }] } },
 		},
 		{
-			...common,
+			displayName: 'Tolerance (Seconds)',
+			name: 'toleranceSeconds',
+			type: 'number',
 			default: 0,
 			typeOptions: { minValue: 0 },
 			description:
