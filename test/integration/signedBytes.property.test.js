@@ -10,6 +10,8 @@
 // field injection) and non-ASCII ids (charset games) are among the generated bodies.
 // Then each provider's own retry, as its table entry says (a new timestamp and signature, renewed
 // body fields changed, the id header kept), is a duplicate.
+// Then the same retry against a recorded fingerprint: it matches (the fingerprint of a verified
+// delivery is its retry-stable digest), so it is a duplicate, never a reused key.
 // Bounded: 3 runs of up to 4 mutations per provider (about 35 providers), a few seconds in all.
 const { describe, test, expect } = require('@jest/globals');
 const fc = require('fast-check');
@@ -217,7 +219,7 @@ async function storedKeys(namespace) {
 	return rows.map((row) => row.key);
 }
 
-async function reserve(provider, secret, items, namespace) {
+async function reserve(provider, secret, items, namespace, extra = {}) {
 	return await runWorkflow(workflow, items, {
 		credentials: db.credential(),
 		credentialsByType: { webhookSigningSecretApi: { secret } },
@@ -230,6 +232,7 @@ async function reserve(provider, secret, items, namespace) {
 					namespace,
 					table: 'processed_events',
 					createTable: true,
+					...extra,
 				},
 			},
 		},
@@ -308,5 +311,35 @@ describe.each(CASES)('%s: reserve only what was verified', (_value, provider) =>
 		expect(two.output(RESERVE, DUPLICATE)[0].json.idempotency.key).toBe(
 			one.output(RESERVE, NEW)[0].json.idempotency.key,
 		);
+	});
+
+	test("the sender's own retry matches the first attempt's fingerprint: not a reused key", async () => {
+		const namespace = `sf${++run}`;
+		const generated = { id: `fp_${run}`, note: 'n', form: { Body: 'b' } };
+		const fingerprinted = { fingerprint: 'rawBody', onMismatch: 'output' };
+		const [FP_NEW, FP_DUPLICATE] = [0, 1];
+		const one = await reserve(
+			provider,
+			signer.secret,
+			[itemOf(delivery(provider, signer, generated, 0))],
+			namespace,
+			fingerprinted,
+		);
+		const two = await reserve(
+			provider,
+			signer.secret,
+			[itemOf(delivery(provider, signer, generated, 1))],
+			namespace,
+			fingerprinted,
+		);
+		expect(one.output(RESERVE, FP_NEW)).toHaveLength(1);
+		// Outputs: new, duplicate, reused key, invalid signature, then the error output.
+		expect(two.outputCount(RESERVE)).toBe(5);
+		expect(two.output(RESERVE, FP_DUPLICATE)).toHaveLength(1);
+		expect(two.output(RESERVE, 2)).toHaveLength(0);
+		const { rows } = await db.query('SELECT fingerprint FROM processed_events WHERE key = $1', [
+			one.output(RESERVE, FP_NEW)[0].json.idempotency.key,
+		]);
+		expect(rows[0].fingerprint).toMatch(/^[0-9a-f]{64}$/);
 	});
 });

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { KeyError } from '../keys/KeyError';
 import { BODY_HASH_PREFIX, SIGNED_CONTENT_PREFIX } from '../keys/prefixes';
 import { retryStableContent, type BodyPath } from '../webhook/retryStableContent';
-import type { HeaderLookup, SigningDescription } from '../webhook/schemeTypes';
+import type { SigningDescription } from '../webhook/schemeTypes';
 import {
 	isParseRefusal,
 	parseRefusalMessage,
@@ -41,7 +41,6 @@ export interface VerifiedDelivery {
 export interface DeliveryParts {
 	bytes: Uint8Array;
 	headers: unknown;
-	header: HeaderLookup;
 	url?: string;
 	n8nBody: unknown;
 }
@@ -67,7 +66,6 @@ export function readVerifiedDelivery(
 	const content = retryStableContent(rules.description, rules.renewed, {
 		body: parts.bytes,
 		parsedBody: parse.body,
-		header: parts.header,
 		url: parts.url,
 	});
 	// A verified delivery's signed parts were all read by the check; the raw body is the fallback.

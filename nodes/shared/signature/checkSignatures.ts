@@ -16,7 +16,6 @@ import { KeyError } from '../keys/KeyError';
 import { failWhole } from '../run/failWhole';
 import { errorItem } from '../run/itemErrors';
 import { passedOn } from '../run/itemFlow';
-import { readSignatureHeader } from '../webhook/headers';
 import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signatureSchemes';
 import { requestUrl, UNEXPRESSIBLE_QUERY } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
@@ -78,7 +77,6 @@ function verifiedCheck(
 	const delivery = readVerifiedDelivery(setup.provider, setup.scheme.label, setup.rules, {
 		bytes,
 		headers,
-		header: (name) => readSignatureHeader(headers, name),
 		url,
 		n8nBody: body,
 	});

@@ -6,15 +6,17 @@
  * decoded, sorted fields, so `+` and `%20` are one content).
  * - `{body}`: the raw bytes; with fields renewed per attempt, the JSON without them.
  * - `{form}`: the fields sorted and decoded, as the signature covers them.
- * - `{url}`, `{header:X}`: as signed (a replay cannot change them without breaking the signature).
- * - `{timestamp}` and literal text: left out (renewed per attempt, or the same for every delivery).
+ * - `{url}`: as signed (a replay cannot change it without breaking the signature).
+ * - `{timestamp}`, `{header:X}` and literal text: left out. Signed headers are renewed per attempt by
+ *   some senders (Box's delivery id and timestamp, Twitch's timestamp); one that names the event
+ *   (Standard Webhooks' webhook-id) is keyed on directly, never through this digest.
  * Parts are length-prefixed so no two lists of parts give one content. When the content is the raw
  * bytes alone, the caller keys it `sha256:` (exactly `sha256sum` of the body); any other content
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
  */
 import { parseSigns, sortedForm } from './schemeReader';
-import type { HeaderLookup, SigningDescription } from './schemeTypes';
+import type { SigningDescription } from './schemeTypes';
 
 /** A path into the signed JSON body. */
 export type BodyPath = readonly string[];
@@ -29,7 +31,6 @@ export interface SignedParts {
 	body: Uint8Array;
 	/** The parse of the signed body (signedParse.ts), where it was parsed. */
 	parsedBody?: unknown;
-	header: HeaderLookup;
 	url?: string;
 }
 
@@ -43,7 +44,7 @@ export function perAttemptPaths(
 	return paths;
 }
 
-/** A path step that matches every element of an array (HubSpot renews each event's attemptNumber). */
+/** A path step that matches every element of an array or property of an object (each event of a batch). */
 export const EVERY_ELEMENT = '*';
 
 /** The value without the fields at `paths` (a copy; the value itself is not changed). */
@@ -53,10 +54,9 @@ function withoutPaths(value: unknown, paths: readonly BodyPath[]): unknown {
 	const copy: Record<string, unknown> | unknown[] = isArray
 		? [...(value as unknown[])]
 		: { ...(value as Record<string, unknown>) };
-	const matches = (step: string, name: string) =>
-		step === name || (isArray && step === EVERY_ELEMENT);
+	const matches = (step: string, name: string) => step === name || step === EVERY_ELEMENT;
 	for (const name of Object.keys(copy)) {
-		if (!isArray && paths.some((path) => path.length === 1 && path[0] === name)) {
+		if (!isArray && paths.some((path) => path.length === 1 && matches(path[0], name))) {
 			delete (copy as Record<string, unknown>)[name];
 			continue;
 		}
@@ -96,7 +96,7 @@ export function retryStableContent(
 	const parts: Uint8Array[] = [];
 	let onlyRawBody = true;
 	for (const part of parseSigns(description.signs)) {
-		if (part.kind === 'literal' || part.kind === 'timestamp') continue;
+		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
 		if (part.kind === 'body') {
 			if (renewed.length === 0 || signed.parsedBody === undefined) {
 				parts.push(signed.body);
@@ -107,13 +107,7 @@ export function retryStableContent(
 			continue;
 		}
 		onlyRawBody = false;
-		let text: string | undefined;
-		if (part.kind === 'form') text = sortedForm(signed.body);
-		else if (part.kind === 'url') text = signed.url;
-		else {
-			const value = signed.header(part.name);
-			text = value.kind === 'value' ? value.value : undefined;
-		}
+		const text = part.kind === 'form' ? sortedForm(signed.body) : signed.url;
 		if (text === undefined) return undefined;
 		parts.push(encoder.encode(text));
 	}
