@@ -59,7 +59,9 @@ function keyCell(p) {
 		p.eventId.names.every((n) => signed.includes(n.toLowerCase()))
 	)
 		return `${prefix} + ${eventIdCell(p.eventId)} (signed)`;
-	const parts = s.signs.replace(/\{timestamp\}/g, '').replace(/[^{}]*?(\{[^}]+\})[^{}]*/g, '$1');
+	const parts = s.signs
+		.replace(/\{timestamp\}|\{header:[^}]+\}/g, '')
+		.replace(/[^{}]*?(\{[^}]+\})[^{}]*/g, '$1');
 	const renewed = (p.retry?.renewedBodyFields?.length ?? 0) > 0 || s.timestamp?.from === 'body';
 	if (parts === '{body}' && !renewed) return `${code('sha256:')} of the body (Replay Guard)`;
 	return `${code('signed:')} digest of ${code(parts)}${renewed ? ' less renewed fields' : ''} (Replay Guard)`;
