@@ -34,6 +34,8 @@ export interface SignedKeyParts {
 	guardDigest?: string;
 	/** The digest that stands for the body when the id is missing. */
 	fallbackDigest?: string;
+	/** The raw bytes the signature check read, so a numeric id's exact text needs no second read. */
+	bytes?: Uint8Array;
 }
 
 /** The body hash of an item: of the exact bytes the sender posted, else of the body as text or JSON. */
@@ -132,7 +134,7 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 		);
 		if (resolution.kind === 'number') {
 			// A JSON number's exact text is in the raw body (see shared/keys/idText.ts).
-			const raw = readRawBody(context, item, itemIndex, rawBodyProperty);
+			const raw = signed?.bytes ?? readRawBody(context, item, itemIndex, rawBodyProperty);
 			return raw instanceof Promise
 				? raw.then((bytes) => keyOf(settleNumericId(resolution, bytes)))
 				: keyOf(settleNumericId(resolution, raw));

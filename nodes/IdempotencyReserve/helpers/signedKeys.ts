@@ -19,10 +19,14 @@ import type { SignedKeyParts } from './deriveItemKey';
  * - Custom keys, the Idempotency-Key header and message ids are the user's or the client's: left alone.
  */
 
-/** What a verified delivery hands the key: the provider whose scheme verified it, and the digest. */
+/**
+ * What a verified delivery hands the key: the provider whose scheme verified it, the digest, and the
+ * bytes when Reserve read them itself.
+ */
 export interface SignedVerdict {
 	provider: string;
 	digest: string;
+	bytes?: Uint8Array;
 }
 
 /** Said on the item (`idempotency.keyFrom`) when the guard made the key from the signed content. */
@@ -70,7 +74,7 @@ export function signedKeyChoice(
 	const signed = { signedHeaders: signedHeadersOf(verdict.provider) };
 	if (guard && location.kind === 'headers' && keyIdIsUnsigned(location, signed))
 		return { guardDigest: verdict.digest, keyFrom: KEY_FROM_SIGNED_CONTENT };
-	return { fallbackDigest: verdict.digest };
+	return { fallbackDigest: verdict.digest, bytes: verdict.bytes };
 }
 
 /**

@@ -28,6 +28,8 @@ export interface DeliveryRules {
 export interface VerifiedDelivery {
 	/** The provider's value (or `hmac`) whose scheme verified it. */
 	provider: string;
+	/** The exact bytes, read once for the signature check: the key never reads them again. */
+	bytes: Uint8Array;
 	/** The signed body, parsed as its sender's media type (the same value as n8n's `$json.body`). */
 	parse: SignedParse;
 	/**
@@ -73,7 +75,7 @@ export function readVerifiedDelivery(
 		content === undefined || content.kind === 'rawBody'
 			? BODY_HASH_PREFIX + sha256Hex(parts.bytes)
 			: SIGNED_CONTENT_PREFIX + sha256Hex(content.bytes);
-	return { provider, parse, digest };
+	return { provider, bytes: parts.bytes, parse, digest };
 }
 
 /** What a valid item carries on in `signature`: the verdict, and what Reserve after Verify keys from. */
