@@ -8,6 +8,12 @@ import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
 import type { KeyIdentity, WebhookItemJson } from '../nodes/shared/keys/keySources';
 import { keySourceDefinition, type KeySource } from '../nodes/shared/keys/keySourceTable';
 import { keyIdIsUnsigned } from '../nodes/shared/keys/replayGuard';
+import {
+	PROVIDERS,
+	verifiableFrom,
+	type ProviderDefinition,
+} from '../nodes/shared/webhook/providers';
+import { perAttemptPaths, retryStableContent } from '../nodes/shared/webhook/retryStableContent';
 import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
 
 function describeId(value: unknown): string {
@@ -74,10 +80,20 @@ export function explainIdentity(
 	}
 }
 
+/** The pasted body as JSON, where it is JSON: the renewed fields are left out of the guard's digest. */
+function parsedJson(bytes: Uint8Array): unknown {
+	try {
+		return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as unknown;
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * The key above is Reserve's without a signature check. The downloaded workflow checks the preset's
- * own signature, and where that leaves the id header unsigned (GitHub, Shopify) its Replay Guard
- * keys on the signed body instead (nodes/shared/keys/replayGuard.ts): say so, with that key.
+ * own signature, and where that leaves the id header unsigned (GitHub, Shopify, Linear, Twilio) its
+ * Replay Guard keys on the retry-stable signed content instead (retryStableContent.ts): say so,
+ * with that key where the pasted delivery holds all of it (a signed URL is not pasted).
  */
 export async function replayGuardNote(
 	source: KeySource,
@@ -90,6 +106,21 @@ export async function replayGuardNote(
 	const scheme = SIGNATURE_SCHEMES[source as keyof typeof SIGNATURE_SCHEMES];
 	const location = keySourceDefinition(source)?.location;
 	if (location === undefined || !keyIdIsUnsigned(location, scheme)) return '';
-	const guarded = composeKey({ kind: 'bodyHash' }, namespace, await sha256Hex(bytes));
-	return `In the downloaded workflow Reserve checks ${scheme.label}'s signature, which does not cover this header: its Replay Guard (Options) keys the delivery on the signed body instead, "${guarded}", so a copy resent under a new id is a duplicate.`;
+	const provider: ProviderDefinition | undefined = verifiableFrom(PROVIDERS).find(
+		({ value }) => value === source,
+	);
+	if (provider === undefined || !('algorithm' in provider.signing)) return '';
+	const renewed = perAttemptPaths(provider.signing, provider.retry?.renewedBodyFields);
+	const content = retryStableContent(provider.signing, renewed, {
+		body: bytes,
+		parsedBody: renewed.length > 0 ? parsedJson(bytes) : undefined,
+	});
+	const said = `In the downloaded workflow Reserve checks ${scheme.label}'s signature, which does not cover this header: its Replay Guard (Options) keys the delivery on the signed content instead`;
+	const after = "so a copy resent under a new id, and the sender's own retry, are duplicates.";
+	if (content === undefined) return `${said} (the signed URL is part of it), ${after}`;
+	const guarded =
+		content.kind === 'rawBody'
+			? composeKey({ kind: 'bodyHash' }, namespace, await sha256Hex(bytes))
+			: composeKey({ kind: 'signedContent', sha256Hex: await sha256Hex(content.bytes) }, namespace);
+	return `${said}, "${guarded}", ${after}`;
 }

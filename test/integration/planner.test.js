@@ -193,7 +193,7 @@ describeInBrowser('key planner page in Chromium', () => {
 		});
 		expect(shown.key).toBe('evt:d-42');
 		expect(shown.explain).toContain(
-			`its Replay Guard (Options) keys the delivery on the signed body instead, "sha256:${sha256sum(Buffer.from(body))}"`,
+			`its Replay Guard (Options) keys the delivery on the signed content instead, "sha256:${sha256sum(Buffer.from(body))}"`,
 		);
 		// Standard Webhooks signs its webhook-id: no such note.
 		const signed = await plan(browser.page, {
