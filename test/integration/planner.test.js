@@ -191,7 +191,7 @@ describeInBrowser('key planner page in Chromium', () => {
 			keySource: 'github',
 			headers: 'X-GitHub-Delivery: d-42',
 		});
-		expect(shown.key).toBe('evt:d-42');
+		expect(shown.key).toBe('github:d-42');
 		expect(shown.explain).toContain(
 			`its Replay Guard (Options) keys the delivery on the signed content instead, "sha256:${sha256sum(Buffer.from(body))}"`,
 		);
@@ -222,7 +222,7 @@ describeInBrowser('key planner page in Chromium', () => {
 			keySource: 'shopify',
 			headers: 'X-Shopify-Event-Id: \nX-Shopify-Webhook-Id: w1',
 		});
-		expect(shown.key).toBe('evt:w1');
+		expect(shown.key).toBe('shopify:w1');
 		expect(shown.explain).toMatch(/X-Shopify-Webhook-Id header/);
 		shown = await plan(page, {
 			body: '{}',
@@ -251,7 +251,7 @@ describeInBrowser('key planner page in Chromium', () => {
 			keySource: 'github',
 			headers: 'Content-Type: application/xml\nX-GitHub-Delivery: d1',
 		});
-		expect(shown.key).toBe('evt:d1');
+		expect(shown.key).toBe('github:d1');
 		shown = await plan(page, {
 			body: '<e><id>1</id></e>',
 			keySource: 'stripe',

@@ -121,10 +121,10 @@ export function itemKeyDeriver(context: IExecuteFunctions, settings: KeySettings
 		parameterName === undefined ? undefined : bodyPathOfParameter(context, parameterName);
 	const readNamespace = itemParameterReader(context, 'namespace');
 	return (item, itemIndex, signed) => {
-		const namespace = namespaceText(readNamespace(item, itemIndex));
 		const keyOf = (identity: KeyIdentity, bodySha256Hex?: string) =>
-			composeKey(identity, namespace, bodySha256Hex);
+			composeKey(identity, namespaceText(readNamespace(item, itemIndex)), bodySha256Hex);
 		if (signed?.guardDigest !== undefined) return keyOf(...digestIdentity(signed.guardDigest));
+		// The id's own errors first, then the namespace's, as the key planner reports them.
 		const json = item.json as WebhookItemJson;
 		const resolution = resolveKeyIdentity(
 			source,
