@@ -64,6 +64,7 @@ function n8n1ErrorOutputItem(item, inputItem) {
 
 // ---------------------------------------------------------------------------------------------
 
+/** @type {import('n8n-workflow').INode} */
 const node = {
 	id: 'n1',
 	name: 'Idempotency Reserve',
@@ -72,30 +73,43 @@ const node = {
 	position: [0, 0],
 	parameters: {},
 };
-/** As much of IExecuteFunctions as errorItem reads: the node and its On Error setting. */
+/**
+ * As much of IExecuteFunctions as errorItem reads: the node and its On Error setting.
+ * @param {string | undefined} onError
+ */
 const contextWith = (onError) =>
 	/** @type {import('n8n-workflow').IExecuteFunctions} */ (
 		/** @type {unknown} */ ({ getNode: () => ({ ...node, onError }) })
 	);
 
+/** @typedef {import('n8n-workflow').NodeOperationError | import('n8n-workflow').NodeApiError} NodeError */
+/** @type {(label: string, error: NodeError) => [string, NodeError]} */
+const errorCase = (label, error) => [label, error];
+/** A client error of `kind`, as Reserve makes it of a KeyError. @param {any} kind */
+const clientError = (kind) =>
+	inputError(node, new KeyError(`a ${kind} problem`, 'what to do', kind), 0);
+
 /** Every error item the package builds: each client-error kind, and failures of ours. */
 const ERRORS = [
-	...Object.keys(CLIENT_ERRORS).map((kind) => [
-		`client error ${kind}`,
-		inputError(node, new KeyError(`a ${kind} problem`, 'what to do', kind), 0),
-	]),
-	['a key error without a kind', inputError(node, new KeyError('bad key setting', 'a hint'), 0)],
-	[
+	...Object.keys(CLIENT_ERRORS).map((kind) => errorCase(`client error ${kind}`, clientError(kind))),
+	errorCase(
+		'a key error without a kind',
+		inputError(node, new KeyError('bad key setting', 'a hint'), 0),
+	),
+	errorCase(
 		'a database failure with a description',
 		new NodeApiError(node, { message: 'down' }, { message: 'unreachable', description: 'why' }),
-	],
-	['a failure without a description', new NodeApiError(node, { message: 'x' }, { message: 'x' })],
+	),
+	errorCase(
+		'a failure without a description',
+		new NodeApiError(node, { message: 'x' }, { message: 'x' }),
+	),
 ];
 
 const input = webhookItem({ body: { id: { nested: true } }, headers: { 'x-request': 'r1' } });
 
 describe.each(ERRORS)('the error item of %s', (_label, error) => {
-	const kind = error.context?.clientErrorKind;
+	const kind = /** @type {any} */ (error.context?.clientErrorKind);
 
 	test('n8n 1.x moves it to the error output, with error, message and details kept', () => {
 		const item = errorItem(contextWith('continueErrorOutput'), error, 0);
@@ -155,6 +169,7 @@ const LINES = [
 
 // A node of the test that hands on what the case gives it: the item shape before this fix, and one
 // with its error enumerable, as controls of what each engine does with them.
+/** @type {(items: import('n8n-workflow').INodeExecutionData[]) => object[]} */
 let handOn = () => [];
 registerTestNode('handOn', async function () {
 	return [handOn(this.getInputData())];
