@@ -7,7 +7,7 @@ import { progress } from './log.mjs';
 import { runN8nCli, waitForWebhook } from './n8n.mjs';
 import {
 	publishedVersion,
-	publishWorkflow,
+	publishWorkflows,
 	waitForPublishedTriggers,
 	waitForWebhookRows,
 } from './publication.mjs';
@@ -61,21 +61,22 @@ export async function importStackWorkflows(
 		label: 'import-workflows',
 	});
 
-	for (const { file, workflow } of extras) {
-		await publishWorkflow(ctx, workflow.id);
+	const extraIds = extras.map(({ workflow }) => workflow.id);
+	await publishWorkflows(
+		ctx,
+		[...extraIds, WEBHOOK_WORKFLOW_ID, ...(purgeEverySeconds ? [PURGE_WORKFLOW_ID] : [])],
+		[...extraIds, WEBHOOK_WORKFLOW_ID, ...(builtInWorkflow ? [] : [PURGE_WORKFLOW_ID])],
+	);
+	for (const { file, workflow } of extras)
 		progress(`n8n: extra workflow ${workflow.id} (${file}) published`);
-	}
-	await publishWorkflow(ctx, WEBHOOK_WORKFLOW_ID);
 	const publishedVersionId = await publishedVersion(n8nDb, WEBHOOK_WORKFLOW_ID);
 	progress(
 		`n8n: workflow ${WEBHOOK_WORKFLOW_ID} published as version ${publishedVersionId ?? '(unknown)'}`,
 	);
-	if (purgeEverySeconds) {
-		await publishWorkflow(ctx, PURGE_WORKFLOW_ID);
+	if (purgeEverySeconds)
 		progress(
 			`n8n: purge workflow ${PURGE_WORKFLOW_ID} published, its Schedule Trigger set to every ${purgeEverySeconds} s`,
 		);
-	}
 
 	const withWebhook = [{ workflow: webhookWorkflow }, ...extras.filter(hasWebhook)];
 	return {

@@ -4,7 +4,8 @@
 //   answers and the business rows;
 // - the webhook template whose business step calls an HTTP API (workflows/idempotent-http-call.json)
 //   with a downstream Idempotency-Key derived from the event key, against a local API that records it.
-// Run with `npm run test:e2e`.
+// Run with `npm run test:e2e`; every test of this file also runs on n8n 1.123.81 with
+// `npm run test:e2e:n8n1` (N8N_LINE=1).
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -225,6 +226,62 @@ test(
 				`[api] ${rules.map((r) => `${r.rule}: ${r.got} (expected ${r.expected})`).join('; ')}\n`,
 			);
 			for (const r of rules) assert.equal(r.got, r.expected, r.rule);
+		}),
+);
+
+// An Idempotency-Key the endpoint cannot use is the client's mistake: 400 problem+json of kind
+// invalid-idempotency-key from the error output, and the order is never created. On n8n 1.x such an
+// item once stayed on Reserve's `new` output (1.x moves an item to the error output by its json
+// alone only when it has no `details`): the order step ran and the client got 201.
+const CREATE_ORDER = 'Create Order (insert business_log)';
+const ERROR_ANSWER = 'Respond 4xx or 500 (problem+json)';
+test(
+	'an unusable Idempotency-Key header (missing, empty, overlong, malformed, two values) → 400 problem+json each, no order created, nothing reserved',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const headersOf = (key) => ({
+				authorization: ALICE,
+				...(key === undefined ? {} : { 'idempotency-key': key }),
+			});
+			/** @type {Array<[string, string | undefined, RegExp]>} */
+			const cases = [
+				['missing', undefined, /header is missing/],
+				['empty', '""', /header is empty/],
+				['overlong', `"${'x'.repeat(300)}"`, /at most 255/],
+				['an unclosed quote', '"abc', /quoted string is not closed/],
+				['a bare key with a space', 'two words', /visible ASCII only/],
+				[
+					'two different values',
+					`"${randomUUID()}", "${randomUUID()}"`,
+					/2 times with different values/,
+				],
+			];
+			const ordersBefore = (await stack.keysDb.query('SELECT count(*)::int AS n FROM business_log'))
+				.rows[0].n;
+			const keysBefore = await stack.keyRows();
+			const outcomes = [];
+			for (const [label, key, detail] of cases) {
+				const { response, execution } = await stack.deliver(
+					{ sku: 'G', qty: 1 },
+					{ to: api, sign: false, headers: headersOf(key), timeoutMs: 120_000 },
+				);
+				outcomes.push([label, response.status, execution.nodesRun.includes(CREATE_ORDER)]);
+				assert.equal(response.status, 400, `${label}: ${response.text}`);
+				assert.ok(isProblem(response), `${label}: ${response.headers['content-type']}`);
+				assert.equal(response.json.status, 400, label);
+				assert.match(response.json.type, /#invalid-idempotency-key$/, label);
+				assert.equal(response.json.title, 'The Idempotency-Key header is missing or malformed');
+				assert.match(response.json.detail, detail, label);
+				assert.equal(execution.status, 'success', label);
+				assert.ok(execution.nodesRun.includes(ERROR_ANSWER), execution.nodesRun.join(' → '));
+				assert.ok(!execution.nodesRun.includes(CREATE_ORDER), execution.nodesRun.join(' → '));
+			}
+			process.stderr.write(`[api] unusable Idempotency-Key: ${JSON.stringify(outcomes)}\n`);
+			const ordersAfter = (await stack.keysDb.query('SELECT count(*)::int AS n FROM business_log'))
+				.rows[0].n;
+			assert.equal(ordersAfter, ordersBefore, 'business_log unchanged');
+			assert.deepEqual(await stack.keyRows(), keysBefore, 'nothing reserved');
 		}),
 );
 

@@ -1,7 +1,8 @@
 // End-to-end: the template's signature check (Idempotency Reserve verifying before it reserves), in
 // a real n8n 2.41.1 server. Genuine
 // Stripe-signed deliveries go through; forged ones and stale replays are answered 401 and reserve
-// nothing, so a forgery can never block the genuine event. Run with `npm run test:e2e`.
+// nothing, so a forgery can never block the genuine event. Run with `npm run test:e2e`; every test
+// of this file also runs on n8n 1.123.81 with `npm run test:e2e:n8n1` (N8N_LINE=1).
 // Signatures are made here the way Stripe makes them (HMAC-SHA256 of "<t>.<raw body>" with the
 // stack's secret, scripts/harness/http.mjs); the unit tests check that scheme against Stripe's library.
 // Two attacks by someone holding one genuine signed delivery: the captured body sent as a multipart

@@ -1,6 +1,8 @@
 // End-to-end: the packed package installed into a real n8n 2.41.1 server, driven through the
 // unchanged template workflows/idempotent-webhook.json, checked against what n8n recorded in its own
-// database and what the workflow wrote to PostgreSQL. Run with `npm run test:e2e` (node --test).
+// database and what the workflow wrote to PostgreSQL. Run with `npm run test:e2e` (node --test);
+// `npm run test:e2e:n8n1` runs every test of this file on n8n 1.123.81 (N8N_LINE=1), whose error
+// output takes other items than 2.x's (nodes/shared/run/itemErrors.ts).
 // The file is not named *.test.* on purpose: the unit tests' jest must not pick it up.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

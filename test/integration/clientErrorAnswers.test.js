@@ -9,12 +9,12 @@ const {
 	INVALID_SIGNATURE_DETAIL,
 } = require('../../dist/nodes/shared/keys/clientErrors');
 const { useTestDatabase } = require('../support/database');
-const { registerTestNode, runWorkflow } = require('../support/engine');
+const { runWorkflow } = require('../support/engine');
 const { PROVIDERS } = require('../support/providerVectors');
 const { takeAnswers, RESPOND_TYPE } = require('../support/respondProbe');
+const { reserveAndErrorAnswer } = require('../support/templateBranches');
 const { webhookItem } = require('../support/webhookItems');
 
-const RESERVE_TYPE = 'n8n-nodes-idempotency.idempotencyReserve';
 const stripe = PROVIDERS.stripe;
 
 const db = useTestDatabase();
@@ -26,39 +26,6 @@ async function reservedKeys() {
 	return (await db.query('SELECT key FROM processed_events ORDER BY key')).rows.map(
 		(row) => row.key,
 	);
-}
-
-registerTestNode('branch', async function () {
-	return [this.getInputData()];
-});
-
-/**
- * The template's Reserve node and every branch after it, one node deep: the Respond node on its
- * error output (and those named in `shipped`) as shipped, the other branches (business step,
- * Respond nodes) as pass-through nodes of the same names, so the test sees where each item went.
- * @param {any} template
- * @param {string[]} [shipped]
- */
-function reserveAndErrorAnswer(template, shipped = []) {
-	const reserve = template.nodes.find((node) => node.type === RESERVE_TYPE);
-	const outputs = template.connections[reserve.name].main;
-	const errorTarget = outputs.at(-1)[0].node;
-	const branches = outputs.flat().map((connection) => {
-		const node = template.nodes.find((candidate) => candidate.name === connection.node);
-		return node.name === errorTarget || shipped.includes(node.name)
-			? node
-			: { ...node, type: 'test.branch', typeVersion: 1 };
-	});
-	return {
-		reserve,
-		errorTarget,
-		workflow: {
-			name: template.name,
-			nodes: [reserve, ...branches],
-			connections: { [reserve.name]: template.connections[reserve.name] },
-			settings: { executionOrder: 'v1' },
-		},
-	};
 }
 
 async function signedDelivery(rawBody) {

@@ -2,8 +2,6 @@
 // package's node classes from dist/ (what n8n loads). Nothing here fakes a node context: only the
 // server-side services (credential storage, URLs) are provided the way n8n's own test harness does.
 const path = require('node:path');
-const { ExecutionLifecycleHooks, WorkflowExecute } = require('n8n-core');
-const { ICredentialsHelper, Workflow, createRunExecutionData } = require('n8n-workflow');
 
 const dist = path.join(__dirname, '..', '..', 'dist');
 const PACKAGE = 'n8n-nodes-idempotency';
@@ -81,41 +79,47 @@ function registerTestNode(name, execute, properties = []) {
 	});
 }
 
-/** Hands every node the credential data given to the run, by credential type. */
-class TestCredentialsHelper extends ICredentialsHelper {
-	constructor(credentialsByType) {
-		super();
-		this.credentialsByType = credentialsByType;
-	}
-	getParentTypes() {
-		return [];
-	}
-	isCredentialUsableByNode() {
-		return true;
-	}
-	async authenticate(_credentials, _typeName, requestOptions) {
-		return requestOptions;
-	}
-	async preAuthentication() {
-		return undefined;
-	}
-	async runPreAuthentication() {
-		return undefined;
-	}
-	/** @returns {Promise<never>} */
-	async getCredentials() {
-		throw new Error('not used by these nodes');
-	}
-	async getDecrypted(_additionalData, _nodeCredentials, type) {
-		const data = this.credentialsByType[type];
-		if (data === undefined) throw new Error(`No test credential of type ${type}`);
-		return data;
-	}
-	async updateCredentials() {}
-	async updateCredentialsOauthTokenData() {}
-	getCredentialsProperties() {
-		return [];
-	}
+/**
+ * The credentials helper of one n8n line: hands every node the credential data given to the run, by
+ * credential type.
+ * @param {typeof import('n8n-workflow').ICredentialsHelper} ICredentialsHelper
+ */
+function credentialsHelperClass(ICredentialsHelper) {
+	return class TestCredentialsHelper extends ICredentialsHelper {
+		constructor(credentialsByType) {
+			super();
+			this.credentialsByType = credentialsByType;
+		}
+		getParentTypes() {
+			return [];
+		}
+		isCredentialUsableByNode() {
+			return true;
+		}
+		async authenticate(_credentials, _typeName, requestOptions) {
+			return requestOptions;
+		}
+		async preAuthentication() {
+			return undefined;
+		}
+		async runPreAuthentication() {
+			return undefined;
+		}
+		/** @returns {Promise<never>} */
+		async getCredentials() {
+			throw new Error('not used by these nodes');
+		}
+		async getDecrypted(_additionalData, _nodeCredentials, type) {
+			const data = this.credentialsByType[type];
+			if (data === undefined) throw new Error(`No test credential of type ${type}`);
+			return data;
+		}
+		async updateCredentials() {}
+		async updateCredentialsOauthTokenData() {}
+		getCredentialsProperties() {
+			return [];
+		}
+	};
 }
 
 let executionCounter = 0;
@@ -125,10 +129,10 @@ let executionCounter = 0;
  * used by these nodes.
  * @returns {import('n8n-workflow').IWorkflowExecuteAdditionalData}
  */
-function additionalDataFor(credentialsByType, hooks, executionId) {
+function additionalDataFor(CredentialsHelper, credentialsByType, hooks, executionId) {
 	const base = 'http://127.0.0.1:5678/';
 	return /** @type {any} */ ({
-		credentialsHelper: new TestCredentialsHelper(credentialsByType),
+		credentialsHelper: new CredentialsHelper(credentialsByType),
 		hooks,
 		executionId,
 		currentNodeExecutionIndex: 0,
@@ -152,71 +156,109 @@ function additionalDataFor(credentialsByType, hooks, executionId) {
 	});
 }
 
+/** The trigger runWorkflow puts before a workflow's start node; no workflow of the tests has a node of this name. */
+const TRIGGER = 'Test Trigger';
+registerTestNode('trigger', async function () {
+	return [this.getInputData()];
+});
+
 /**
- * Runs `workflowJson` with `items` as the output of a trigger feeding its start node (the node
- * no other node connects to), as a webhook execution would. Returns n8n's IRun and helpers.
- * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
- * ({ webhookSigningSecretApi: { secret } }).
- * @param {{ name: string, nodes: object[], connections: object, settings?: object }} workflowJson
- * @param {object[]} items
- * @param {{ credentials?: object, credentialsByType?: Record<string, object>,
- *   nodeOverrides?: Record<string, { parameters?: object, [field: string]: unknown }> }} [options]
+ * A runner on one n8n line's engine: `core` is that line's n8n-core, `workflow` its n8n-workflow.
+ * The package's nodes are the same dist/ classes on every line (they import the repository's
+ * n8n-workflow; in n8n, NODE_PATH hands them the server's own copy).
+ * @param {{ core: any, workflow: any }} line
  */
-async function runWorkflow(
-	workflowJson,
-	items,
-	{ credentials, credentialsByType = {}, nodeOverrides = {} } = {},
-) {
-	const nodes = workflowJson.nodes.map((node) => ({
-		...node,
-		...(nodeOverrides[node.name] ?? {}),
-		parameters: { ...node.parameters, ...(nodeOverrides[node.name]?.parameters ?? {}) },
-	}));
-	const workflow = new Workflow({
-		id: 'test-workflow',
-		name: workflowJson.name,
-		nodes,
-		connections: workflowJson.connections,
-		nodeTypes,
-		active: false,
-		settings: workflowJson.settings ?? { executionOrder: 'v1' },
-	});
-	const targets = new Set(
-		Object.values(workflowJson.connections).flatMap((byType) =>
-			(byType.main ?? []).flat().map((connection) => connection.node),
-		),
-	);
-	const startNode = nodes.find((node) => !targets.has(node.name));
-	const executionId = String(++executionCounter);
-	// A workflow read from a file has no database fields (dates, active state): the hooks do not read them.
-	const workflowData = /** @type {import('n8n-workflow').IWorkflowBase} */ (
-		/** @type {unknown} */ ({ ...workflowJson, id: 'test-workflow', nodes })
-	);
-	const hooks = new ExecutionLifecycleHooks('webhook', executionId, workflowData);
-	// What a node sent to the webhook's caller (this.sendResponse), in order: n8n answers with the first.
-	const webhookResponses = [];
-	hooks.addHandler('sendResponse', (response) => {
-		webhookResponses.push(response);
-	});
-	const runExecutionData = createRunExecutionData({
-		executionData: {
-			nodeExecutionStack: [
-				{ node: workflow.getNode(startNode.name), data: { main: [items] }, source: null },
-			],
-		},
-	});
-	const execute = new WorkflowExecute(
-		additionalDataFor(
-			{ idempotencyPostgresApi: credentials, ...credentialsByType },
-			hooks,
-			executionId,
-		),
-		'webhook',
-		runExecutionData,
-	);
-	const run = await execute.processRunExecutionData(workflow);
-	return { ...describeRun(run), webhookResponses };
+function createRunner({ core, workflow: n8nWorkflow }) {
+	const { ExecutionLifecycleHooks, WorkflowExecute } = core;
+	const { Workflow, createRunExecutionData } = n8nWorkflow;
+	const CredentialsHelper = credentialsHelperClass(n8nWorkflow.ICredentialsHelper);
+
+	/**
+	 * Runs `workflowJson` with `items` as the output of a trigger feeding its start node (the node
+	 * no other node connects to), as a webhook execution would: the trigger node runs first and hands
+	 * the items on, so the start node has a source (the node before it) as in n8n, where a webhook
+	 * execution starts at the Webhook node. n8n's error output depends on that: it merges the input
+	 * item's fields into an error item only when the node has a source. Returns n8n's IRun and helpers.
+	 * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
+	 * ({ webhookSigningSecretApi: { secret } }).
+	 * @param {{ name: string, nodes: object[], connections: object, settings?: object }} workflowJson
+	 * @param {object[]} items
+	 * @param {{ credentials?: object, credentialsByType?: Record<string, object>,
+	 *   nodeOverrides?: Record<string, { parameters?: object, [field: string]: unknown }> }} [options]
+	 */
+	async function runWorkflow(
+		workflowJson,
+		items,
+		{ credentials, credentialsByType = {}, nodeOverrides = {} } = {},
+	) {
+		const workflowNodes = workflowJson.nodes.map((node) => ({
+			...node,
+			...(nodeOverrides[node.name] ?? {}),
+			parameters: { ...node.parameters, ...(nodeOverrides[node.name]?.parameters ?? {}) },
+		}));
+		const targets = new Set(
+			Object.values(workflowJson.connections).flatMap((byType) =>
+				(byType.main ?? []).flat().map((connection) => connection.node),
+			),
+		);
+		const startNode = workflowNodes.find((node) => !targets.has(node.name));
+		const trigger = {
+			id: 'test-trigger',
+			name: TRIGGER,
+			type: 'test.trigger',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		};
+		const nodes = [trigger, ...workflowNodes];
+		const connections = {
+			...workflowJson.connections,
+			[TRIGGER]: { main: [[{ node: startNode.name, type: 'main', index: 0 }]] },
+		};
+		const workflow = new Workflow({
+			id: 'test-workflow',
+			name: workflowJson.name,
+			nodes,
+			connections,
+			nodeTypes,
+			active: false,
+			settings: workflowJson.settings ?? { executionOrder: 'v1' },
+		});
+		const executionId = String(++executionCounter);
+		// A workflow read from a file has no database fields (dates, active state): the hooks do not read them.
+		const workflowData = /** @type {import('n8n-workflow').IWorkflowBase} */ (
+			/** @type {unknown} */ ({ ...workflowJson, id: 'test-workflow', nodes, connections })
+		);
+		const hooks = new ExecutionLifecycleHooks('webhook', executionId, workflowData);
+		// What a node sent to the webhook's caller (this.sendResponse), in order: n8n answers with the first.
+		const webhookResponses = [];
+		hooks.addHandler('sendResponse', (response) => {
+			webhookResponses.push(response);
+		});
+		const runExecutionData = createRunExecutionData({
+			executionData: {
+				nodeExecutionStack: [
+					{ node: workflow.getNode(TRIGGER), data: { main: [items] }, source: null },
+				],
+			},
+		});
+		const execute = new WorkflowExecute(
+			additionalDataFor(
+				CredentialsHelper,
+				{ idempotencyPostgresApi: credentials, ...credentialsByType },
+				hooks,
+				executionId,
+			),
+			'webhook',
+			runExecutionData,
+		);
+		const run = await execute.processRunExecutionData(workflow);
+		return { ...describeRun(run), webhookResponses };
+	}
+	return runWorkflow;
 }
+
+const runWorkflow = createRunner({ core: require('n8n-core'), workflow: require('n8n-workflow') });
 
 /** Reads a run the way a person reads the execution view: outputs per node, and the error if any. */
 function describeRun(run) {
@@ -255,4 +297,4 @@ function describeRun(run) {
 	};
 }
 
-module.exports = { registerNodeType, registerTestNode, runWorkflow, PACKAGE };
+module.exports = { createRunner, registerNodeType, registerTestNode, runWorkflow, PACKAGE };

@@ -125,7 +125,7 @@ async function lookUpKeys(context: IExecuteFunctions): Promise<INodeExecutionDat
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const itemError = failed.get(itemIndex);
 		if (itemError !== undefined) {
-			output.push(errorItem(itemError, itemIndex));
+			output.push(errorItem(context, itemError, itemIndex));
 			continue;
 		}
 		const count = keys[itemIndex]?.length ?? 0;

@@ -26,6 +26,6 @@ export function failWhole(
 	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
 	const itemCount = context.getInputData().length;
 	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++)
-		outputs[errorOutput].push(errorItem(itemErrors.get(itemIndex) ?? error, itemIndex));
+		outputs[errorOutput].push(errorItem(context, itemErrors.get(itemIndex) ?? error, itemIndex));
 	return outputs;
 }

@@ -9,17 +9,30 @@ import { clientErrorDetails } from '../keys/clientErrors';
 import { clientErrorKindOf, inputError } from '../errors/nodeErrors';
 
 /**
- * The item n8n expects for a failed item when the node continues on error. It carries only the
- * error (`error`, `message` and `details`, the keys n8n recognises), so with "continue (using error
- * output)" n8n moves it to the error output. A failure the sender caused carries its kind in
- * `details` (`kind`, `status`, `title`, `type`), which the templates answer as problem+json.
+ * The item n8n expects for a failed item when the node continues on error: json `error`, `message`
+ * (the hint) and, for a failure the sender caused, `details` (`kind`, `status`, `title`, `type`),
+ * which the templates answer as problem+json.
+ *
+ * With "continue (using error output)" n8n moves an item to the error output when the item carries
+ * its error (`item.error`), or when its json has only the keys n8n recognises, which differ by line:
+ * 2.x accepts `error`, `message` and `details`; 1.x only `error`, or `error` and `message`
+ * (n8n-core 1.122 `WorkflowExecute.handleNodeErrorOutput`). By json alone a client error (it has
+ * `details`) stayed on the first output on 1.x: an invalid id routed as a new event. So in that mode
+ * the item carries its error too, which both lines check first; but not as an enumerable property:
+ * after routing, both lines replace the json of any item that still has `error` with
+ * `{ error: message }` (`WorkflowExecute.normalizeNodeErrors`), which would drop `message`,
+ * `details` and the input item's fields merged in. The error output's item is a copy
+ * (`{ ...item, json: { ...inputItem.json, ...item.json } }`) that leaves a non-enumerable `error`
+ * behind, so the templates read the json as the node wrote it. Other modes get no `error`: there
+ * n8n would replace the json of the item on the regular output the same way.
  */
 export function errorItem(
+	context: IExecuteFunctions,
 	error: NodeOperationError | NodeApiError,
 	itemIndex: number,
 ): INodeExecutionData {
 	const kind = clientErrorKindOf(error);
-	return {
+	const item: INodeExecutionData = {
 		json: {
 			error: error.message,
 			...(error.description ? { message: error.description } : {}),
@@ -27,6 +40,14 @@ export function errorItem(
 		},
 		pairedItem: { item: itemIndex },
 	};
+	if (context.getNode().onError === 'continueErrorOutput')
+		Object.defineProperty(item, 'error', {
+			value: error,
+			enumerable: false,
+			writable: true,
+			configurable: true,
+		});
+	return item;
 }
 
 export interface ItemKeys<Target = string> {

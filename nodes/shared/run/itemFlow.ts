@@ -96,7 +96,7 @@ export function routeItems<Target>(
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const itemError = targets.failed.get(itemIndex);
 		if (itemError !== undefined) {
-			outputs[0].push(errorItem(itemError, itemIndex));
+			outputs[0].push(errorItem(context, itemError, itemIndex));
 			continue;
 		}
 		const target = targets.byItem[itemIndex];
@@ -106,7 +106,7 @@ export function routeItems<Target>(
 			// The statement ran for every item; this one's outcome is a failure.
 			const routeError = inputError(context.getNode(), routed, itemIndex);
 			if (!context.continueOnFail()) throw routeError;
-			outputs[0].push(errorItem(routeError, itemIndex));
+			outputs[0].push(errorItem(context, routeError, itemIndex));
 		} else if ('items' in routed) {
 			outputs[routed.output].push(...routed.items);
 		} else {

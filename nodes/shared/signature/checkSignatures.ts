@@ -182,7 +182,7 @@ export async function verifyItemSignatures(
 	const valid = new Map<number, VerifiedDelivery>();
 	(await checkSignatures(context, setup)).forEach((check, itemIndex) => {
 		if (check instanceof NodeOperationError) {
-			outputs[invalidOutput].push(errorItem(check, itemIndex));
+			outputs[invalidOutput].push(errorItem(context, check, itemIndex));
 			return;
 		}
 		if (check.valid) valid.set(itemIndex, check.delivery);
