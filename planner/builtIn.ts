@@ -11,7 +11,7 @@
 import { BuiltInError } from './builtInError';
 import { checkBuiltInInputs, type BuiltInOptions } from './builtInInputs';
 import { checkNodes } from './builtInCheckNodes';
-import { keyNodes } from './builtInKey';
+import { digestOf, keyNodes, keysOnDigest } from './builtInKey';
 import { NODES, type BuiltInWorkflow, type WorkflowNode } from './builtInNodes';
 import { noteNode } from './builtInNotes';
 import { builtInSignatureOf, BUILT_IN_SIGNATURES } from './builtInSignature';
@@ -20,6 +20,7 @@ import type { PlannerSettings } from './settings';
 
 // What the page (planner/main.ts), the CLI bundle and the tests import, from the files that make it.
 export { BUILT_IN_SIGNATURES, BuiltInError };
+export { QUERY_IS_TEXT, URL_EXPRESSION } from './builtInSignature';
 export { builtInSupport } from './builtInSignature';
 export { DEFAULT_WEBHOOK_PATH, REPLAY_GUARDS } from './builtInInputs';
 export type { BuiltInOptions, ReplayGuard } from './builtInInputs';
@@ -59,14 +60,22 @@ export function builtInWorkflow(
 		);
 	const signature = support.signature;
 	const line = inputs.line;
-	// The one decision of the replay guard: a sender that does not sign its id is keyed on its body.
-	const keyOnBody = inputs.replayGuard === 'on' && !signature.signsEventId;
+	// The one decision of the replay guard: an id header the scheme does not sign is not the key; the
+	// digest of the signed content is (the raw body's SHA-256, or Linear's body less its timestamp).
+	const guardOn = inputs.replayGuard === 'on';
+	const keyOnBody = keysOnDigest(settings, signature, guardOn);
+	const digestNode = digestOf(signature).node;
 	const lease = settings.mode === 'lease';
 	const sql = builtInStatements(settings);
 
 	const nodes: WorkflowNode[] = [
 		...checkNodes(signature, line, inputs.webhookPath),
-		...keyNodes(settings, inputs, keyOnBody),
+		...keyNodes(
+			settings,
+			inputs,
+			{ idUnsigned: guardOn && !signature.signsEventId, keyOnDigest: keyOnBody },
+			signature,
+		),
 		...storeNodes(settings, sql),
 		noteNode(settings, signature, sql, line, keyOnBody),
 	];
@@ -77,8 +86,9 @@ export function builtInWorkflow(
 		[NODES.rawOnly]: { main: [to(NODES.rawText), to(NODES.invalid)] },
 		[NODES.rawText]: { main: [to(NODES.hmac)] },
 		[NODES.hmac]: { main: [to(NODES.valid)] },
-		[NODES.valid]: { main: [to(NODES.bodyHash), to(NODES.invalid)] },
-		[NODES.bodyHash]: { main: [to(lease ? NODES.token : NODES.key)] },
+		[NODES.valid]: { main: [to(NODES.sentAsSigned), to(NODES.invalid)] },
+		[NODES.sentAsSigned]: { main: [to(digestNode), to(NODES.unsupportedMediaType)] },
+		[digestNode]: { main: [to(lease ? NODES.token : NODES.key)] },
 		...(lease ? { [NODES.token]: { main: [to(NODES.key)] } } : {}),
 		[NODES.key]: { main: [to(NODES.storable)] },
 		[NODES.storable]: { main: [to(NODES.reserve), to(NODES.invalidKey)] },

@@ -4,7 +4,8 @@
  * them runs for a request whose signature cannot be checked or does not match.
  */
 import { clientErrorDetails, INVALID_SIGNATURE_DETAIL } from '../nodes/shared/keys/clientErrors';
-import type { BuiltInSignature } from './builtInSignature';
+import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../nodes/shared/webhook/signedParse';
+import { BODY_TEXT_NO_BOM, type BuiltInSignature } from './builtInSignature';
 import {
 	BUILT_IN_CREDENTIALS,
 	id,
@@ -23,6 +24,33 @@ import {
  */
 export const INVALID_SIGNATURE = clientErrorDetails('invalid-signature');
 
+/** The problem+json of a delivery sent under a media type its sender does not use (webhook/signedParse.ts). */
+export const UNSUPPORTED_MEDIA_TYPE = clientErrorDetails('unsupported-media-type');
+
+/**
+ * Whether the delivery is read as its sender signs it (nodes/shared/webhook/signedParse.ts): its
+ * media type (lower-cased, parameters dropped) one of the sender's, no charset but UTF-8, n8n's
+ * `$json.body` the very parse of the signed bytes for JSON, and, for a sender of JSON and forms,
+ * bytes that are JSON not claimed as a form. True or false, never an error, whatever the header.
+ */
+export function sentAsSignedExpression(contentTypes: readonly string[]): string {
+	const sendsJson = contentTypes.includes(JSON_MEDIA_TYPE);
+	return [
+		`((contentType, text, body) => {`,
+		`const parameters = contentType.split(';');`,
+		`const mediaType = parameters[0].trim().toLowerCase();`,
+		`const charsets = parameters.slice(1).filter((p) => p.includes('=') && p.slice(0, p.indexOf('=')).trim().toLowerCase() === 'charset').map((p) => p.slice(p.indexOf('=') + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase());`,
+		`const charset = charsets.length === 0 ? 'utf-8' : charsets[charsets.length - 1];`,
+		`if (!${JSON.stringify(contentTypes)}.includes(mediaType) || (charset !== 'utf-8' && charset !== 'utf8')) return false;`,
+		`const parsed = (() => { try { return { value: JSON.parse(text) }; } catch (error) { return undefined; } })();`,
+		`if (mediaType === ${JSON.stringify(JSON_MEDIA_TYPE)}) return parsed !== undefined && JSON.stringify(parsed.value) === JSON.stringify(body);`,
+		sendsJson && contentTypes.includes(FORM_MEDIA_TYPE)
+			? `return parsed === undefined;`
+			: `return ${JSON.stringify(!sendsJson)};`,
+		`})(String($json.headers?.["content-type"] ?? ''), ${BODY_TEXT_NO_BOM}, $json.body)`,
+	].join(' ');
+}
+
 /** Seconds a signed timestamp may be from now, as the package's default and the providers' libraries. */
 export const TOLERANCE_SECONDS = 300;
 
@@ -35,6 +63,9 @@ function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[
 		`${signature.signatures}.includes($json.expectedSignature)`,
 		'signature-matches',
 	);
+	if (signature.queryIsText !== undefined)
+		// requestUrl.ts: a query value that is not text cannot be written back into the signed URL.
+		conditions.conditions.push(isTrue(signature.queryIsText, 'query-is-text').conditions[0]);
 	if (signature.timestamp !== undefined) {
 		const t = signature.timestamp;
 		conditions.conditions.push(
@@ -127,6 +158,29 @@ export function checkNodes(
 			},
 		},
 		...signatureNodes(signature, line),
+		{
+			// After the signature, before anything is reserved: n8n picks its body parser from the
+			// Content-Type, which no sender signs, so the same signed bytes sent as text/plain, as a form
+			// or without it would be read (and keyed) another way. Refused 415 instead.
+			id: id(21),
+			name: NODES.sentAsSigned,
+			type: 'n8n-nodes-base.if',
+			typeVersion: 2.2,
+			position: [1100, 300],
+			parameters: {
+				conditions: isTrue(sentAsSignedExpression(signature.contentTypes), 'sent-as-signed'),
+				options: {},
+			},
+		},
+		respond(
+			id(22),
+			NODES.unsupportedMediaType,
+			UNSUPPORTED_MEDIA_TYPE.status,
+			`={{ JSON.stringify(${JSON.stringify({ type: UNSUPPORTED_MEDIA_TYPE.type, title: UNSUPPORTED_MEDIA_TYPE.title, status: UNSUPPORTED_MEDIA_TYPE.status, detail: `Nothing was processed: ${signature.label} sends ${signature.contentTypes.join(' or ')} in UTF-8, and this delivery's Content-Type (or how its bytes read under it) differs. The signature covers the bytes, not the Content-Type, so the body is not read under another media type.` })}) }}`,
+			[1320, 560],
+			[{ name: 'Content-Type', value: 'application/problem+json' }],
+			'text',
+		),
 		respond(
 			id(4),
 			NODES.invalid,

@@ -11,11 +11,56 @@
 import { clientErrorDetails } from '../nodes/shared/keys/clientErrors';
 import { MAX_KEY_BYTES } from '../nodes/shared/keys/composeKey';
 import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
-import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../nodes/shared/keys/prefixes';
+import {
+	BODY_HASH_PREFIX,
+	eventIdPrefix,
+	SIGNED_CONTENT_PREFIX,
+} from '../nodes/shared/keys/prefixes';
 import { BuiltInError } from './builtInError';
 import type { CheckedInputs } from './builtInInputs';
 import { id, isTrue, NODES, RAW_TEXT_FIELD, respond, type WorkflowNode } from './builtInNodes';
+import type { BuiltInSignature } from './builtInSignature';
 import type { PlannerSettings } from './settings';
+
+/**
+ * The replay guard's digest of a verified delivery, as the package makes it (verifiedDelivery.ts):
+ * `sha256:` + the raw body's SHA-256 where the signed content is the body alone, else `signed:` +
+ * the SHA-256 of the retry-stable signed content (Linear: the body without webhookTimestamp).
+ */
+export function digestOf(signature: BuiltInSignature): {
+	node: string;
+	field: string;
+	prefix: string;
+	value: string;
+} {
+	return signature.digest.kind === 'rawBody'
+		? {
+				node: NODES.bodyHash,
+				field: 'bodySha256',
+				prefix: BODY_HASH_PREFIX,
+				value: `={{ $json.${RAW_TEXT_FIELD} }}`,
+			}
+		: {
+				node: NODES.signedHash,
+				field: 'signedSha256',
+				prefix: SIGNED_CONTENT_PREFIX,
+				value: `={{ ${signature.digest.expression} }}`,
+			};
+}
+
+/**
+ * Whether the key source's id is a header the scheme does not sign, so that the replay guard keys
+ * on the digest instead (IdempotencyReserve/helpers/signedKeys.ts, keyIdIsUnsigned).
+ */
+export function keysOnDigest(
+	settings: PlannerSettings,
+	signature: BuiltInSignature,
+	guardOn: boolean,
+): boolean {
+	const location = keySourceDefinition(settings.keySource)?.location;
+	if (!guardOn || location?.kind !== 'headers') return false;
+	return location.names.some((name) => !signature.signedHeaders.includes(name.toLowerCase()));
+}
 
 /**
  * Text as a JavaScript string literal for an n8n expression: JSON, with U+2028 and U+2029 escaped
@@ -32,11 +77,21 @@ export function jsString(text: string): string {
 export const KEY_FIELD = 'key';
 export const KEY_PROBLEM_FIELD = 'keyProblem';
 
+/**
+ * What the replay guard decides for this workflow. `idUnsigned`: the guard is on and the sender does
+ * not sign its event id (an Event ID expression reading headers is refused). `keyOnDigest`: the
+ * key source's id header is not signed, so the key is the digest of the signed content.
+ */
+export interface ReplayGuarding {
+	idUnsigned: boolean;
+	keyOnDigest: boolean;
+}
+
 /** Where the id is read, as an expression on the Webhook node's item (the Key node's $json). */
 function idExpression(
 	settings: PlannerSettings,
 	inputs: CheckedInputs,
-	keyOnBody: boolean,
+	guard: ReplayGuarding,
 ): string | undefined {
 	const definition = keySourceDefinition(settings.keySource);
 	if (definition === undefined)
@@ -51,7 +106,7 @@ function idExpression(
 			const field = inputs.idField;
 			if (field === undefined) throw new Error('builtInKey: the id field was not checked');
 			if (field.kind === 'fixed') return jsString(field.text);
-			if (keyOnBody && /headers/.test(field.code))
+			if (guard.idUnsigned && /headers/.test(field.code))
 				throw new BuiltInError(
 					`The ${location.kind === 'customKey' ? 'Custom Key' : 'Event ID'} reads a header, which this sender does not sign: a captured delivery resent with a new header would be processed again`,
 					'Key on the body (--key-source bodyHash, or an expression of $json.body), or turn the replay guard off (--replay-guard off) if the sender sends identical bodies as different events.',
@@ -64,8 +119,8 @@ function idExpression(
 		case 'body':
 			return `$json.body${location.path.map((step) => `?.[${jsString(step)}]`).join('')}`;
 		case 'headers':
-			// The header is not signed: the replay guard keys such a sender on the signed body.
-			if (keyOnBody) return undefined;
+			// The header is not signed: the replay guard keys such a sender on the signed content.
+			if (guard.keyOnDigest) return undefined;
 			return `(${location.names.map((name) => `$json.headers[${jsString(name.toLowerCase())}]`).join(' || ')} || undefined)`;
 		case 'idempotencyKeyHeader':
 			throw new BuiltInError(
@@ -105,11 +160,15 @@ const STORABLE_PROBLEM = [
 export function keyAssignments(
 	settings: PlannerSettings,
 	inputs: CheckedInputs,
-	keyOnBody: boolean,
+	guard: ReplayGuarding,
+	signature: BuiltInSignature,
 ): Array<{ id: string; name: string; value: string; type: 'string' }> {
 	const prefix = jsString(settings.namespace === '' ? '' : `${settings.namespace}:`);
-	const hash = `'${BODY_HASH_PREFIX}' + $json.bodySha256`;
-	const id = idExpression(settings, inputs, keyOnBody);
+	const digest = digestOf(signature);
+	const hash = `'${digest.prefix}' + $json.${digest.field}`;
+	// A provider's preset keys its ids `<provider>:<id>` (Stripe's keeps `evt:`), as the package does.
+	const idPrefix = jsString(eventIdPrefix(keySourceDefinition(settings.keySource)?.scope));
+	const id = idExpression(settings, inputs, guard);
 	const assign = (name: string, value: string) => ({
 		id: name,
 		name,
@@ -122,7 +181,7 @@ export function keyAssignments(
 	const what = custom ? 'custom key' : 'event id';
 	const core = custom
 		? 'String(id)'
-		: `(${`id === undefined || id === null || id === ''`} ? ${hash} : '${EVENT_ID_PREFIX}' + String(id))`;
+		: `(${`id === undefined || id === null || id === ''`} ? ${hash} : ${idPrefix} + String(id))`;
 	// One function for both fields: { key, problem }, the key '' when there is a problem.
 	const check = `((id) => { const idProblem = ${idProblem(what, custom)}; const key = idProblem === '' ? ${prefix} + ${core} : ''; const problem = idProblem !== '' ? idProblem : ${STORABLE_PROBLEM}; return { key: problem === '' ? key : '', problem: problem }; })(${id})`;
 	return [
@@ -138,23 +197,25 @@ export const INVALID_KEY = clientErrorDetails('invalid-key');
 export function keyNodes(
 	settings: PlannerSettings,
 	inputs: CheckedInputs,
-	keyOnBody: boolean,
+	guard: ReplayGuarding,
+	signature: BuiltInSignature,
 ): WorkflowNode[] {
 	const line = inputs.line;
 	const lease = settings.mode === 'lease';
+	const digest = digestOf(signature);
 	return [
 		{
 			id: id(5),
-			name: NODES.bodyHash,
+			name: digest.node,
 			type: 'n8n-nodes-base.crypto',
 			typeVersion: line,
-			position: [1100, 200],
+			position: [1320, 200],
 			parameters: {
 				action: 'hash',
 				binaryData: false,
 				type: 'SHA256',
-				value: `={{ $json.${RAW_TEXT_FIELD} }}`,
-				dataPropertyName: 'bodySha256',
+				value: digest.value,
+				dataPropertyName: digest.field,
 				encoding: 'hex',
 			},
 		},
@@ -166,7 +227,7 @@ export function keyNodes(
 						name: NODES.token,
 						type: 'n8n-nodes-base.crypto',
 						typeVersion: line,
-						position: [1320, 200] as [number, number],
+						position: [1540, 200] as [number, number],
 						parameters: {
 							action: 'generate',
 							encodingType: 'uuid',
@@ -180,11 +241,11 @@ export function keyNodes(
 			name: NODES.key,
 			type: 'n8n-nodes-base.set',
 			typeVersion: 3.4,
-			position: [1540, 200],
+			position: [1760, 200],
 			parameters: {
 				mode: 'manual',
 				includeOtherFields: true,
-				assignments: { assignments: keyAssignments(settings, inputs, keyOnBody) },
+				assignments: { assignments: keyAssignments(settings, inputs, guard, signature) },
 				options: {},
 			},
 		},
@@ -193,7 +254,7 @@ export function keyNodes(
 			name: NODES.storable,
 			type: 'n8n-nodes-base.if',
 			typeVersion: 2.2,
-			position: [1760, 200],
+			position: [1980, 200],
 			parameters: {
 				conditions: isTrue(`$json.${KEY_PROBLEM_FIELD} === ''`, 'key-storable'),
 				options: {},
@@ -204,7 +265,7 @@ export function keyNodes(
 			NODES.invalidKey,
 			INVALID_KEY.status,
 			`={{ JSON.stringify({ type: ${JSON.stringify(INVALID_KEY.type)}, title: ${JSON.stringify(INVALID_KEY.title)}, status: ${INVALID_KEY.status}, detail: $json.${KEY_PROBLEM_FIELD} }) }}`,
-			[1980, 460],
+			[2200, 460],
 			[{ name: 'Content-Type', value: 'application/problem+json' }],
 			'text',
 		),

@@ -4,7 +4,7 @@
  * the sticky note: credentials, the CREATE TABLE to run once, what it refuses, those notes.
  */
 import { tableRef } from '../nodes/shared/store/identifiers';
-import { INVALID_SIGNATURE, TOLERANCE_SECONDS } from './builtInCheckNodes';
+import { INVALID_SIGNATURE, TOLERANCE_SECONDS, UNSUPPORTED_MEDIA_TYPE } from './builtInCheckNodes';
 import { INVALID_KEY } from './builtInKey';
 import { BUILT_IN_CREDENTIALS, id, NODES, SECRET_ENV, type WorkflowNode } from './builtInNodes';
 import type { BuiltInSignature } from './builtInSignature';
@@ -24,7 +24,8 @@ export const BUILT_IN_NOTES: readonly string[] = [
 	"No Purge: delete old keys with the planner's purge statements on a Schedule Trigger and a Postgres node.",
 	'No lock-timeout diagnosis and no hints: a failing Postgres node ends the execution and n8n answers 500, so the sender retries. An event id that cannot be a key (an object or array, NUL, half a surrogate pair, over 1,000 bytes) is answered 400 problem+json before anything is reserved, as by the package.',
 	"Multipart bodies (multipart/*) are refused with 401: n8n's Webhook node hands their fields and files instead of the raw bytes, so their signature cannot be checked. JSON, text and form-urlencoded bodies (Slack's slash commands) are checked as usual.",
-	'GitHub and Shopify do not sign their delivery id header, so the replay guard keys them on the SHA-256 of the signed body: a captured delivery resent under a new id is a duplicate, and two deliveries with identical bodies are one event (--replay-guard off keys on the header instead).',
+	'GitHub, Shopify, Razorpay, Stream Chat and Linear do not sign their delivery id header, so the replay guard keys them on a digest of the signed content (sha256: of the raw body; for Linear signed: of the body without webhookTimestamp, which Linear renews and signs anew on each retry): a captured delivery resent under a new id is a duplicate, and two deliveries with identical signed content are one event (--replay-guard off keys on the header instead).',
+	"A delivery is read only as its sender sends it: a Content-Type that is not one of the sender's media types, a charset other than UTF-8, JSON bytes claimed as a form, or a JSON body n8n read other than the signed bytes is answered 415 problem+json (unsupported-media-type) before anything is reserved. A form body (GitHub, Slack) is read as n8n parses it; the package also checks that parse against the signed bytes.",
 	'The Postgres node writes the query parameters into the SQL text itself (escaped by its driver, pg-promise) rather than sending them as bind parameters.',
 	'GitHub does not retry a 409 (in flight) on its own: redeliver it from GitHub.',
 ];
@@ -84,11 +85,17 @@ function stickyNote(
 		'```',
 		'### What it refuses, before anything is reserved',
 		`- A multipart body, a signature that does not match${signature.timestamp === undefined ? '' : `, or a timestamp more than ${TOLERANCE_SECONDS} s from now`}: 401 application/problem+json (type ${INVALID_SIGNATURE.type}), one detail whichever check failed.`,
+		`- A signed delivery under another media type (${signature.contentTypes.join(', ')} only, UTF-8; JSON bytes claimed as a form), or whose JSON body n8n read other than the signed bytes: 415 application/problem+json (type ${UNSUPPORTED_MEDIA_TYPE.type}).`,
+		...(signature.queryIsText !== undefined
+			? [
+					`- ${signature.label} signs the URL: the query is written back as the package does (URLSearchParams' form encoding, in n8n's order); a query value that is not text (?a[b]=1) cannot be, and is answered 401.`,
+				]
+			: []),
 		`- An event id that cannot be a key: 400 application/problem+json (type ${INVALID_KEY.type}), the reason in detail.`,
 		signature.signsEventId
 			? `- A delivery resent under another id: ${signature.label} signs its event id, so it cannot be changed without failing the signature.`
 			: keyOnBody
-				? `- A delivery resent under a fresh id header: ${signature.label} does not sign that header, so the key is the SHA-256 of the signed body (replay guard), and the resent delivery is a duplicate.`
+				? `- A delivery resent under a fresh id header: ${signature.label} does not sign that header, so the key is ${signature.digest.kind === 'rawBody' ? 'the SHA-256 of the signed body' : `signed: + the SHA-256 of the signed content less what ${signature.label} renews on each retry`} (replay guard), and the resent delivery is a duplicate${signature.digest.kind === 'rawBody' ? '' : `, as is ${signature.label}'s own retry`}.`
 				: `- Replay guard off: the key is ${signature.label}'s unsigned id header, so a captured delivery resent under a new id header is processed again.`,
 		'- Not a refusal: the key store failing is answered 500, so the sender retries.',
 		'### What this path cannot promise next to the package',

@@ -19,7 +19,9 @@ import {
 	type ProviderValue,
 	type Unverifiable,
 } from '../nodes/shared/webhook/providers';
+import { EVERY_ELEMENT, perAttemptPaths } from '../nodes/shared/webhook/retryStableContent';
 import { parseSigns, type ContentPart } from '../nodes/shared/webhook/schemeReader';
+import { JSON_MEDIA_TYPE } from '../nodes/shared/webhook/signedParse';
 import type {
 	HmacAlgorithm,
 	SigningDescription,
@@ -52,6 +54,21 @@ export interface BuiltInSignature {
 	 * a fresh id header passes the signature check: the replay guard keys on the body instead.
 	 */
 	signsEventId: boolean;
+	/** The headers the scheme signs, lower-cased (the `{header:…}` parts of its signed content). */
+	signedHeaders: readonly string[];
+	/** The media types the sender posts (the table's `contentTypes`): any other is answered 415. */
+	contentTypes: readonly string[];
+	/**
+	 * The replay guard's digest, as the package makes it (webhook/retryStableContent.ts): the raw
+	 * body's SHA-256 (`sha256:`) where the signed content is the body alone, else an expression giving
+	 * the retry-stable signed content as text, whose SHA-256 is keyed `signed:`.
+	 */
+	digest: { kind: 'rawBody' } | { kind: 'signedContent'; expression: string };
+	/**
+	 * For schemes that sign the URL: an expression that is true when the query can be written back
+	 * exactly (every value text); a query that cannot is refused 401, as by the package (requestUrl.ts).
+	 */
+	queryIsText?: string;
 }
 
 export type SignatureSupport =
@@ -61,6 +78,67 @@ export type SignatureSupport =
 
 /** The body as text, as Extract From File put it on the item (planner/builtIn.ts, RAW_TEXT_FIELD). */
 const BODY_TEXT = '$json.rawBody';
+
+/** The Webhook node's query, as n8n parsed it. */
+const QUERY = `$('${WEBHOOK_NODE}').first().json.query`;
+
+/**
+ * The URL the sender was given, as the package rebuilds it (nodes/shared/webhook/requestUrl.ts): the
+ * Webhook's `webhookUrl`, then `?` and the query written again the way URLSearchParams writes it
+ * (application/x-www-form-urlencoded: only letters, digits, `*-._` kept, space as `+`, the rest
+ * UTF-8 percent-encoded), in the order of n8n's query object. URLSearchParams itself is not among
+ * an expression's globals, so encodeURIComponent does it and the five characters it keeps but
+ * URLSearchParams does not (`!'()~`) are encoded after it.
+ */
+export const URL_EXPRESSION = `((url, query) => { const form = (text) => encodeURIComponent(text.toWellFormed()).replace(/%20/g, '+').replace(/[!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()); const pairs = Object.entries(query !== null && typeof query === 'object' ? query : {}).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((one) => form(name) + '=' + form(String(one)))); return pairs.length === 0 ? url : url + '?' + pairs.join('&'); })(String($('${WEBHOOK_NODE}').first().json.webhookUrl ?? ''), ${QUERY})`;
+
+/** True when every query value is text (requestUrl.ts refuses any other: it cannot be written back exactly). */
+export const QUERY_IS_TEXT = `((query) => Object.values(query !== null && typeof query === 'object' ? query : {}).every((value) => (Array.isArray(value) ? value : [value]).every((one) => typeof one === 'string')))(${QUERY})`;
+
+/** The UTF-8 byte length of a well-formed text (encodeURIComponent writes each byte past ASCII as %XX). */
+const utf8Length = (text: string) =>
+	`((encoded) => encoded.length - 2 * (encoded.split('%').length - 1))(encodeURIComponent(${text}))`;
+
+/** The body text without a leading byte order mark, as TextDecoder reads it before JSON.parse (signedParse.ts). */
+export const BODY_TEXT_NO_BOM = `(${BODY_TEXT}.charCodeAt(0) === 0xfeff ? ${BODY_TEXT}.slice(1) : ${BODY_TEXT})`;
+
+/**
+ * The signed JSON body without the fields at these paths (retryStableContent.ts, withoutPaths):
+ * `*` steps over every element of an array. The paths come from the provider table.
+ */
+function withoutPathsExpression(paths: ReadonlyArray<readonly string[]>): string {
+	const strip = `const strip = (value, paths) => { if (paths.length === 0 || value === null || typeof value !== 'object') return value; const isArray = Array.isArray(value); const copy = isArray ? [...value] : { ...value }; for (const name of Object.keys(copy)) { if (!isArray && paths.some((path) => path.length === 1 && path[0] === name)) { delete copy[name]; continue; } const deeper = paths.filter((path) => path.length > 1 && (path[0] === name || (isArray && path[0] === ${JSON.stringify(EVERY_ELEMENT)}))); if (deeper.length > 0) copy[name] = strip(copy[name], deeper.map((path) => path.slice(1))); } return copy; };`;
+	return `(() => { ${strip} return JSON.stringify(strip(JSON.parse(${BODY_TEXT_NO_BOM}), ${JSON.stringify(paths)})); })()`;
+}
+
+/**
+ * The retry-stable signed content as text (retryStableContent.ts), or undefined where it is the raw
+ * body alone: each signed part but literals and the timestamp, length-prefixed (`<UTF-8 bytes>:`),
+ * the body less the fields the sender renews per attempt.
+ */
+function signedContentExpression(
+	parts: readonly ContentPart[],
+	renewed: ReadonlyArray<readonly string[]>,
+): string | undefined {
+	const pieces: string[] = [];
+	let onlyRawBody = true;
+	for (const part of parts) {
+		if (part.kind === 'literal' || part.kind === 'timestamp') continue;
+		if (part.kind === 'body' && renewed.length === 0) {
+			pieces.push(BODY_TEXT);
+			continue;
+		}
+		onlyRawBody = false;
+		if (part.kind === 'body') pieces.push(withoutPathsExpression(renewed));
+		else if (part.kind === 'url') pieces.push(URL_EXPRESSION);
+		else if (part.kind === 'header') pieces.push(headerExpression(part.name));
+		else return undefined; // {form}: refused before (FORM_REASON)
+	}
+	if (onlyRawBody && pieces.length === 1) return undefined;
+	return pieces
+		.map((piece) => `((text) => ${utf8Length('text')} + ':' + text)(${piece})`)
+		.join(' + ');
+}
 const CRYPTO_TYPES: Readonly<Record<HmacAlgorithm, BuiltInSignature['algorithm']>> = {
 	sha1: 'SHA1',
 	sha256: 'SHA256',
@@ -121,8 +199,7 @@ function signedText(
 		if (part.kind === 'literal') pieces.push(JSON.stringify(part.text));
 		else if (part.kind === 'body') pieces.push(BODY_TEXT);
 		else if (part.kind === 'header') pieces.push(headerExpression(part.name));
-		else if (part.kind === 'url')
-			pieces.push(`String($('${WEBHOOK_NODE}').first().json.webhookUrl ?? '')`);
+		else if (part.kind === 'url') pieces.push(URL_EXPRESSION);
 		else if (description.timestamp === undefined) return undefined;
 		else pieces.push(timestampText(description, description.timestamp));
 	}
@@ -151,6 +228,8 @@ const BASE64_SECRET_REASON =
 	"its signing key is bytes given as base64 (whsec_… or plain base64). The Crypto node's HMAC secret is a text in a Crypto credential, used as its UTF-8 bytes, and most decoded keys are not valid UTF-8, so no text gives the same key. A Code node could decode it (n8n documents crypto as available in the Code node on n8n Cloud), but a Code node has no credentials: the secret would sit in the workflow's code, exported and shown with it. Use the package's Idempotency Reserve on a self-hosted n8n for this provider.";
 const KEY_PAIR_REASON =
 	"it signs with a key pair, and n8n's Crypto node computes hashes and HMACs but does not check public-key signatures. Use the package's Verify Webhook Signature on a self-hosted n8n for this provider.";
+const RENEWED_FORM_REASON =
+	"it renews fields inside its signed body on each retry and also posts forms: the replay guard's digest leaves those fields out of the parsed body, which an n8n expression can do for JSON but not for a form read exactly as signed. Use the package on a self-hosted n8n for this provider.";
 const FORM_REASON =
 	'it signs its form parameters sorted by name, which n8n expressions cannot rebuild byte for byte from the parsed form. Use the package on a self-hosted n8n for this provider.';
 
@@ -175,6 +254,10 @@ export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
 		.map((name) => signaturesIn(headerExpression(name), description))
 		.join(', ');
 	const timestamp = description.timestamp;
+	const renewed = perAttemptPaths(description, provider.retry?.renewedBodyFields);
+	if (renewed.length > 0 && provider.contentTypes.some((type) => type !== JSON_MEDIA_TYPE))
+		return refuse(RENEWED_FORM_REASON);
+	const content = signedContentExpression(parts, renewed);
 	return {
 		supported: true,
 		signature: {
@@ -191,6 +274,15 @@ export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
 					}
 				: {}),
 			signsEventId: senderSignsEventId(provider),
+			signedHeaders: parts.flatMap((part) =>
+				part.kind === 'header' ? [part.name.toLowerCase()] : [],
+			),
+			contentTypes: provider.contentTypes,
+			digest:
+				content === undefined
+					? { kind: 'rawBody' }
+					: { kind: 'signedContent', expression: content },
+			...(parts.some((part) => part.kind === 'url') ? { queryIsText: QUERY_IS_TEXT } : {}),
 		},
 	};
 }

@@ -53,7 +53,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			lease
 				? `={{ [${textArray('$json.key')}, $json.ownerToken, ${leaseSeconds}] }}`
 				: `={{ [${textArray('$json.key')}] }}`,
-			[1980, 200],
+			[2200, 200],
 			BUILT_IN_CREDENTIALS.postgres,
 			// No row comes back for a key another execution reserved after this statement's snapshot:
 			// an empty item still reaches the verdict, which counts it as in flight (duplicate in simple mode).
@@ -64,7 +64,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			name: NODES.verdict,
 			type: 'n8n-nodes-base.switch',
 			typeVersion: 3.2,
-			position: [2200, 200],
+			position: [2420, 200],
 			parameters: {
 				mode: 'rules',
 				rules: {
@@ -95,7 +95,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			NODES.business,
 			'INSERT INTO business_log (event_key, event_type) VALUES ($1, $2)',
 			`={{ [${KEY_OF_KEY_NODE}, $('${NODES.webhook}').first().json.body?.type ?? null] }}`,
-			[2440, 0],
+			[2660, 0],
 			BUILT_IN_CREDENTIALS.business,
 			{ onError: 'continueErrorOutput' },
 		),
@@ -106,12 +106,12 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 						NODES.complete,
 						sql.complete,
 						`={{ [${textArray(KEY_OF_KEY_NODE)}, ${textArray(TOKEN_OF_KEY_NODE)}] }}`,
-						[2680, -100],
+						[2900, -100],
 						BUILT_IN_CREDENTIALS.postgres,
 					),
 				]
 			: []),
-		respond(id(12), NODES.processed, 200, '={{ { "status": "processed" } }}', [2920, -100]),
+		respond(id(12), NODES.processed, 200, '={{ { "status": "processed" } }}', [3140, -100]),
 		postgres(
 			id(13),
 			NODES.release,
@@ -119,7 +119,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			lease
 				? `={{ [${textArray(KEY_OF_KEY_NODE)}, ${textArray(TOKEN_OF_KEY_NODE)}] }}`
 				: `={{ [${textArray(KEY_OF_KEY_NODE)}] }}`,
-			[2680, 120],
+			[2900, 120],
 			BUILT_IN_CREDENTIALS.postgres,
 		),
 		respond(
@@ -127,14 +127,14 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			NODES.failed,
 			500,
 			`={{ { "status": "failed", "key": ${KEY_OF_KEY_NODE} } }}`,
-			[2920, 120],
+			[3140, 120],
 		),
 		respond(
 			id(15),
 			NODES.duplicate,
 			200,
 			`={{ { "status": "duplicate", "key": ${KEY_OF_KEY_NODE} } }}`,
-			[2440, 260],
+			[2660, 260],
 		),
 		...(lease
 			? [
@@ -143,7 +143,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 						NODES.inFlight,
 						409,
 						`={{ { "status": "in_progress", "key": ${KEY_OF_KEY_NODE}, "retryAfterSeconds": $json.int4 ?? ${Math.ceil(leaseSeconds)} } }}`,
-						[2440, 460],
+						[2660, 460],
 						[{ name: 'Retry-After', value: `={{ $json.int4 ?? ${Math.ceil(leaseSeconds)} }}` }],
 					),
 				]

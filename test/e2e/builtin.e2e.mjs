@@ -33,6 +33,8 @@ import { sha256Hex } from '../support/webhookItems.js';
 const require = createRequire(import.meta.url);
 const { signAs } = require('../support/signAs.js');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
+const { perAttemptPaths } = require('../../dist/nodes/shared/webhook/retryStableContent');
+const { readVerifiedDelivery } = require('../../dist/nodes/shared/delivery/verifiedDelivery');
 const {
 	CLIENT_ERRORS,
 	CLIENT_ERROR_DOCS,
@@ -363,20 +365,212 @@ test(
 		}),
 );
 
+/** The package's answer for a delivery read under a media type its sender does not use. */
+const UNSUPPORTED_MEDIA_TYPE = {
+	type: `${CLIENT_ERROR_DOCS}#unsupported-media-type`,
+	title: CLIENT_ERRORS['unsupported-media-type'].title,
+	status: 415,
+};
+
+/** One of the other providers' published workflows, by provider value. */
+function otherWorkflow(/** @type {string} */ value) {
+	const at = OTHER_PROVIDERS.indexOf(value);
+	assert.ok(at >= 0, `${value} has a built-in workflow`);
+	return otherWorkflows[at];
+}
+
 test(
-	'form-urlencoded (as Slack slash commands send) still passes: signed over the raw text, keyed on its id field',
+	'Stripe: one signed event replayed as text/plain, without Content-Type and as a form → 415 problem+json, nothing reserved, one business row',
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const event = { id: 'evt_builtin_content_type', type: 'payment_intent.succeeded' };
+			const bytes = Buffer.from(JSON.stringify(event));
+			const signature = stack.stripeSignature(bytes);
+			const businessBefore = (await stack.businessRows()).length;
+			const keysBefore = (await stack.keyRows()).length;
+			const send = (/** @type {string} */ contentType) =>
+				stack.deliver(bytes, { contentType, headers: { 'stripe-signature': signature } });
+			const json = await send('application/json');
+			assert.deepEqual([json.response.status, json.response.json], [200, { status: 'processed' }]);
+			for (const contentType of ['text/plain', '', 'application/x-www-form-urlencoded']) {
+				const replay = await send(contentType);
+				assert.equal(replay.response.status, 415, `${contentType}: ${replay.response.text}`);
+				assert.match(replay.response.headers['content-type'] ?? '', /^application\/problem\+json/);
+				assert.deepEqual(
+					{ ...replay.response.json, detail: undefined },
+					{ ...UNSUPPORTED_MEDIA_TYPE, detail: undefined },
+				);
+				assert.ok(replay.execution.nodesRun.includes('Sent as Signed?'));
+				assert.equal(replay.execution.nodesRun.includes('Reserve Key'), false);
+			}
+			// A charset other than UTF-8 is refused too (n8n decodes the body in the declared charset, so
+			// latin1 would read other text from the same bytes); UTF-8 in any spelling is the JSON above.
+			const latin1 = await send('application/json; charset=latin1');
+			assert.equal(latin1.response.status, 415, latin1.response.text);
+			assert.equal(latin1.execution.nodesRun.includes('Reserve Key'), false);
+			const utf8 = await send('Application/JSON; charset="UTF-8"');
+			assert.deepEqual(
+				[utf8.response.status, utf8.response.json],
+				[200, { status: 'duplicate', key: `evt:${event.id}` }],
+			);
+			assert.equal((await stack.businessRows(`evt:${event.id}`)).length, 1);
+			assert.equal((await stack.businessRows()).length, businessBefore + 1);
+			assert.equal((await stack.keyRows()).length, keysBefore + 1);
+		}),
+);
+
+test(
+	'Slack posts forms too: a signed form is processed once under slack:<event_id>; JSON bytes claimed as a form → 415',
 	{ timeout: 120_000 },
 	() =>
 		withN8nLog(async () => {
-			const form = Buffer.from('id=evt_builtin_form&type=form.submitted&text=a%20b');
-			const answer = await stack.deliver(form, {
-				contentType: 'application/x-www-form-urlencoded',
+			const slack = PROVIDERS.find((/** @type {any} */ p) => p.value === 'slack');
+			const to = otherWorkflow('slack');
+			const asForm = { ...slack, contentTypes: ['application/x-www-form-urlencoded'] };
+			const eventId = `Ev${randomUUID().replaceAll('-', '')}`;
+			const form = signAs(asForm, {
+				body: { command: '/deploy', text: 'a b' },
+				secret: E2E_STRIPE_SECRET,
+				eventId,
 			});
+			assert.equal(form.headers['content-type'], 'application/x-www-form-urlencoded');
+			const send = async (/** @type {{ body: Buffer, headers: Record<string, string> }} */ d) =>
+				await stack.deliver(d.body, { to, sign: false, contentType: '', headers: d.headers });
+			const first = await send(form);
+			const again = await send(form);
 			assert.deepEqual(
-				[answer.response.status, answer.response.json],
+				[first.response.status, first.response.json],
 				[200, { status: 'processed' }],
 			);
-			assert.equal((await stack.businessRows('evt:evt_builtin_form')).length, 1);
+			assert.deepEqual(
+				[again.response.status, again.response.json],
+				[200, { status: 'duplicate', key: `slack:${eventId}` }],
+			);
+			assert.equal((await stack.businessRows(`slack:${eventId}`)).length, 1);
+			const json = signAs(slack, { body: { type: 'event_callback' }, secret: E2E_STRIPE_SECRET });
+			const claimedForm = await send({
+				body: json.body,
+				headers: { ...json.headers, 'content-type': 'application/x-www-form-urlencoded' },
+			});
+			assert.equal(claimedForm.response.status, 415, claimedForm.response.text);
+			assert.equal(claimedForm.execution.nodesRun.includes('Reserve Key'), false);
+		}),
+);
+
+test(
+	"Linear: its own retry (same Linear-Delivery, fresh webhookTimestamp, signed anew) and a replay under a fresh Linear-Delivery → duplicate, the package's signed: key, one business row",
+	{ timeout: 180_000 },
+	() =>
+		withN8nLog(async () => {
+			const linear = /** @type {any} */ (
+				PROVIDERS.find((/** @type {any} */ p) => p.value === 'linear')
+			);
+			const to = otherWorkflow('linear');
+			const delivery = randomUUID();
+			const body = {
+				action: 'create',
+				type: 'Issue',
+				data: { id: randomUUID(), title: 'e2e: built-in Linear retry' },
+			};
+			const now = Math.floor(Date.now() / 1000);
+			const attempt = (/** @type {number} */ nowSeconds) =>
+				signAs(linear, { body, secret: E2E_STRIPE_SECRET, eventId: delivery, nowSeconds });
+			const firstAttempt = attempt(now - 20);
+			const retryAttempt = attempt(now);
+			assert.notEqual(firstAttempt.body.toString(), retryAttempt.body.toString());
+			assert.notEqual(
+				firstAttempt.headers['linear-signature'],
+				retryAttempt.headers['linear-signature'],
+			);
+			// The key the package gives the same delivery (verifiedDelivery.ts): a user moving keeps it.
+			const rules = {
+				contentTypes: linear.contentTypes,
+				description: linear.signing,
+				renewed: perAttemptPaths(linear.signing, linear.retry?.renewedBodyFields),
+			};
+			const verified = /** @type {any} */ (
+				readVerifiedDelivery('linear', linear.label, rules, {
+					bytes: firstAttempt.body,
+					headers: firstAttempt.headers,
+					header: () => ({ kind: 'missing' }),
+					n8nBody: JSON.parse(firstAttempt.body.toString()),
+				})
+			);
+			const packageDigest = verified.digest;
+			assert.match(packageDigest, /^signed:[0-9a-f]{64}$/);
+			const businessBefore = (await stack.businessRows()).length;
+			const send = async (/** @type {{ body: Buffer, headers: Record<string, string> }} */ d) =>
+				await stack.deliver(d.body, { to, sign: false, contentType: '', headers: d.headers });
+			const first = await send(firstAttempt);
+			assert.deepEqual(
+				[first.response.status, first.response.json],
+				[200, { status: 'processed' }],
+			);
+			const retry = await send(retryAttempt);
+			assert.deepEqual(
+				[retry.response.status, retry.response.json],
+				[200, { status: 'duplicate', key: packageDigest }],
+			);
+			const replay = await send({
+				body: retryAttempt.body,
+				headers: { ...retryAttempt.headers, 'linear-delivery': randomUUID() },
+			});
+			assert.deepEqual(
+				[replay.response.status, replay.response.json],
+				[200, { status: 'duplicate', key: packageDigest }],
+			);
+			assert.equal((await stack.businessRows(packageDigest)).length, 1);
+			assert.equal((await stack.businessRows()).length, businessBefore + 1);
+			assert.deepEqual(await stack.keyRows(`linear:${delivery}`), []);
+		}),
+);
+
+test(
+	'Square signs the URL: a delivery to the URL with a query, signed over it, is processed; a query value that is not text → 401',
+	{ timeout: 120_000 },
+	() =>
+		withN8nLog(async () => {
+			const square = PROVIDERS.find((/** @type {any} */ p) => p.value === 'square');
+			const to = otherWorkflow('square');
+			const withQuery = `${to.webhookUrl}?shop=a+b&tilde=%7E&e=%C3%A9`;
+			const genuine = signAs(square, {
+				body: { type: 'payment.updated' },
+				secret: E2E_STRIPE_SECRET,
+				url: withQuery,
+			});
+			const send = async (
+				/** @type {string} */ url,
+				/** @type {{ body: Buffer, headers: Record<string, string> }} */ d,
+			) =>
+				await stack.deliver(d.body, {
+					to: { ...to, webhookUrl: url },
+					sign: false,
+					contentType: '',
+					headers: d.headers,
+				});
+			const first = await send(withQuery, genuine);
+			assert.deepEqual(
+				[first.response.status, first.response.json],
+				[200, { status: 'processed' }],
+			);
+			// Signed without the query, sent with one: the signed URL is not the one called.
+			const withoutQuery = signAs(square, {
+				body: { type: 'payment.updated' },
+				secret: E2E_STRIPE_SECRET,
+				url: to.webhookUrl,
+			});
+			const moved = await send(`${to.webhookUrl}?x=1`, withoutQuery);
+			assert.equal(moved.response.status, 401, moved.response.text);
+			const nested = `${to.webhookUrl}?role[admin]=true`;
+			const odd = signAs(square, {
+				body: { type: 'payment.updated' },
+				secret: E2E_STRIPE_SECRET,
+				url: nested,
+			});
+			const refused = await send(nested, odd);
+			assert.equal(refused.response.status, 401, refused.response.text);
+			assert.equal(refused.execution.nodesRun.includes('Reserve Key'), false);
 		}),
 );
 

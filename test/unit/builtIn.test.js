@@ -122,6 +122,10 @@ test('the key: evt: + id else sha256:, the namespace first, header presets and B
 			'Key',
 		).parameters.assignments.assignments[0].value;
 	expect(unguarded('github')).toContain('$json.headers["x-github-delivery"]');
+	// A provider's preset keys its ids under its own value, as the package does; Stripe keeps evt:.
+	expect(unguarded('github')).toContain(`"github:" + String(id)`);
+	expect(keyOf({})).toContain(`"evt:" + String(id)`);
+	expect(keyOf({ keySource: 'slack' }, 'slack')).toContain(`"slack:" + String(id)`);
 	expect(unguarded('shopify')).toContain(
 		'$json.headers["x-shopify-event-id"] || $json.headers["x-shopify-webhook-id"]',
 	);

@@ -12,6 +12,7 @@ const fc = require('fast-check');
 const { builtIn, settings, node } = require('../support/builtInWorkflow');
 const { normalizeId } = require('../../dist/nodes/shared/keys/idText');
 const { composeKey } = require('../../dist/nodes/shared/keys/composeKey');
+const { keySourceDefinition } = require('../../dist/nodes/shared/keys/keySourceTable');
 const {
 	expressionsOf,
 	isOneWholeExpression,
@@ -255,7 +256,12 @@ describe('the Key node at run time agrees with the package on every event id', (
 	);
 
 	/** The package's key for this id, or its refusal's message (nodes/shared/keys). */
-	function packageKey(/** @type {unknown} */ id, /** @type {string} */ namespace, custom = false) {
+	function packageKey(
+		/** @type {unknown} */ id,
+		/** @type {string} */ namespace,
+		custom = false,
+		/** @type {string|undefined} */ scope = undefined,
+	) {
 		try {
 			const text = normalizeId(id, custom ? 'custom key' : 'event id');
 			if (text === undefined && custom) return { problem: 'The custom key is empty' };
@@ -264,7 +270,7 @@ describe('the Key node at run time agrees with the package on every event id', (
 					? { kind: 'bodyHash' }
 					: custom
 						? { kind: 'custom', key: text }
-						: { kind: 'eventId', id: text };
+						: { kind: 'eventId', id: text, scope };
 			return { key: composeKey(/** @type {any} */ (identity), namespace, HASH) };
 		} catch (error) {
 			return { problem: /** @type {Error} */ (error).message };
@@ -273,6 +279,8 @@ describe('the Key node at run time agrees with the package on every event id', (
 
 	test.each([
 		['stripe', '', 'stripe preset'],
+		// Every other preset keys under its provider's value, as the package does: notion:<id>.
+		['notion', 'billing', 'notion preset'],
 		['eventIdOrBodyHash', 'billing', 'Event ID expression'],
 		['custom', 'orders', 'Custom Key expression'],
 	])('%s, namespace "%s" (%s)', (keySource, namespace) => {
@@ -283,7 +291,7 @@ describe('the Key node at run time agrees with the package on every event id', (
 		);
 		fc.assert(
 			fc.property(idValues, (id) => {
-				const expected = packageKey(id, namespace, custom);
+				const expected = packageKey(id, namespace, custom, keySourceDefinition(keySource)?.scope);
 				const actual = keyOf(workflow, id);
 				if ('key' in expected) expect(actual).toEqual({ key: expected.key, keyProblem: '' });
 				else {
