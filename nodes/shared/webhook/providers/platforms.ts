@@ -112,7 +112,7 @@ export const PLATFORMS = [
 		// Meta verifies the callback URL with a GET (no body, so no signature): the verify token the
 		// user chose, in the credential's Verify Token, is what proves it.
 		handshake: {
-			name: 'verification request (hub.mode=subscribe)',
+			name: 'verification request',
 			match: [{ on: 'query', method: 'GET', parameter: 'hub.mode', equals: 'subscribe' }],
 			signed: false,
 			answer: {
