@@ -198,9 +198,9 @@ export interface VerifiedItems {
  * The signature flow Verify Webhook Signature and Reserve (version 2) share: the setup (scheme,
  * secrets, tolerance), then every item checked over its exact raw bytes. A sender's handshake
  * (handshakeTypes.ts) is answered here, after its signature where the sender signs it, and goes to
- * no output: nothing is reserved for it, no business step runs (answerHandshakes.ts). Nothing unverified ever
- * reaches the valid side: a setup failure fails every item onto `invalidOutput` (in "continue" mode
- * too), and so does an item whose raw body cannot be read.
+ * no output: nothing is reserved for it, no business step runs (answerHandshakes.ts). Nothing
+ * unverified ever reaches the valid side: a setup failure fails every item onto `invalidOutput` (in
+ * "continue" mode too), and so does an item whose raw body cannot be read.
  */
 export async function verifyItemSignatures(
 	context: IExecuteFunctions,
