@@ -39,5 +39,14 @@ export class WebhookSigningSecretApi implements ICredentialType {
 			description:
 				'During a secret rotation, the old secret: deliveries signed with either secret are valid. Clear it once the sender uses the new one only.',
 		},
+		{
+			displayName: 'Verify Token',
+			name: 'verifyToken',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				"For senders that check the URL with a token you choose (Meta: WhatsApp, Messenger, Instagram's hub.verify_token): the same token as in the sender's webhook settings. The node answers the check itself; a wrong or missing token gets 403.",
+		},
 	];
 }

@@ -11,6 +11,7 @@ const require = createRequire(import.meta.url);
 const { ALGORITHM_NAMES, signatureShape } = require(
 	join(root, 'dist/nodes/shared/webhook/schemeText.js'),
 );
+const { describeHandshake } = require(join(root, 'dist/nodes/shared/webhook/handshakes.js'));
 
 export const DOC = join(root, 'docs', 'signatures.md');
 export const START = '<!-- providers:start (npm run docs-signatures writes this table) -->';
@@ -76,23 +77,24 @@ function retryCell(p) {
 /** The markdown table of every provider, in the table's order. */
 export function signaturesTable(providers) {
 	const rows = [
-		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | A retry of one event |',
-		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | A retry of one event | Connecting (the handshake Reserve and Verify answer) |',
+		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 	];
 	for (const p of providers) {
 		const name = `[${p.label}](${p.docs})`;
 		const id = eventIdCell(p.eventId);
 		const types = p.contentTypes.map(code).join(', ');
+		const connecting = cell(describeHandshake(p.handshake));
 		if ('unverifiable' in p.signing) {
 			rows.push(
-				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} |`,
+				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} | ${connecting} |`,
 			);
 			continue;
 		}
 		const s = p.signing;
 		const headers = s.signatureHeaders.map(code).join(' + ');
 		rows.push(
-			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} |`,
+			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} | ${connecting} |`,
 		);
 	}
 	return rows.join('\n');

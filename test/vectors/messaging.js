@@ -34,8 +34,10 @@ module.exports = {
 		otherSecret: discordOtherKeys.publicKeyHex,
 		genuine: async () => {
 			const timestamp = String(nowSeconds());
+			// An application command (type 2), not a PING (type 1): a PING is a handshake the nodes
+			// answer themselves and pass on to no output (test/integration/handshakes.test.js).
 			const body =
-				'{"application_id":"1199999999999999999","id":"1200000000000000001","token":"aW50ZXJhY3Rpb246MTIwMDAwMDAwMDAwMDAwMDAwMQ","type":1,"version":1}';
+				'{"application_id":"1199999999999999999","id":"1200000000000000001","token":"aW50ZXJhY3Rpb246MTIwMDAwMDAwMDAwMDAwMDAwMQ","type":2,"data":{"id":"1","name":"hello","type":1},"version":1}';
 			const signature = sign(null, Buffer.from(timestamp + body), discordKeys.privateKey);
 			return {
 				body,

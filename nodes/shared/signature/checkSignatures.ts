@@ -20,6 +20,8 @@ import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signat
 import { requestUrl, UNEXPRESSIBLE_QUERY } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
 import { verifySignature } from '../webhook/verifySignature';
+import { answerHandshake, isHandshake, type HandshakeOutcome } from '../webhook/handshakes';
+import { answerHandshakes, unsignedHandshake } from './answerHandshakes';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 
 /** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
@@ -51,10 +53,14 @@ function urlOf(item: INodeExecutionData, scheme: SignatureScheme) {
 	return scheme.needsUrl ? requestUrl(item.json) : undefined;
 }
 
-/** One item's verdict: `signature` is what the item carries on, valid or not. */
+/**
+ * One item's verdict: `signature` is what the item carries on, valid or not; or the sender's
+ * handshake, which the node answers itself and hands on to no output.
+ */
 type SignatureCheck =
 	| { valid: true; signature: IDataObject; delivery: VerifiedDelivery }
-	| { valid: false; signature: IDataObject };
+	| { valid: false; signature: IDataObject }
+	| { handshake: HandshakeOutcome };
 
 const invalid = (provider: Provider, reason: InvalidReason): SignatureCheck => ({
 	valid: false,
@@ -102,6 +108,12 @@ async function checkSignatures(
 	const checks: Array<SignatureCheck | NodeOperationError> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const item = items[itemIndex];
+		// An unsigned handshake (Meta's GET) has no body to check: recognised before any body check.
+		const unsigned = await unsignedHandshake(context, setup, item, itemIndex);
+		if (unsigned !== undefined) {
+			checks.push({ handshake: unsigned });
+			continue;
+		}
 		const rawBodyBinary = item.binary?.[setup.rawBodyProperty];
 		if (unsignedBodyCause(item.json.headers, rawBodyBinary) !== undefined) {
 			checks.push(invalid(setup.provider, 'unsigned_body'));
@@ -130,9 +142,37 @@ async function checkSignatures(
 		}
 		const check = verifiedCheck(context, setup, item, itemIndex, raw, url);
 		if (check instanceof NodeOperationError && !continueOnFail) throw check;
-		checks.push(check);
+		checks.push(signedHandshake(setup, item, check, raw) ?? check);
 	}
 	return checks;
+}
+
+/**
+ * A signed handshake, recognised from the signed body only (its parse, never n8n's): a real event
+ * whose signed body says otherwise is never answered as one.
+ */
+function signedHandshake(
+	setup: SignatureSetup,
+	item: INodeExecutionData,
+	check: SignatureCheck | NodeOperationError,
+	raw: Uint8Array,
+): SignatureCheck | undefined {
+	const { handshake } = setup;
+	if (handshake === undefined || !handshake.signed) return undefined;
+	if (check instanceof NodeOperationError || !('valid' in check) || !check.valid) return undefined;
+	const request = {
+		headers: item.json.headers,
+		query: item.json.query,
+		body: check.delivery.parse.body,
+		bodiless: raw.length === 0,
+	};
+	if (!isHandshake(handshake, request)) return undefined;
+	return {
+		handshake: answerHandshake(handshake, request, {
+			secret: setup.keys[0],
+			verifyToken: setup.verifyToken,
+		}),
+	};
 }
 
 export interface SignatureOutputs {
@@ -156,9 +196,11 @@ export interface VerifiedItems {
 
 /**
  * The signature flow Verify Webhook Signature and Reserve (version 2) share: the setup (scheme,
- * secrets, tolerance), then every item checked over its exact raw bytes. Nothing unverified ever
- * reaches the valid side: a setup failure fails every item onto `invalidOutput` (in "continue" mode
- * too), and so does an item whose raw body cannot be read.
+ * secrets, tolerance), then every item checked over its exact raw bytes. A sender's handshake
+ * (handshakeTypes.ts) is answered here, after its signature where the sender signs it, and goes to
+ * no output: nothing is reserved for it, no business step runs (answerHandshakes.ts). Nothing
+ * unverified ever reaches the valid side: a setup failure fails every item onto `invalidOutput` (in
+ * "continue" mode too), and so does an item whose raw body cannot be read.
  */
 export async function verifyItemSignatures(
 	context: IExecuteFunctions,
@@ -180,9 +222,15 @@ export async function verifyItemSignatures(
 	const items = context.getInputData();
 	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
 	const valid = new Map<number, VerifiedDelivery>();
+	const handshakes: HandshakeOutcome[] = [];
 	(await checkSignatures(context, setup)).forEach((check, itemIndex) => {
 		if (check instanceof NodeOperationError) {
 			outputs[invalidOutput].push(errorItem(context, check, itemIndex));
+			return;
+		}
+		// Answered here, before anything is reserved; on no output, so no business step runs.
+		if ('handshake' in check) {
+			handshakes.push(check.handshake);
 			return;
 		}
 		if (check.valid) valid.set(itemIndex, check.delivery);
@@ -190,5 +238,6 @@ export async function verifyItemSignatures(
 		if (output !== undefined)
 			outputs[output].push(passedOn(items[itemIndex], itemIndex, { signature: check.signature }));
 	});
+	await answerHandshakes(context, setup, handshakes);
 	return { outputs, valid, scheme: setup.scheme };
 }

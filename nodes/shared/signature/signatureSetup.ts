@@ -1,7 +1,12 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import { SIGNING_SECRET_CREDENTIAL_TYPE } from '../parameters/credentials';
-import { GENERIC_HMAC, PROVIDERS, type ProviderDefinition } from '../webhook/providers';
+import {
+	GENERIC_HMAC,
+	PROVIDERS,
+	type HandshakeDefinition,
+	type ProviderDefinition,
+} from '../webhook/providers';
 import type { DeliveryRules } from '../delivery/verifiedDelivery';
 import { perAttemptPaths } from '../webhook/retryStableContent';
 import { JSON_MEDIA_TYPE } from '../webhook/signedParse';
@@ -57,6 +62,8 @@ function keyOf(
 interface SigningSecretCredential {
 	secret?: string;
 	previousSecret?: string;
+	/** The token a sender's unsigned handshake carries (Meta's hub.verify_token), as the user chose it. */
+	verifyToken?: string;
 }
 
 export interface SignatureSetup {
@@ -67,6 +74,10 @@ export interface SignatureSetup {
 	keys: Buffer[];
 	toleranceSeconds: number;
 	rawBodyProperty: string;
+	/** How the provider checks the endpoint before it delivers (handshakeTypes.ts), where it does. */
+	handshake?: HandshakeDefinition;
+	/** The credential's Verify Token, for a handshake that carries one. */
+	verifyToken?: string;
 }
 
 /** The tolerance a timestamped scheme gets when the node leaves it to the provider (0). */
@@ -75,6 +86,7 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 interface SchemeAndRules {
 	scheme: SignatureScheme;
 	rules: DeliveryRules;
+	handshake?: HandshakeDefinition;
 	/** The sender's own library's tolerance, where the table gives one. */
 	toleranceSeconds: number;
 }
@@ -103,6 +115,7 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
 				renewed: perAttemptPaths(description, renewedFields),
 			},
 			toleranceSeconds: description.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
+			handshake: definition.handshake,
 		};
 	}
 	const header = (context.getNodeParameter('signatureHeader', 0, '') as string).trim();
@@ -158,7 +171,12 @@ export async function signatureSetup(
 	context: IExecuteFunctions,
 	provider: Provider,
 ): Promise<SignatureSetup> {
-	const { scheme, rules, toleranceSeconds: providerTolerance } = schemeOf(context, provider);
+	const {
+		scheme,
+		rules,
+		toleranceSeconds: providerTolerance,
+		handshake,
+	} = schemeOf(context, provider);
 	const credential = (await context.getCredentials(
 		SIGNING_SECRET_CREDENTIAL_TYPE,
 	)) as SigningSecretCredential;
@@ -167,5 +185,15 @@ export async function signatureSetup(
 		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
 	const toleranceSeconds = scheme.hasTimestamp ? toleranceOf(context, providerTolerance) : 0;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
-	return { provider, scheme, rules, keys, toleranceSeconds, rawBodyProperty };
+	const verifyToken = credential.verifyToken;
+	return {
+		provider,
+		scheme,
+		rules,
+		keys,
+		toleranceSeconds,
+		rawBodyProperty,
+		handshake,
+		verifyToken,
+	};
 }

@@ -36,6 +36,17 @@ export const ESTABLISHED = [
 			source:
 				'https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks',
 		},
+		// Sent once when a hook is created, signed like any delivery. X-GitHub-Event is not signed, so the
+		// signed body must be a ping's too (only a ping carries `zen`): a real event stays an event.
+		handshake: {
+			name: 'ping',
+			match: [
+				{ on: 'header', name: 'X-GitHub-Event', equals: 'ping' },
+				{ on: 'bodyField', path: ['zen'] },
+			],
+			signed: true,
+			answer: { kind: 'fixedJson', body: { status: 'pong' } },
+		},
 		docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
 	},
 	{
@@ -106,6 +117,14 @@ export const ESTABLISHED = [
 			renews:
 				'Adds X-Slack-Retry-Num and X-Slack-Retry-Reason (unsigned); a new timestamp and signature per retry is not stated',
 			source: 'https://api.slack.com/apis/events-api#retries',
+		},
+		// Sent when the Request URL is saved, signed like any event: answer the challenge (JSON is one of
+		// the three forms Slack accepts).
+		handshake: {
+			name: 'url_verification',
+			match: [{ on: 'bodyField', path: ['type'], equals: 'url_verification' }],
+			signed: true,
+			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'json', name: 'challenge' },
 		},
 		docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
 	},

@@ -7,6 +7,7 @@ import { PLATFORMS } from './platforms';
 import type { ProviderDefinition } from './providerTypes';
 
 export type { EventIdLocation, ProviderDefinition, Unverifiable } from './providerTypes';
+export type { HandshakeDefinition } from '../handshakeTypes';
 
 /**
  * Every webhook provider, defined once: where it puts the event id and how it signs, as data. The

@@ -28,6 +28,14 @@ export const MESSAGING = [
 			source:
 				'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
 		},
+		// PING, Ed25519-signed like any interaction, when the Interactions Endpoint URL is saved (Discord
+		// also sends it badly signed then and expects the 401 the invalid output leads to).
+		handshake: {
+			name: 'PING',
+			match: [{ on: 'bodyField', path: ['type'], equals: 1 }],
+			signed: true,
+			answer: { kind: 'fixedJson', body: { type: 1 } },
+		},
 		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
 	},
 	{
@@ -143,6 +151,18 @@ export const MESSAGING = [
 			keeps: 'unknown: Zoom says it sends the notification again, not what stays',
 			renews: 'unknown: a new x-zm-request-timestamp per retry is not stated',
 			source: 'https://developers.zoom.us/blog/webhook-delays',
+		},
+		// Signed like any event, when the endpoint is validated and again periodically: answer within 3 s.
+		handshake: {
+			name: 'endpoint.url_validation',
+			match: [{ on: 'bodyField', path: ['event'], equals: 'endpoint.url_validation' }],
+			signed: true,
+			answer: {
+				kind: 'hmacBodyField',
+				path: ['payload', 'plainToken'],
+				plainName: 'plainToken',
+				hmacName: 'encryptedToken',
+			},
 		},
 		docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
 	},

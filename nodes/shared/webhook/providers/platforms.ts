@@ -109,6 +109,18 @@ export const PLATFORMS = [
 			source:
 				"unknown: Meta's pages read say retries and duplicates happen, not what a retry keeps or renews",
 		},
+		// Meta verifies the callback URL with a GET (no body, so no signature): the verify token the
+		// user chose, in the credential's Verify Token, is what proves it.
+		handshake: {
+			name: 'verification request',
+			match: [{ on: 'query', method: 'GET', parameter: 'hub.mode', equals: 'subscribe' }],
+			signed: false,
+			answer: {
+				kind: 'echoQueryWithVerifyToken',
+				parameter: 'hub.challenge',
+				tokenParameter: 'hub.verify_token',
+			},
+		},
 		docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
 	},
 	{

@@ -1,3 +1,4 @@
+import type { HandshakeDefinition } from '../handshakeTypes';
 import type { SigningDescription } from '../schemeTypes';
 
 /** Where a provider puts the event id. Presets fall back to the body hash when it is missing or empty. */
@@ -29,6 +30,11 @@ export interface ProviderDefinition {
 	retries: string;
 	/** What one event's attempts share and what each renews: the replay guard keys on what they share. */
 	retry?: RetryBehaviour;
+	/**
+	 * How it checks the endpoint before it delivers (handshakeTypes.ts): Reserve and Verify Webhook
+	 * Signature answer it themselves, nothing reserved, no business step. Only with a signing scheme.
+	 */
+	handshake?: HandshakeDefinition;
 	/** The provider's own page on signing, where the table entry was read from. */
 	docs: string;
 }

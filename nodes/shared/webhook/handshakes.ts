@@ -1,0 +1,197 @@
+import { createHash, createHmac, timingSafeEqual } from 'crypto';
+
+import type { WebhookAnswer } from '../answers/webhookAnswer';
+import type { HandshakeAnswer, HandshakeDefinition, HandshakeMatch } from './handshakeTypes';
+import { readSignatureHeader } from './headers';
+
+/**
+ * Recognising and answering a provider's handshake (handshakeTypes.ts): what a sender sends before
+ * it delivers, answered by the node itself. Pure functions of the request and the credential; the
+ * nodes' side (when, and what the execution shows) is signature/answerHandshakes.ts.
+ */
+
+/** What a handshake is recognised from. */
+export interface HandshakeRequest {
+	headers: unknown;
+	query: unknown;
+	/**
+	 * The body: the signed parse for a signed handshake (so a real event whose signed body says
+	 * otherwise is never taken for one), n8n's `$json.body` for an unsigned one.
+	 */
+	body: unknown;
+	/** Whether the request came without a body (no raw bytes): how a GET is told apart. */
+	bodiless: boolean;
+}
+
+/** What proves the sender, from the credential. */
+export interface HandshakeSecrets {
+	/** The current secret as its key bytes (a text secret's UTF-8): HMAC answers use it. */
+	secret?: Uint8Array;
+	/** The credential's Verify Token, for the handshakes that send one. */
+	verifyToken?: string;
+}
+
+/** The answer, and why the handshake was refused where it was. */
+export interface HandshakeOutcome {
+	answer: WebhookAnswer;
+	/** Set when the handshake was not answered as the sender hoped (wrong token, a missing value). */
+	refused?: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+/** A value of a JSON value by path (digits index arrays); undefined where the path leads nowhere. */
+function valueAt(root: unknown, path: readonly string[]): unknown {
+	let value = root;
+	for (const step of path) {
+		if (value === null || typeof value !== 'object') return undefined;
+		if (Array.isArray(value)) {
+			if (!/^\d+$/.test(step)) return undefined;
+			value = value[Number(step)];
+		} else {
+			if (!Object.prototype.hasOwnProperty.call(value, step)) return undefined;
+			value = (value as Record<string, unknown>)[step];
+		}
+	}
+	return value;
+}
+
+/**
+ * A query parameter's text as Express gave it: `hub.mode` flat (the default parser), or nested
+ * (`{hub: {mode}}`, a parser with dots on). A repeated parameter (an array) is no one value.
+ */
+function queryParameter(query: unknown, name: string): string | undefined {
+	if (query === null || typeof query !== 'object') return undefined;
+	const flat = Object.prototype.hasOwnProperty.call(query, name)
+		? (query as Record<string, unknown>)[name]
+		: valueAt(query, name.split('.'));
+	return typeof flat === 'string' ? flat : undefined;
+}
+
+function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean {
+	if (condition.on === 'bodyField') {
+		const value = valueAt(request.body, condition.path);
+		if (condition.equals === undefined) return value !== undefined && value !== null;
+		return value === condition.equals;
+	}
+	if (condition.on === 'header') {
+		const header = readSignatureHeader(request.headers, condition.name);
+		return header.kind === 'value' && header.value === condition.equals;
+	}
+	return (
+		request.bodiless && queryParameter(request.query, condition.parameter) === condition.equals
+	);
+}
+
+/** Whether the request is this handshake: every condition holds. */
+export function isHandshake(handshake: HandshakeDefinition, request: HandshakeRequest): boolean {
+	return handshake.match.length > 0 && handshake.match.every((one) => matches(one, request));
+}
+
+const jsonAnswer = (statusCode: number, body: unknown): WebhookAnswer => ({
+	statusCode,
+	headers: { 'content-type': JSON_TYPE },
+	body: JSON.stringify(body),
+});
+
+const textAnswer = (statusCode: number, body: string): WebhookAnswer => ({
+	statusCode,
+	headers: { 'content-type': TEXT_TYPE },
+	body,
+});
+
+/** A value the sender asks to have echoed: non-empty text only. */
+function echoable(value: unknown): string | undefined {
+	return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Equal texts, in time that does not depend on where they differ (digests of both: equal lengths). */
+function sameText(a: string, b: string): boolean {
+	const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+	return timingSafeEqual(digest(a), digest(b));
+}
+
+function missing(handshake: HandshakeDefinition, what: string): HandshakeOutcome {
+	const refused = `${handshake.name} carries no ${what}`;
+	return { answer: textAnswer(400, refused), refused };
+}
+
+/** The answer to a recognised handshake (isHandshake): what the sender expects, or why not. */
+export function answerHandshake(
+	handshake: HandshakeDefinition,
+	request: HandshakeRequest,
+	secrets: HandshakeSecrets,
+): HandshakeOutcome {
+	const { answer } = handshake;
+	const status = handshake.statusCode ?? 200;
+	switch (answer.kind) {
+		case 'fixedJson':
+			return { answer: jsonAnswer(status, answer.body) };
+		case 'echoBodyField': {
+			const value = echoable(valueAt(request.body, answer.path));
+			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
+			if (answer.as === 'text') return { answer: textAnswer(status, value) };
+			return { answer: jsonAnswer(status, { [answer.name ?? answer.path.at(-1)!]: value }) };
+		}
+		case 'hmacBodyField': {
+			const value = echoable(valueAt(request.body, answer.path));
+			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
+			if (secrets.secret === undefined) return missing(handshake, 'secret to answer with');
+			const hmac = createHmac('sha256', secrets.secret).update(value, 'utf8').digest('hex');
+			return {
+				answer: jsonAnswer(status, { [answer.plainName]: value, [answer.hmacName]: hmac }),
+			};
+		}
+		case 'echoQueryWithVerifyToken': {
+			const sent = queryParameter(request.query, answer.tokenParameter);
+			const expected = secrets.verifyToken ?? '';
+			if (expected === '' || sent === undefined || !sameText(sent, expected)) {
+				const refused =
+					expected === ''
+						? 'the credential has no Verify Token to compare with'
+						: `${answer.tokenParameter} does not match the credential's Verify Token`;
+				return { answer: textAnswer(403, 'Forbidden'), refused };
+			}
+			const challenge = echoable(queryParameter(request.query, answer.parameter));
+			if (challenge === undefined) return missing(handshake, answer.parameter);
+			return { answer: textAnswer(status, challenge) };
+		}
+	}
+}
+
+const code = (text: string) => `\`${text}\``;
+
+function conditionText(condition: HandshakeMatch): string {
+	if (condition.on === 'bodyField') {
+		const field = `body ${code(condition.path.join('.'))}`;
+		return condition.equals === undefined
+			? `${field} present`
+			: `${field} = ${code(JSON.stringify(condition.equals))}`;
+	}
+	if (condition.on === 'header') return `${code(condition.name)}: ${code(condition.equals)}`;
+	return `${condition.method} with ${code(`${condition.parameter}=${condition.equals}`)}`;
+}
+
+function answerText(answer: HandshakeAnswer, status: number): string {
+	switch (answer.kind) {
+		case 'fixedJson':
+			return `${status} JSON ${code(JSON.stringify(answer.body))}`;
+		case 'echoBodyField':
+			return answer.as === 'text'
+				? `${status} text: body ${code(answer.path.join('.'))}`
+				: `${status} JSON ${code(`{"${answer.name ?? answer.path.at(-1)}": …}`)} (body ${code(answer.path.join('.'))})`;
+		case 'hmacBodyField':
+			return `${status} JSON ${code(`{"${answer.plainName}": …, "${answer.hmacName}": …}`)}: body ${code(answer.path.join('.'))} and its HMAC-SHA256 hex with the secret`;
+		case 'echoQueryWithVerifyToken':
+			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)`;
+	}
+}
+
+/** One line on how a provider's handshake is recognised and answered: docs/signatures.md's "Connecting". */
+export function describeHandshake(handshake: HandshakeDefinition | undefined): string {
+	if (handshake === undefined) return 'no handshake';
+	const when = handshake.match.map(conditionText).join(' and ');
+	const how = handshake.signed ? 'signed' : 'unsigned';
+	return `${code(handshake.name)} (${when}; ${how}) → ${answerText(handshake.answer, handshake.statusCode ?? 200)}`;
+}

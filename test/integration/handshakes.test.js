@@ -1,0 +1,352 @@
+// Endpoint handshakes (PROVIDERS.md "Endpoint handshakes") through n8n-core's WorkflowExecute:
+// every provider of the table with a handshake gets its documented example, signed with
+// test/support/signDelivery.js as the sender signs it, through Reserve (signature set to the
+// provider) and through Verify Webhook Signature. The node answers it itself (the exact answer in
+// webhookResponses, Zoom's encryptedToken against an HMAC computed here), nothing is reserved (the
+// key table), nothing reaches a node after it; a forged one is refused like any delivery (invalid,
+// nothing answered). Meta's GET is checked against the credential's Verify Token (403 otherwise).
+const { describe, test, expect } = require('@jest/globals');
+const { createHmac } = require('node:crypto');
+const { useTestDatabase } = require('../support/database');
+const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
+const { signDelivery, signerFor } = require('../support/signDelivery');
+const { deliveryItem, webhookItem } = require('../support/webhookItems');
+const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
+const { reserveOutputs } = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
+
+const db = useTestDatabase();
+
+const RESERVE = 'Idempotency Reserve';
+const VERIFY = 'Verify Webhook Signature';
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+// Whatever reaches a node after the one under test: the business step that must not run.
+registerTestNode('afterHandshake', async function () {
+	return [this.getInputData()];
+});
+
+/**
+ * Each signed handshake's documented example (the senders' docs; PROVIDERS.md) and the answer the
+ * sender checks, computed here without the package: `expected(secret)`.
+ */
+const SIGNED_EXAMPLES = {
+	// https://api.slack.com/events/url_verification
+	slack: {
+		body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}',
+		headers: {},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}',
+		}),
+		// A real event of the same sender: reserved as any event.
+		event:
+			'{"token":"x","team_id":"T1","type":"event_callback","event_id":"Ev1","event":{"type":"app_mention"}}',
+	},
+	// https://developers.zoom.us/docs/api/webhooks/#validate-your-webhook-endpoint
+	zoom: {
+		body: '{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}',
+		headers: {},
+		expected: (secret) => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: `{"plainToken":"qgg8vlvZRS6UYooatFL8Aw","encryptedToken":"${createHmac('sha256', secret).update('qgg8vlvZRS6UYooatFL8Aw').digest('hex')}"}`,
+		}),
+		event:
+			'{"event":"meeting.started","event_ts":1654503849680,"payload":{"account_id":"a","object":{"id":"1"}}}',
+	},
+	// https://discord.com/developers/docs/interactions/receiving-and-responding#receiving-an-interaction
+	discord: {
+		body: '{"application_id":"1","id":"2","token":"t","type":1,"user":{"id":"3"},"version":1}',
+		headers: {},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"type":1}',
+		}),
+		event:
+			'{"application_id":"1","id":"4","token":"t","type":2,"data":{"name":"hello"},"version":1}',
+	},
+	// https://docs.github.com/en/webhooks/webhook-events-and-payloads#ping
+	github: {
+		body: '{"zen":"Design for failure.","hook_id":12345678,"hook":{"type":"Repository","id":12345678,"name":"web","active":true,"events":["push"],"config":{"content_type":"json","insecure_ssl":"0","url":"https://example.com/webhook"}}}',
+		headers: {
+			'x-github-event': 'ping',
+			'x-github-delivery': 'a1b2c3d4-0000-4000-8000-000000000001',
+		},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"status":"pong"}',
+		}),
+		event: '{"ref":"refs/heads/main","after":"abc","repository":{"id":1}}',
+	},
+};
+
+/** @type {readonly any[]} */
+const TABLE = PROVIDERS;
+const withHandshake = TABLE.filter((provider) => provider.handshake !== undefined);
+const signedOnes = withHandshake.filter((provider) => provider.handshake.signed);
+const unsignedOnes = withHandshake.filter((provider) => !provider.handshake.signed);
+
+test('the handshakes this file covers are the ones the table has', () => {
+	expect(signedOnes.map(({ value }) => value).sort()).toEqual(Object.keys(SIGNED_EXAMPLES).sort());
+	expect(unsignedOnes.map(({ value }) => value)).toEqual(['whatsApp']);
+});
+
+/** The node under test with every output it has wired to a node of its own. */
+function workflowFor(node, outputCount) {
+	const after = Array.from({ length: outputCount }, (_, index) => ({
+		id: `after-${index}`,
+		name: `After ${index}`,
+		type: 'test.afterHandshake',
+		typeVersion: 1,
+		position: [300, index * 100],
+		parameters: {},
+	}));
+	return {
+		name: `${node.name} (handshake test)`,
+		nodes: [node, ...after],
+		connections: {
+			[node.name]: {
+				main: after.map(({ name }) => [{ node: name, type: 'main', index: 0 }]),
+			},
+		},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const RESERVE_PARAMETERS = {
+	mode: 'lease',
+	leaseSeconds: 60,
+	keySource: 'eventIdOrBodyHash',
+	eventId: '={{ $json.body.id }}',
+	rawBodyProperty: 'data',
+	namespace: '',
+	schema: 'public',
+	table: 'processed_events',
+	createTable: true,
+};
+
+async function throughReserve(provider, items, credential) {
+	const parameters = { ...RESERVE_PARAMETERS, signature: provider.value };
+	const outputs = reserveOutputs(parameters, 2.1);
+	const node = {
+		id: 'reserve',
+		name: RESERVE,
+		type: `${PACKAGE}.idempotencyReserve`,
+		typeVersion: 2.1,
+		position: [0, 0],
+		parameters,
+		credentials: {
+			idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' },
+			webhookSigningSecretApi: { id: '2', name: 'Webhook Signing Secret' },
+		},
+	};
+	const run = await runWorkflow(workflowFor(node, outputs.count), items, {
+		credentials: db.credential(),
+		credentialsByType: { webhookSigningSecretApi: credential },
+	});
+	return { run, outputs, node: RESERVE };
+}
+
+async function throughVerify(provider, items, credential) {
+	const node = {
+		id: 'verify',
+		name: VERIFY,
+		type: `${PACKAGE}.verifyWebhookSignature`,
+		typeVersion: 1.1,
+		position: [0, 0],
+		parameters: { provider: provider.value, rawBodyProperty: 'data' },
+		credentials: { webhookSigningSecretApi: { id: '2', name: 'Webhook Signing Secret' } },
+	};
+	const run = await runWorkflow(workflowFor(node, 2), items, {
+		credentialsByType: { webhookSigningSecretApi: credential },
+	});
+	return { run, outputs: { count: 2, invalidSignature: 1 }, node: VERIFY };
+}
+
+/** @type {Array<[string, (provider: any, items: object[], credential: object) => Promise<any>]>} */
+const NODES = [
+	['Reserve', throughReserve],
+	['Verify Webhook Signature', throughVerify],
+];
+
+/** Keys in the key table (none when it was never created). */
+async function keyCount() {
+	const { rows } = await db.query(
+		"SELECT to_regclass('public.processed_events') IS NOT NULL AS present",
+	);
+	if (!rows[0].present) return 0;
+	const counted = await db.query('SELECT count(*)::int AS n FROM processed_events');
+	return counted.rows[0].n;
+}
+
+/** Every output of the node under test, as [output, pairedItem] pairs. */
+function routed({ run, outputs, node }) {
+	const pairs = [];
+	for (let output = 0; output < outputs.count; output++)
+		for (const item of run.output(node, output)) pairs.push([output, item.pairedItem.item]);
+	return pairs;
+}
+
+const hintsOf = ({ run, node }) =>
+	(run.run.data.resultData.runData[node]?.[0]?.hints ?? []).map(({ message }) => message);
+
+const afterRan = ({ run, outputs }) =>
+	Array.from({ length: outputs.count }, (_, index) => `After ${index}`).filter((name) =>
+		run.ran(name),
+	);
+
+function signedItem(provider, signer, body, headers) {
+	const bytes = Buffer.from(body);
+	const nowSeconds = Math.floor(Date.now() / 1000);
+	const signedHeaders = signDelivery(provider, signer, { bytes, headers, nowSeconds });
+	return deliveryItem(provider, { rawBody: bytes, headers: signedHeaders });
+}
+
+/** @type {Array<[string, any]>} */
+const SIGNED_CASES = signedOnes.map((provider) => [provider.value, provider]);
+
+describe.each(SIGNED_CASES)('%s: its signed handshake', (value, provider) => {
+	const example = SIGNED_EXAMPLES[value];
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('answered by the node, byte for byte; nothing reserved; nothing after it ran', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(provider.signing);
+			const item = signedItem(provider, signer, example.body, example.headers);
+			const result = await through(provider, [item], { secret: signer.secret });
+			expect(result.run.status).toBe('success');
+			expect(result.run.webhookResponses).toEqual([example.expected(signer.secret)]);
+			expect(routed(result)).toEqual([]);
+			expect(afterRan(result)).toEqual([]);
+			expect(await keyCount()).toBe(0);
+			expect(hintsOf(result)).toEqual([
+				`Answered ${provider.label}'s ${provider.handshake.name} handshake (200): nothing reserved, no business step`,
+			]);
+		});
+
+		test('forged (signed with another key): refused as invalid, nothing answered or reserved', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(provider.signing);
+			const forger = signerFor(provider.signing);
+			const item = signedItem(provider, forger, example.body, example.headers);
+			const result = await through(provider, [item], { secret: signer.secret });
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[result.outputs.invalidSignature, 0]]);
+			const [refused] = result.run.output(result.node, result.outputs.invalidSignature);
+			expect(refused.json.signature).toEqual({
+				valid: false,
+				provider: value,
+				reason: 'mismatch',
+			});
+			expect(await keyCount()).toBe(0);
+			expect(hintsOf(result)).toEqual([]);
+		});
+
+		test('a real event of the same sender is an event, not a handshake', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(provider.signing);
+			// GitHub's event name header is not signed: a real event sent as "ping" stays an event.
+			const item = signedItem(provider, signer, example.event, example.headers);
+			const result = await through(provider, [item], { secret: signer.secret });
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+	});
+});
+
+describe('a signed body that says otherwise is never answered as a handshake', () => {
+	test("Slack: n8n's body claims url_verification, the signed bytes are an event: refused, not answered", async () => {
+		const provider = TABLE.find(({ value }) => value === 'slack');
+		const signer = signerFor(provider.signing);
+		const item = signedItem(provider, signer, SIGNED_EXAMPLES.slack.event, {});
+		item.json.body = { type: 'url_verification', challenge: 'forged' };
+		for (const [, through] of NODES) {
+			const result = await through(provider, [item], { secret: signer.secret });
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(hintsOf(result)).toEqual([]);
+		}
+		expect(await keyCount()).toBe(0);
+	});
+});
+
+describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
+	const provider = TABLE.find(({ value }) => value === 'whatsApp');
+	const APP_SECRET = 'meta_app_secret';
+	const TOKEN = 'meatyhamhock';
+
+	/** A GET as n8n's Webhook node emits it with Raw Body on: no content-type, `{}`, no bytes. */
+	function getItem(query) {
+		const item = webhookItem({ body: {}, rawBody: '' });
+		delete item.json.headers['content-type'];
+		item.json.query = query;
+		return item;
+	}
+	// https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
+	const documented = {
+		'hub.mode': 'subscribe',
+		'hub.challenge': '1158201444',
+		'hub.verify_token': TOKEN,
+	};
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('the right token: 200 with hub.challenge as text; nothing reserved or run after', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const result = await through(provider, [getItem(documented)], {
+				secret: APP_SECRET,
+				verifyToken: TOKEN,
+			});
+			expect(result.run.status).toBe('success');
+			expect(result.run.webhookResponses).toEqual([
+				{ statusCode: 200, headers: { 'content-type': TEXT_TYPE }, body: '1158201444' },
+			]);
+			expect(routed(result)).toEqual([]);
+			expect(afterRan(result)).toEqual([]);
+			expect(await keyCount()).toBe(0);
+		});
+
+		test.each([
+			['a wrong token', { ...documented, 'hub.verify_token': 'meatyhamhocK' }, TOKEN],
+			['no token', { 'hub.mode': 'subscribe', 'hub.challenge': '1158201444' }, TOKEN],
+			['no Verify Token in the credential', documented, undefined],
+		])('%s: 403, nothing echoed, nothing reserved', async (_case, query, verifyToken) => {
+			const result = await through(provider, [getItem(query)], {
+				secret: APP_SECRET,
+				...(verifyToken === undefined ? {} : { verifyToken }),
+			});
+			expect(result.run.webhookResponses).toEqual([
+				{ statusCode: 403, headers: { 'content-type': TEXT_TYPE }, body: 'Forbidden' },
+			]);
+			expect(routed(result)).toEqual([]);
+			expect(await keyCount()).toBe(0);
+			expect(hintsOf(result)).toEqual([
+				expect.stringMatching(/^Refused WhatsApp Cloud API \(Meta\)'s .* handshake \(403\): /),
+			]);
+		});
+
+		test('a POST with a body and the same query is not the handshake: its signature decides', async () => {
+			const signer = signerFor(provider.signing);
+			const item = signedItem(
+				provider,
+				signer,
+				'{"object":"whatsapp_business_account","entry":[]}',
+				{},
+			);
+			item.json.query = documented;
+			const forged = signedItem(provider, signerFor(provider.signing), '{"object":"x"}', {});
+			forged.json.query = documented;
+			const result = await through(provider, [item, forged], {
+				secret: signer.secret,
+				verifyToken: TOKEN,
+			});
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([
+				[0, 0],
+				[result.outputs.invalidSignature, 1],
+			]);
+		});
+	});
+});

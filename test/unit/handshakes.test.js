@@ -1,0 +1,176 @@
+// Handshakes as data (nodes/shared/webhook/handshakeTypes.ts): each kind recognised and answered by
+// handshakes.ts alone, whatever provider carries it. A made-up provider with a handshake is one
+// table entry: it is recognised, answered and gets its "Connecting" cell in docs/signatures.md's table.
+// Through the engine, with the real providers: test/integration/handshakes.test.js.
+const { describe, test, expect } = require('@jest/globals');
+const { createHmac } = require('node:crypto');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const { PROVIDERS, isVerifiable } = require('../../dist/nodes/shared/webhook/providers');
+const {
+	answerHandshake,
+	describeHandshake,
+	isHandshake,
+} = require('../../dist/nodes/shared/webhook/handshakes');
+
+/** @typedef {import('../../dist/nodes/shared/webhook/providers').ProviderDefinition} ProviderDefinition */
+
+// A made-up sender whose handshake no real entry has: a header names it, the body's nested token is
+// echoed as text with 202.
+/** @type {ProviderDefinition} */
+const ECHO = {
+	value: 'echoHooks',
+	label: 'Echo Hooks',
+	eventId: { kind: 'body', path: ['id'] },
+	signing: {
+		algorithm: 'sha256',
+		encoding: 'hex',
+		secret: 'text',
+		signatureHeaders: ['X-Echo-Signature'],
+		signature: { format: 'whole' },
+		signs: '{body}',
+	},
+	contentTypes: ['application/json'],
+	retries: 'None',
+	handshake: {
+		name: 'echo check',
+		match: [{ on: 'header', name: 'X-Echo-Type', equals: 'check' }],
+		signed: true,
+		answer: { kind: 'echoBodyField', path: ['check', 'token'], as: 'text' },
+		statusCode: 202,
+	},
+	docs: 'https://echo.example/webhooks',
+};
+
+const request = (parts) => ({ headers: {}, query: {}, body: {}, bodiless: false, ...parts });
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+describe('a made-up provider with a handshake is one entry', () => {
+	const handshake = /** @type {any} */ (ECHO.handshake);
+
+	test('recognised by its header (any case), answered with its own status and kind', () => {
+		const check = request({
+			headers: { 'x-echo-type': 'check' },
+			body: { check: { token: 'abc' } },
+		});
+		expect(isHandshake(handshake, check)).toBe(true);
+		expect(answerHandshake(handshake, check, {})).toEqual({
+			answer: { statusCode: 202, headers: { 'content-type': TEXT_TYPE }, body: 'abc' },
+		});
+		expect(isHandshake(handshake, request({ headers: { 'x-echo-type': 'event' } }))).toBe(false);
+		expect(isHandshake(handshake, request({}))).toBe(false);
+	});
+
+	test('a handshake without the value to echo: 400, said why', () => {
+		const check = request({ headers: { 'X-Echo-Type': 'check' }, body: { check: {} } });
+		expect(answerHandshake(handshake, check, {})).toEqual({
+			answer: {
+				statusCode: 400,
+				headers: { 'content-type': TEXT_TYPE },
+				body: 'echo check carries no body check.token',
+			},
+			refused: 'echo check carries no body check.token',
+		});
+	});
+
+	test("it gets its Connecting cell in docs/signatures.md's table; a sender without one says so", async () => {
+		const { signaturesTable } = await import(
+			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'docs-signatures.mjs')).href
+		);
+		const rows = signaturesTable([...PROVIDERS, ECHO]).split('\n');
+		expect(rows[0]).toMatch(/\| Connecting \(the handshake Reserve and Verify answer\) \|$/);
+		const echoRow = rows.find((row) => row.startsWith('| [Echo Hooks]'));
+		expect(echoRow).toMatch(
+			/\| `echo check` \(`X-Echo-Type`: `check`; signed\) → 202 text: body `check\.token` \|$/,
+		);
+		const stripeRow = rows.find((row) => row.startsWith('| [Stripe]'));
+		expect(stripeRow).toMatch(/\| no handshake \|$/);
+	});
+});
+
+describe('the real table', () => {
+	test('handshakes belong to verifiable senders, and only Meta-style ones are unsigned', () => {
+		const withHandshake = /** @type {any[]} */ ([...PROVIDERS]).filter((p) => p.handshake);
+		expect(withHandshake.map(({ value }) => value)).toEqual(
+			expect.arrayContaining(['slack', 'zoom', 'discord', 'github', 'whatsApp']),
+		);
+		for (const provider of withHandshake) {
+			expect([provider.value, isVerifiable(provider)]).toEqual([provider.value, true]);
+			// An unsigned handshake must prove its sender some other way: a verify token.
+			if (!provider.handshake.signed)
+				expect(provider.handshake.answer.kind).toBe('echoQueryWithVerifyToken');
+		}
+	});
+
+	const byValue = (value) =>
+		/** @type {any} */ (/** @type {any[]} */ ([...PROVIDERS]).find((p) => p.value === value))
+			.handshake;
+
+	test('Zoom: the token and its HMAC-SHA256 hex with the secret, as JSON', () => {
+		const zoom = byValue('zoom');
+		const body = { event: 'endpoint.url_validation', payload: { plainToken: 'tok' } };
+		const secret = Buffer.from('zoom secret token');
+		const { answer } = answerHandshake(zoom, request({ body }), { secret });
+		expect(answer).toEqual({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: `{"plainToken":"tok","encryptedToken":"${createHmac('sha256', secret).update('tok').digest('hex')}"}`,
+		});
+		// Not the handshake: another event, or the same field as text instead of the string.
+		expect(isHandshake(zoom, request({ body: { event: 'meeting.started' } }))).toBe(false);
+	});
+
+	test('Discord: type 1 only as the number', () => {
+		const discord = byValue('discord');
+		expect(isHandshake(discord, request({ body: { type: 1 } }))).toBe(true);
+		expect(isHandshake(discord, request({ body: { type: '1' } }))).toBe(false);
+		expect(isHandshake(discord, request({ body: { type: 2 } }))).toBe(false);
+	});
+
+	test('GitHub: the ping header and a ping body, both', () => {
+		const github = byValue('github');
+		const headers = { 'X-GitHub-Event': 'ping' };
+		expect(isHandshake(github, request({ headers, body: { zen: 'z', hook_id: 1 } }))).toBe(true);
+		expect(isHandshake(github, request({ headers, body: { ref: 'refs/heads/main' } }))).toBe(false);
+		expect(isHandshake(github, request({ body: { zen: 'z' } }))).toBe(false);
+	});
+
+	describe("Meta's GET", () => {
+		const meta = byValue('whatsApp');
+		const query = { 'hub.mode': 'subscribe', 'hub.challenge': '42', 'hub.verify_token': 'tok' };
+
+		test('only a request without a body; the query flat or nested', () => {
+			expect(isHandshake(meta, request({ query, bodiless: true }))).toBe(true);
+			expect(isHandshake(meta, request({ query, bodiless: false }))).toBe(false);
+			const nested = { hub: { mode: 'subscribe', challenge: '42', verify_token: 'tok' } };
+			const get = request({ query: nested, bodiless: true });
+			expect(isHandshake(meta, get)).toBe(true);
+			expect(answerHandshake(meta, get, { verifyToken: 'tok' }).answer.body).toBe('42');
+			// A repeated parameter is no one value.
+			const twice = request({
+				query: { ...query, 'hub.mode': ['subscribe', 'x'] },
+				bodiless: true,
+			});
+			expect(isHandshake(meta, twice)).toBe(false);
+		});
+
+		test.each([
+			['the right token', 'tok', 'tok', 200, '42'],
+			['a longer token', 'tok', 'tokk', 403, 'Forbidden'],
+			['a shorter token', 'tok', 'to', 403, 'Forbidden'],
+			['an empty Verify Token, an empty token sent', '', '', 403, 'Forbidden'],
+		])('%s → %s', (_case, verifyToken, sent, status, body) => {
+			const get = request({ query: { ...query, 'hub.verify_token': sent }, bodiless: true });
+			const { answer } = answerHandshake(meta, get, { verifyToken });
+			expect(answer).toEqual({ statusCode: status, headers: { 'content-type': TEXT_TYPE }, body });
+		});
+	});
+
+	test('every real handshake has its Connecting line', () => {
+		for (const provider of /** @type {any[]} */ ([...PROVIDERS]))
+			expect(describeHandshake(provider.handshake)).toMatch(
+				provider.handshake ? new RegExp(`^\`${provider.handshake.name}\` \\(`) : /^no handshake$/,
+			);
+	});
+});
