@@ -107,13 +107,13 @@ export const BODY_TEXT_NO_BOM = `(${BODY_TEXT}.charCodeAt(0) === 0xfeff ? ${BODY
  * `*` steps over every element of an array. The paths come from the provider table.
  */
 function withoutPathsExpression(paths: ReadonlyArray<readonly string[]>): string {
-	const strip = `const strip = (value, paths) => { if (paths.length === 0 || value === null || typeof value !== 'object') return value; const isArray = Array.isArray(value); const copy = isArray ? [...value] : { ...value }; for (const name of Object.keys(copy)) { if (!isArray && paths.some((path) => path.length === 1 && path[0] === name)) { delete copy[name]; continue; } const deeper = paths.filter((path) => path.length > 1 && (path[0] === name || (isArray && path[0] === ${JSON.stringify(EVERY_ELEMENT)}))); if (deeper.length > 0) copy[name] = strip(copy[name], deeper.map((path) => path.slice(1))); } return copy; };`;
+	const strip = `const strip = (value, paths) => { if (paths.length === 0 || value === null || typeof value !== 'object') return value; const isArray = Array.isArray(value); const copy = isArray ? [...value] : { ...value }; for (const name of Object.keys(copy)) { if (!isArray && paths.some((path) => path.length === 1 && (path[0] === name || path[0] === ${JSON.stringify(EVERY_ELEMENT)}))) { delete copy[name]; continue; } const deeper = paths.filter((path) => path.length > 1 && (path[0] === name || path[0] === ${JSON.stringify(EVERY_ELEMENT)})); if (deeper.length > 0) copy[name] = strip(copy[name], deeper.map((path) => path.slice(1))); } return copy; };`;
 	return `(() => { ${strip} return JSON.stringify(strip(JSON.parse(${BODY_TEXT_NO_BOM}), ${JSON.stringify(paths)})); })()`;
 }
 
 /**
  * The retry-stable signed content as text (retryStableContent.ts), or undefined where it is the raw
- * body alone: each signed part but literals and the timestamp, length-prefixed (`<UTF-8 bytes>:`),
+ * body alone: each signed part but literals, the timestamp and signed headers, length-prefixed (`<UTF-8 bytes>:`),
  * the body less the fields the sender renews per attempt.
  */
 function signedContentExpression(
@@ -123,7 +123,8 @@ function signedContentExpression(
 	const pieces: string[] = [];
 	let onlyRawBody = true;
 	for (const part of parts) {
-		if (part.kind === 'literal' || part.kind === 'timestamp') continue;
+		// Timestamps and signed headers are renewed by some senders per attempt: left out, as in the package.
+		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
 		if (part.kind === 'body' && renewed.length === 0) {
 			pieces.push(BODY_TEXT);
 			continue;
@@ -131,7 +132,6 @@ function signedContentExpression(
 		onlyRawBody = false;
 		if (part.kind === 'body') pieces.push(withoutPathsExpression(renewed));
 		else if (part.kind === 'url') pieces.push(URL_EXPRESSION);
-		else if (part.kind === 'header') pieces.push(headerExpression(part.name));
 		else return undefined; // {form}: refused before (FORM_REASON)
 	}
 	if (onlyRawBody && pieces.length === 1) return undefined;

@@ -493,7 +493,6 @@ test(
 				readVerifiedDelivery('linear', linear.label, rules, {
 					bytes: firstAttempt.body,
 					headers: firstAttempt.headers,
-					header: () => ({ kind: 'missing' }),
 					n8nBody: JSON.parse(firstAttempt.body.toString()),
 				})
 			);
