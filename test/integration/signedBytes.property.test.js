@@ -19,7 +19,7 @@ const { PROVIDERS, verifiableFrom } = require('../../dist/nodes/shared/webhook/p
 const { formFields } = require('../../dist/nodes/shared/webhook/signedParse');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
-const { signDelivery, signerFor } = require('../support/signDelivery');
+const { setPath, signDelivery, signerFor } = require('../support/signDelivery');
 
 const db = useTestDatabase();
 
@@ -99,15 +99,6 @@ function itemOf({ bytes, headers, query = {}, contentType }) {
 			},
 		},
 	};
-}
-
-function setPath(target, path, value) {
-	let node = target;
-	for (const step of path.slice(0, -1)) {
-		if (node[step] === null || typeof node[step] !== 'object') node[step] = {};
-		node = node[step];
-	}
-	node[path[path.length - 1]] = value;
 }
 
 /** The event's body: its id where the provider keeps it there, a free-text field, the body timestamp. */

@@ -9,6 +9,7 @@ const { createHmac, randomUUID } = require('node:crypto');
 const { readSignatureHeader } = require('../../dist/nodes/shared/webhook/headers');
 const { SIGNATURE_SCHEMES } = require('../../dist/nodes/shared/webhook/signatureSchemes');
 const { signingKey } = require('../../dist/nodes/shared/webhook/verifySignature');
+const { headerValue, setPath, timestampText } = require('./signDelivery');
 
 const PLACEHOLDER = 'placeholder';
 const JSON_MEDIA_TYPE = 'application/json';
@@ -29,21 +30,6 @@ function formBytes(fields) {
 		for (const one of Array.isArray(value) ? value : [value])
 			form.append(name, typeof one === 'string' ? one : JSON.stringify(one));
 	return Buffer.from(form.toString());
-}
-
-function timestampText(unit, nowSeconds) {
-	if (unit === 'milliseconds') return String(nowSeconds * 1000);
-	if (unit === 'iso8601') return new Date(nowSeconds * 1000).toISOString();
-	return String(nowSeconds);
-}
-
-/** The signature header's value holding `signature` (and the fields format's timestamp). */
-function headerValue(format, signature, timestamp) {
-	if (format.format === 'whole') return `${format.prefix ?? ''}${signature}`;
-	if (format.format === 'versions') return `${format.version},${signature}`;
-	const fields = [`${format.signatureKey}=${signature}`];
-	if (format.timestampKey !== undefined) fields.unshift(`${format.timestampKey}=${timestamp}`);
-	return fields.join(format.separator);
 }
 
 /**
@@ -87,15 +73,6 @@ function signAs(
 		.digest(signing.encoding);
 	headers[signatureHeader] = headerValue(signing.signature, signature, timestamp);
 	return { body: bytes, headers };
-}
-
-function setPath(target, path, value) {
-	let node = target;
-	for (const step of path.slice(0, -1)) {
-		if (node[step] === null || typeof node[step] !== 'object') node[step] = {};
-		node = node[step];
-	}
-	node[path[path.length - 1]] = value;
 }
 
 module.exports = { signAs };

@@ -14,6 +14,7 @@ function timestampText(unit, nowSeconds) {
 	return String(nowSeconds);
 }
 
+/** The signature header's value holding `signature` (and the fields format's timestamp). */
 function headerValue(format, signature, timestamp) {
 	if (format.format === 'whole') return `${format.prefix ?? ''}${signature}`;
 	if (format.format === 'versions') return `${format.version},${signature}`;
@@ -85,4 +86,14 @@ function signDelivery(provider, signer, { bytes, headers, url, nowSeconds }) {
 	return out;
 }
 
-module.exports = { signDelivery, signerFor, timestampText };
+/** Sets a value at a path of plain objects, making the objects on the way. */
+function setPath(target, path, value) {
+	let node = target;
+	for (const step of path.slice(0, -1)) {
+		if (node[step] === null || typeof node[step] !== 'object') node[step] = {};
+		node = node[step];
+	}
+	node[path[path.length - 1]] = value;
+}
+
+module.exports = { headerValue, setPath, signDelivery, signerFor, timestampText };

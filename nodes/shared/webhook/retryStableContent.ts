@@ -15,7 +15,7 @@
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
  */
-import { parseSigns, sortedForm } from './schemeReader';
+import { concat, parseSigns, sortedForm } from './schemeReader';
 import type { SigningDescription } from './schemeTypes';
 
 /** A path into the signed JSON body. */
@@ -72,15 +72,9 @@ function withoutPaths(value: unknown, paths: readonly BodyPath[]): unknown {
 
 const encoder = new TextEncoder();
 
+/** Each part after its length and a colon, so no two lists of parts give one content. */
 function joined(parts: readonly Uint8Array[]): Uint8Array {
-	const framed = parts.flatMap((part) => [encoder.encode(`${part.length}:`), part]);
-	const out = new Uint8Array(framed.reduce((total, piece) => total + piece.length, 0));
-	let offset = 0;
-	for (const piece of framed) {
-		out.set(piece, offset);
-		offset += piece.length;
-	}
-	return out;
+	return concat(parts.flatMap((part) => [encoder.encode(`${part.length}:`), part]));
 }
 
 /**

@@ -191,7 +191,8 @@ export function sortedForm(body: Uint8Array): string | undefined {
 	return distinct.map(([name, value]) => name + value).join('');
 }
 
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
+/** The chunks one after another, in one array. */
+export function concat(chunks: readonly Uint8Array[]): Uint8Array {
 	const out = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
 	let offset = 0;
 	for (const chunk of chunks) {
