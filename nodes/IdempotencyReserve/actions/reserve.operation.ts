@@ -16,7 +16,7 @@ import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
 import type { ReserveTarget } from '../../shared/store/KeyStore';
 import type { VerifiedDelivery } from '../../shared/delivery/verifiedDelivery';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
-import { itemKeyDeriver } from '../helpers/deriveItemKey';
+import { digestHex, itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
 import {
 	handedOnVerdict,
@@ -112,7 +112,7 @@ function reserveTargetReader(
 		// A verified body's fingerprint is its digest: the signed content less what each attempt renews.
 		const fingerprint =
 			verdict !== undefined && fingerprintSource === 'rawBody'
-				? verdict.digest.slice(verdict.digest.indexOf(':') + 1)
+				? digestHex(verdict.digest)
 				: fingerprintOf?.(item, itemIndex);
 		if (key instanceof Promise || fingerprint instanceof Promise)
 			return Promise.all([key, fingerprint]).then(([k, f]) => ({ key: k, fingerprint: f }));

@@ -89,15 +89,17 @@ export type ItemKeyDeriver = (
 	signed?: SignedKeyParts,
 ) => string | Promise<string>;
 
+/** The hex SHA-256 of a verified delivery's digest (`sha256:<hex>` or `signed:<hex>`): its fingerprint too. */
+export function digestHex(digest: string): string {
+	return digest.slice(digest.indexOf(':') + 1);
+}
+
 /** A verified delivery's digest (`sha256:<hex>` or `signed:<hex>`) as the identity composeKey takes. */
 function digestIdentity(digest: string): [KeyIdentity, string | undefined] {
-	if (digest.startsWith(BODY_HASH_PREFIX))
-		return [{ kind: 'bodyHash' }, digest.slice(BODY_HASH_PREFIX.length)];
+	const hex = digestHex(digest);
+	if (digest.startsWith(BODY_HASH_PREFIX)) return [{ kind: 'bodyHash' }, hex];
 	if (digest.startsWith(SIGNED_CONTENT_PREFIX))
-		return [
-			{ kind: 'signedContent', sha256Hex: digest.slice(SIGNED_CONTENT_PREFIX.length) },
-			undefined,
-		];
+		return [{ kind: 'signedContent', sha256Hex: hex }, undefined];
 	throw new KeyError(
 		`Not a signed-content digest: "${digest}"`,
 		'This is a bug: please report it.',
