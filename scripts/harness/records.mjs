@@ -49,6 +49,12 @@ function nodeItems(runData, node, output = 0) {
 	return items;
 }
 
+/** The first item on any output of the trigger node. */
+function triggerItem(runData, node) {
+	const outputs = runData?.[node]?.[0]?.data?.main ?? [];
+	return outputs.find((items) => items?.length)?.[0]?.json;
+}
+
 function toRecord(row, flatted) {
 	let data;
 	try {
@@ -65,7 +71,8 @@ function toRecord(row, flatted) {
 		.sort((a, b) => a.order - b.order)
 		.map(({ name }) => name);
 	const triggerNode = nodesRun[0];
-	const trigger = triggerNode ? nodeItems(runData, triggerNode)[0] : undefined;
+	// A Webhook that takes several methods has one output per method: the item is on the request's.
+	const trigger = triggerNode ? triggerItem(runData, triggerNode) : undefined;
 	const headers = trigger?.headers ?? {};
 	return {
 		id: String(row.id),
