@@ -29,7 +29,8 @@ function hasHeader(headers, name) {
  * @param {object} [options]
  *   signedAt: the Stripe timestamp (seconds) of the signature added to the request; the request is
  *   signed with E2E_STRIPE_SECRET unless `headers` carries its own stripe-signature (a forged or
- *   replayed one) or `sign: false`.
+ *   replayed one) or `sign: false`. method: 'GET' sends no body and no Content-Type (a sender's
+ *   verification request); `body` is then ignored.
  * @returns {Promise<{ requestId: string, status: number, headers: Record<string, string>, text: string, json: any, bytes: Buffer, ms: number, signature?: string }>}
  */
 export async function sendEvent(
@@ -42,8 +43,13 @@ export async function sendEvent(
 		timeoutMs = 60_000,
 		sign = true,
 		signedAt,
+		method = 'POST',
 	} = {},
 ) {
+	if (method === 'GET') {
+		contentType = undefined;
+		sign = false;
+	}
 	const bytes = Buffer.isBuffer(body)
 		? body
 		: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
@@ -53,14 +59,14 @@ export async function sendEvent(
 			: undefined;
 	const started = Date.now();
 	const response = await fetch(url, {
-		method: 'POST',
+		method,
 		headers: {
 			...(contentType ? { 'content-type': contentType } : {}),
 			[REQUEST_ID_HEADER]: requestId,
 			...(signature ? { 'stripe-signature': signature } : {}),
 			...headers,
 		},
-		body: bytes,
+		body: method === 'GET' ? undefined : bytes,
 		signal: AbortSignal.timeout(timeoutMs),
 	});
 	const text = await response.text();

@@ -6,10 +6,10 @@
 // key table), nothing reaches a node after it; a forged one is refused like any delivery (invalid,
 // nothing answered). Meta's GET is checked against the credential's Verify Token (403 otherwise).
 const { describe, test, expect } = require('@jest/globals');
-const { createHmac } = require('node:crypto');
 const { useTestDatabase } = require('../support/database');
 const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
 const { signDelivery, signerFor } = require('../support/signDelivery');
+const { SIGNED_EXAMPLES, META_VERIFICATION } = require('../support/handshakeExamples');
 const { deliveryItem, webhookItem } = require('../support/webhookItems');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { reserveOutputs } = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
@@ -18,71 +18,11 @@ const db = useTestDatabase();
 
 const RESERVE = 'Idempotency Reserve';
 const VERIFY = 'Verify Webhook Signature';
-const JSON_TYPE = 'application/json; charset=utf-8';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 // Whatever reaches a node after the one under test: the business step that must not run.
 registerTestNode('afterHandshake', async function () {
 	return [this.getInputData()];
 });
-
-/**
- * Each signed handshake's documented example (the senders' docs; PROVIDERS.md) and the answer the
- * sender checks, computed here without the package: `expected(secret)`.
- */
-const SIGNED_EXAMPLES = {
-	// https://api.slack.com/events/url_verification
-	slack: {
-		body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}',
-		headers: {},
-		expected: () => ({
-			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
-			body: '{"challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}',
-		}),
-		// A real event of the same sender: reserved as any event.
-		event:
-			'{"token":"x","team_id":"T1","type":"event_callback","event_id":"Ev1","event":{"type":"app_mention"}}',
-	},
-	// https://developers.zoom.us/docs/api/webhooks/#validate-your-webhook-endpoint
-	zoom: {
-		body: '{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}',
-		headers: {},
-		expected: (secret) => ({
-			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
-			body: `{"plainToken":"qgg8vlvZRS6UYooatFL8Aw","encryptedToken":"${createHmac('sha256', secret).update('qgg8vlvZRS6UYooatFL8Aw').digest('hex')}"}`,
-		}),
-		event:
-			'{"event":"meeting.started","event_ts":1654503849680,"payload":{"account_id":"a","object":{"id":"1"}}}',
-	},
-	// https://discord.com/developers/docs/interactions/receiving-and-responding#receiving-an-interaction
-	discord: {
-		body: '{"application_id":"1","id":"2","token":"t","type":1,"user":{"id":"3"},"version":1}',
-		headers: {},
-		expected: () => ({
-			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
-			body: '{"type":1}',
-		}),
-		event:
-			'{"application_id":"1","id":"4","token":"t","type":2,"data":{"name":"hello"},"version":1}',
-	},
-	// https://docs.github.com/en/webhooks/webhook-events-and-payloads#ping
-	github: {
-		body: '{"zen":"Design for failure.","hook_id":12345678,"hook":{"type":"Repository","id":12345678,"name":"web","active":true,"events":["push"],"config":{"content_type":"json","insecure_ssl":"0","url":"https://example.com/webhook"}}}',
-		headers: {
-			'x-github-event': 'ping',
-			'x-github-delivery': 'a1b2c3d4-0000-4000-8000-000000000001',
-		},
-		expected: () => ({
-			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
-			body: '{"status":"pong"}',
-		}),
-		event: '{"ref":"refs/heads/main","after":"abc","repository":{"id":1}}',
-	},
-};
 
 /** @type {readonly any[]} */
 const TABLE = PROVIDERS;
@@ -276,7 +216,7 @@ describe('a signed body that says otherwise is never answered as a handshake', (
 describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 	const provider = TABLE.find(({ value }) => value === 'whatsApp');
 	const APP_SECRET = 'meta_app_secret';
-	const TOKEN = 'meatyhamhock';
+	const TOKEN = META_VERIFICATION.token;
 
 	/** A GET as n8n's Webhook node emits it with Raw Body on: no content-type, `{}`, no bytes. */
 	function getItem(query) {
@@ -285,12 +225,7 @@ describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 		item.json.query = query;
 		return item;
 	}
-	// https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
-	const documented = {
-		'hub.mode': 'subscribe',
-		'hub.challenge': '1158201444',
-		'hub.verify_token': TOKEN,
-	};
+	const documented = META_VERIFICATION.query;
 
 	describe.each(NODES)('through %s', (_name, through) => {
 		test('the right token: 200 with hub.challenge as text; nothing reserved or run after', async () => {
@@ -300,9 +235,7 @@ describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 				verifyToken: TOKEN,
 			});
 			expect(result.run.status).toBe('success');
-			expect(result.run.webhookResponses).toEqual([
-				{ statusCode: 200, headers: { 'content-type': TEXT_TYPE }, body: '1158201444' },
-			]);
+			expect(result.run.webhookResponses).toEqual([META_VERIFICATION.expected]);
 			expect(routed(result)).toEqual([]);
 			expect(afterRan(result)).toEqual([]);
 			expect(await keyCount()).toBe(0);
@@ -317,9 +250,7 @@ describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 				secret: APP_SECRET,
 				...(verifyToken === undefined ? {} : { verifyToken }),
 			});
-			expect(result.run.webhookResponses).toEqual([
-				{ statusCode: 403, headers: { 'content-type': TEXT_TYPE }, body: 'Forbidden' },
-			]);
+			expect(result.run.webhookResponses).toEqual([META_VERIFICATION.refused]);
 			expect(routed(result)).toEqual([]);
 			expect(await keyCount()).toBe(0);
 			expect(hintsOf(result)).toEqual([

@@ -1,0 +1,207 @@
+// End-to-end: every endpoint handshake of the provider table (PROVIDERS.md "Endpoint handshakes"),
+// in a real n8n server, through the shipped webhook template switched to each provider as a user
+// switches it (Reserve's Signature and Key Source, a credential with the sender's secret and, for
+// Meta, its Verify Token), each on its own path. The template's Webhook takes POST and GET, so
+// Meta's GET verification reaches Reserve. For each handshake, with the sender's documented example
+// (test/support/handshakeExamples.js, signed as the sender signs it):
+// - the answer the sender checks, byte for byte (status, Content-Type, body);
+// - nothing reserved, no business step: n8n recorded Webhook → Reserve and nothing after;
+// - forged (another key) or a wrong verify token: 401 problem+json or 403, nothing reserved;
+// - a real event of the same sender on the same path is still processed as an event.
+// Run with `npm run test:e2e`; on n8n 1.123.81 with `npm run test:e2e:n8n1`.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { after, before, test } from 'node:test';
+
+import {
+	BUSINESS_STEP,
+	RESERVE,
+	sendEvent,
+	startStack,
+	withStackLogs,
+} from '../../scripts/harness/index.mjs';
+import { importableCopy, WEBHOOK_TEMPLATE } from '../../scripts/harness/templates.mjs';
+
+const require = createRequire(import.meta.url);
+const { signDelivery, signerFor } = require('../support/signDelivery.js');
+const { SIGNED_EXAMPLES, META_VERIFICATION } = require('../support/handshakeExamples.js');
+const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
+
+/** Every provider of the table with a handshake: none listed by hand. */
+const WITH_HANDSHAKE = PROVIDERS.filter((/** @type {any} */ provider) => provider.handshake);
+const HANDSHAKE_PATH = ['Webhook', RESERVE];
+
+/** Per provider: its signer (the secret or key pair the credential holds) and its credential. */
+const senders = WITH_HANDSHAKE.map((/** @type {any} */ provider, index) => {
+	const signer = signerFor(provider.signing);
+	const credential = {
+		id: `WhSigHandshake${String(index).padStart(3, '0')}`,
+		name: `Webhook Signing Secret (${provider.label}, handshake)`,
+	};
+	return {
+		provider,
+		signer,
+		credential,
+		workflowId: `IdemHandshake${String(index).padStart(5, '0')}`,
+	};
+});
+
+/** The template switched to one provider, on its own path and credential. */
+function switchedCopy({ provider, credential, workflowId }) {
+	const workflow = importableCopy(WEBHOOK_TEMPLATE, workflowId);
+	workflow.name = `${workflow.name} (${provider.label}, handshake e2e)`;
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters = {
+				...node.parameters,
+				path: `idempotent-webhook-handshake-${provider.value.toLowerCase()}`,
+			};
+			node.webhookId = randomUUID();
+		}
+		if (node.name === RESERVE) {
+			node.parameters = {
+				...node.parameters,
+				signature: provider.value,
+				keySource: provider.value,
+			};
+			node.credentials = { ...node.credentials, webhookSigningSecretApi: credential };
+		}
+	}
+	return workflow;
+}
+
+/** @type {Awaited<ReturnType<typeof startStack>>} */
+let stack;
+/** Each sender's published copy: { id, webhookUrl }, by provider value. */
+const published = new Map();
+
+before(
+	async () => {
+		stack = await startStack({
+			label: 'e2e_handshakes',
+			extraWorkflows: senders.map((sender) => ({ workflow: switchedCopy(sender) })),
+			extraCredentials: senders.map(({ provider, signer, credential }) => ({
+				...credential,
+				type: 'webhookSigningSecretApi',
+				data: {
+					secret: signer.secret,
+					previousSecret: '',
+					verifyToken: provider.handshake.signed ? '' : META_VERIFICATION.token,
+				},
+			})),
+		});
+		for (const sender of senders)
+			published.set(
+				sender.provider.value,
+				stack.extraWorkflows.find((workflow) => workflow.id === sender.workflowId),
+			);
+	},
+	{ timeout: 30 * 60_000 },
+);
+
+after(async () => await stack?.stop(), { timeout: 120_000 });
+
+const counts = async () => ({
+	keys: (await stack.keyRows()).length,
+	business: (await stack.businessRows()).length,
+});
+
+/** Sends a request to the sender's copy and waits for the execution n8n recorded for it. */
+async function send(sender, { body = '', headers = {}, method = 'POST', query } = {}) {
+	const copy = published.get(sender.provider.value);
+	const url = query ? `${copy.webhookUrl}?${new URLSearchParams(query)}` : copy.webhookUrl;
+	const response = await sendEvent(url, Buffer.from(body), {
+		method,
+		headers,
+		sign: false,
+		contentType: 'application/json',
+	});
+	const execution = await stack.executions.waitForRequest(copy.id, response.requestId);
+	return { response, execution };
+}
+
+/** The headers of `body` signed as the provider signs (with `signer`: the sender's, or a forger's). */
+function signed(sender, signer, body, headers) {
+	return signDelivery(sender.provider, signer, {
+		bytes: Buffer.from(body),
+		headers,
+		nowSeconds: Math.floor(Date.now() / 1000),
+	});
+}
+
+/** What the sender checks: status, Content-Type and the exact bytes. */
+function assertAnswer(response, expected) {
+	assert.equal(response.status, expected.statusCode, response.text);
+	assert.equal(response.headers['content-type'], expected.headers['content-type']);
+	assert.equal(response.text, expected.body);
+}
+
+/** Nothing reserved, no business row, and n8n stopped after Reserve. */
+async function assertNothingRan(execution, before) {
+	assert.deepEqual(execution.nodesRun, HANDSHAKE_PATH);
+	assert.equal(execution.status, 'success');
+	assert.deepEqual(await counts(), before);
+}
+
+for (const sender of senders.filter(({ provider }) => provider.handshake.signed)) {
+	const { provider, signer } = sender;
+	const example = SIGNED_EXAMPLES[provider.value];
+
+	test(`${provider.label}: its ${provider.handshake.name} answered as the sender checks it; forged refused; a real event still processed`, () =>
+		withStackLogs(stack, async () => {
+			assert.ok(example, `a documented example of ${provider.label}'s handshake`);
+			const before = await counts();
+
+			const genuine = await send(sender, {
+				body: example.body,
+				headers: signed(sender, signer, example.body, example.headers),
+			});
+			assertAnswer(genuine.response, example.expected(signer.secret));
+			await assertNothingRan(genuine.execution, before);
+
+			const forged = await send(sender, {
+				body: example.body,
+				headers: signed(sender, signerFor(provider.signing), example.body, example.headers),
+			});
+			assert.equal(forged.response.status, 401, forged.response.text);
+			assert.match(forged.response.headers['content-type'], /^application\/problem\+json/);
+			assert.ok(!forged.execution.nodesRun.includes(BUSINESS_STEP));
+			assert.deepEqual(await counts(), before);
+
+			// GitHub names its events in an unsigned header: a real event is sent as the event it is.
+			const eventHeaders =
+				provider.value === 'github'
+					? { ...example.headers, 'x-github-event': 'push' }
+					: example.headers;
+			const event = await send(sender, {
+				body: example.event,
+				headers: signed(sender, signer, example.event, eventHeaders),
+			});
+			assert.equal(event.response.status, 200, event.response.text);
+			assert.deepEqual(event.response.json, { status: 'processed' });
+			assert.ok(event.execution.nodesRun.includes(BUSINESS_STEP));
+			assert.deepEqual(await counts(), { keys: before.keys + 1, business: before.business + 1 });
+		}));
+}
+
+for (const sender of senders.filter(({ provider }) => !provider.handshake.signed)) {
+	const { provider } = sender;
+
+	test(`${provider.label}: the GET ${provider.handshake.name} through the template's GET output: the challenge with the right token, 403 without`, () =>
+		withStackLogs(stack, async () => {
+			const before = await counts();
+			const right = await send(sender, { method: 'GET', query: META_VERIFICATION.query });
+			assertAnswer(right.response, META_VERIFICATION.expected);
+			await assertNothingRan(right.execution, before);
+
+			for (const query of [
+				{ ...META_VERIFICATION.query, 'hub.verify_token': `${META_VERIFICATION.token}X` },
+				{ 'hub.mode': 'subscribe', 'hub.challenge': '1158201444' },
+			]) {
+				const wrong = await send(sender, { method: 'GET', query });
+				assertAnswer(wrong.response, META_VERIFICATION.refused);
+				await assertNothingRan(wrong.execution, before);
+			}
+		}));
+}

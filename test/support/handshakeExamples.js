@@ -1,0 +1,82 @@
+// The senders' documented handshake examples (PROVIDERS.md "Endpoint handshakes"), and the answer
+// each sender checks, computed here without the package: shared by the engine tests
+// (test/integration/handshakes.test.js) and the real-n8n suite (test/e2e/handshakes.e2e.mjs).
+const { createHmac } = require('node:crypto');
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+/**
+ * Each signed handshake's documented example (the senders' docs; PROVIDERS.md) and the answer the
+ * sender checks, computed here without the package: `expected(secret)`.
+ */
+const SIGNED_EXAMPLES = {
+	// https://api.slack.com/events/url_verification
+	slack: {
+		body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}',
+		headers: {},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}',
+		}),
+		// A real event of the same sender: reserved as any event.
+		event:
+			'{"token":"x","team_id":"T1","type":"event_callback","event_id":"Ev1","event":{"type":"app_mention"}}',
+	},
+	// https://developers.zoom.us/docs/api/webhooks/#validate-your-webhook-endpoint
+	zoom: {
+		body: '{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}',
+		headers: {},
+		expected: (secret) => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: `{"plainToken":"qgg8vlvZRS6UYooatFL8Aw","encryptedToken":"${createHmac('sha256', secret).update('qgg8vlvZRS6UYooatFL8Aw').digest('hex')}"}`,
+		}),
+		event:
+			'{"event":"meeting.started","event_ts":1654503849680,"payload":{"account_id":"a","object":{"id":"1"}}}',
+	},
+	// https://discord.com/developers/docs/interactions/receiving-and-responding#receiving-an-interaction
+	discord: {
+		body: '{"application_id":"1","id":"2","token":"t","type":1,"user":{"id":"3"},"version":1}',
+		headers: {},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"type":1}',
+		}),
+		event:
+			'{"application_id":"1","id":"4","token":"t","type":2,"data":{"name":"hello"},"version":1}',
+	},
+	// https://docs.github.com/en/webhooks/webhook-events-and-payloads#ping
+	github: {
+		body: '{"zen":"Design for failure.","hook_id":12345678,"hook":{"type":"Repository","id":12345678,"name":"web","active":true,"events":["push"],"config":{"content_type":"json","insecure_ssl":"0","url":"https://example.com/webhook"}}}',
+		headers: {
+			'x-github-event': 'ping',
+			'x-github-delivery': 'a1b2c3d4-0000-4000-8000-000000000001',
+		},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"status":"pong"}',
+		}),
+		event: '{"ref":"refs/heads/main","after":"abc","repository":{"id":1}}',
+	},
+};
+
+/**
+ * Meta's GET verification request (WhatsApp Cloud API, Messenger, Instagram), as documented:
+ * https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
+ */
+const META_VERIFICATION = {
+	token: 'meatyhamhock',
+	query: {
+		'hub.mode': 'subscribe',
+		'hub.challenge': '1158201444',
+		'hub.verify_token': 'meatyhamhock',
+	},
+	expected: { statusCode: 200, headers: { 'content-type': TEXT_TYPE }, body: '1158201444' },
+	refused: { statusCode: 403, headers: { 'content-type': TEXT_TYPE }, body: 'Forbidden' },
+};
+
+module.exports = { SIGNED_EXAMPLES, META_VERIFICATION, JSON_TYPE, TEXT_TYPE };
