@@ -357,19 +357,22 @@ describe('the API template scopes keys by the caller n8n authenticated (no share
 	});
 });
 
-test('idempotent-webhook.json takes POST and GET, both into Reserve (Meta verifies its URL with a GET)', () => {
-	const workflow = templates.find(([name]) => name === 'idempotent-webhook.json')[1];
-	const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
-	// Webhook 2.1: one output per method, in the order of httpMethod; POST stays the first output, so
-	// anything reading the Webhook's first output (as saved copies of the template do) still finds it.
-	expect(webhook.typeVersion).toBeGreaterThanOrEqual(2.1);
-	expect(webhook.parameters.multipleMethods).toBe(true);
-	expect(webhook.parameters.httpMethod).toEqual(['POST', 'GET']);
-	const reserve = workflow.nodes.find(
-		(node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve',
-	);
-	expect(workflow.connections[webhook.name].main).toEqual([
-		[{ node: reserve.name, type: 'main', index: 0 }],
-		[{ node: reserve.name, type: 'main', index: 0 }],
-	]);
-});
+test.each(SIGNING_TEMPLATES)(
+	'%s takes POST and GET, both into Reserve (Meta verifies its URL with a GET)',
+	(name) => {
+		const workflow = templates.find(([file]) => file === name)[1];
+		const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
+		// Webhook 2.1: one output per method, in the order of httpMethod; POST stays the first output, so
+		// anything reading the Webhook's first output (as saved copies of the template do) still finds it.
+		expect(webhook.typeVersion).toBeGreaterThanOrEqual(2.1);
+		expect(webhook.parameters.multipleMethods).toBe(true);
+		expect(webhook.parameters.httpMethod).toEqual(['POST', 'GET']);
+		const reserve = workflow.nodes.find(
+			(node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve',
+		);
+		expect(workflow.connections[webhook.name].main).toEqual([
+			[{ node: reserve.name, type: 'main', index: 0 }],
+			[{ node: reserve.name, type: 'main', index: 0 }],
+		]);
+	},
+);
