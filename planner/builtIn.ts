@@ -11,17 +11,25 @@
 import { BuiltInError } from './builtInError';
 import { checkBuiltInInputs, type BuiltInOptions } from './builtInInputs';
 import { checkNodes } from './builtInCheckNodes';
+import {
+	builtInHandshake,
+	handshakeNodes,
+	handshakeOutputs,
+	HANDSHAKE_NODES,
+} from './builtInHandshake';
 import { digestOf, keyNodes, keysOnDigest } from './builtInKey';
 import { NODES, type BuiltInWorkflow, type WorkflowNode } from './builtInNodes';
 import { noteNode } from './builtInNotes';
 import { builtInSignatureOf, BUILT_IN_SIGNATURES } from './builtInSignature';
 import { builtInStatements, storeNodes } from './builtInStoreNodes';
 import type { PlannerSettings } from './settings';
+import { PROVIDERS } from '../nodes/shared/webhook/providers';
 
 // What the page (planner/main.ts), the CLI bundle and the tests import, from the files that make it.
 export { BUILT_IN_SIGNATURES, BuiltInError };
 export { QUERY_IS_TEXT, URL_EXPRESSION } from './builtInSignature';
 export { builtInSupport } from './builtInSignature';
+export { builtInHandshake } from './builtInHandshake';
 export { DEFAULT_WEBHOOK_PATH, REPLAY_GUARDS } from './builtInInputs';
 export type { BuiltInOptions, ReplayGuard } from './builtInInputs';
 export { TOLERANCE_SECONDS } from './builtInCheckNodes';
@@ -67,9 +75,12 @@ export function builtInWorkflow(
 	const digestNode = digestOf(signature).node;
 	const lease = settings.mode === 'lease';
 	const sql = builtInStatements(settings);
+	const handshake = builtInHandshake(PROVIDERS.find(({ value }) => value === signature.provider)!);
+	const answered = handshake?.answered ? handshakeNodes(handshake.handshake, line) : undefined;
 
 	const nodes: WorkflowNode[] = [
 		...checkNodes(signature, line, inputs.webhookPath),
+		...(answered?.nodes ?? []),
 		...keyNodes(
 			settings,
 			inputs,
@@ -77,7 +88,7 @@ export function builtInWorkflow(
 			signature,
 		),
 		...storeNodes(settings, sql),
-		noteNode(settings, signature, sql, line, keyOnBody),
+		noteNode(settings, signature, sql, line, keyOnBody, handshake),
 	];
 
 	const to = (node: string) => [{ node, type: 'main' as const, index: 0 }];
@@ -87,7 +98,14 @@ export function builtInWorkflow(
 		[NODES.rawText]: { main: [to(NODES.hmac)] },
 		[NODES.hmac]: { main: [to(NODES.valid)] },
 		[NODES.valid]: { main: [to(NODES.sentAsSigned), to(NODES.invalid)] },
-		[NODES.sentAsSigned]: { main: [to(digestNode), to(NODES.unsupportedMediaType)] },
+		// A handshake the sender signed is recognised once the body is read as signed, and answered
+		// before anything is reserved; everything else goes on to the key.
+		[NODES.sentAsSigned]: {
+			main: [to(answered ? HANDSHAKE_NODES.switch : digestNode), to(NODES.unsupportedMediaType)],
+		},
+		...(answered && handshake?.answered
+			? handshakeConnections(handshake.handshake, answered.answerFrom, digestNode)
+			: {}),
 		[digestNode]: { main: [to(lease ? NODES.token : NODES.key)] },
 		...(lease ? { [NODES.token]: { main: [to(NODES.key)] } } : {}),
 		[NODES.key]: { main: [to(NODES.storable)] },
@@ -109,5 +127,24 @@ export function builtInWorkflow(
 		settings: { executionOrder: 'v1' },
 		pinData: {},
 		meta: { templateCredsSetupCompleted: false },
+	};
+}
+
+/** The Switch's outputs: the answer, the 400 of a handshake without its value (if any), the event. */
+function handshakeConnections(
+	handshake: Parameters<typeof handshakeOutputs>[0],
+	answerFrom: string,
+	digestNode: string,
+): BuiltInWorkflow['connections'] {
+	const to = (node: string) => [{ node, type: 'main' as const, index: 0 }];
+	const outputs =
+		handshakeOutputs(handshake) === 2
+			? [to(answerFrom), to(digestNode)]
+			: [to(answerFrom), to(HANDSHAKE_NODES.unanswerable), to(digestNode)];
+	return {
+		[HANDSHAKE_NODES.switch]: { main: outputs },
+		...(answerFrom === HANDSHAKE_NODES.hmac
+			? { [HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] } }
+			: {}),
 	};
 }

@@ -7,6 +7,7 @@ import { tableRef } from '../nodes/shared/store/identifiers';
 import { INVALID_SIGNATURE, TOLERANCE_SECONDS, UNSUPPORTED_MEDIA_TYPE } from './builtInCheckNodes';
 import { INVALID_KEY } from './builtInKey';
 import { BUILT_IN_CREDENTIALS, id, NODES, SECRET_ENV, type WorkflowNode } from './builtInNodes';
+import type { BuiltInHandshake } from './builtInHandshake';
 import type { BuiltInSignature } from './builtInSignature';
 import type { BuiltInStatements } from './builtInStoreNodes';
 import type { PlannerSettings } from './settings';
@@ -47,6 +48,7 @@ export function noteNode(
 	sql: BuiltInStatements,
 	line: 1 | 2,
 	keyOnBody: boolean,
+	handshake: BuiltInHandshake | undefined,
 ): WorkflowNode {
 	return {
 		id: id(17),
@@ -55,7 +57,7 @@ export function noteNode(
 		typeVersion: 1,
 		position: [0, -420],
 		parameters: {
-			content: stickyNote(settings, signature, sql, line, keyOnBody),
+			content: stickyNote(settings, signature, sql, line, keyOnBody, handshake),
 			height: 900,
 			width: 900,
 		},
@@ -68,6 +70,7 @@ function stickyNote(
 	sql: BuiltInStatements,
 	line: 1 | 2,
 	keyOnBody: boolean,
+	handshake: BuiltInHandshake | undefined,
 ): string {
 	const secret =
 		line === 2
@@ -98,7 +101,15 @@ function stickyNote(
 				? `- A delivery resent under a fresh id header: ${signature.label} does not sign that header, so the key is ${signature.digest.kind === 'rawBody' ? 'the SHA-256 of the signed body' : `signed: + the SHA-256 of the signed content less what ${signature.label} renews on each retry`} (replay guard), and the resent delivery is a duplicate${signature.digest.kind === 'rawBody' ? '' : `, as is ${signature.label}'s own retry`}.`
 				: `- Replay guard off: the key is ${signature.label}'s unsigned id header, so a captured delivery resent under a new id header is processed again.`,
 		'- Not a refusal: the key store failing is answered 500, so the sender retries.',
+		...(handshake === undefined ? [] : ['### Connecting', handshakeLine(signature, handshake)]),
 		'### What this path cannot promise next to the package',
 		...BUILT_IN_NOTES.map((note) => `- ${note}`),
 	].join('\n');
+}
+
+/** What the workflow does with the sender's endpoint handshake. */
+export function handshakeLine(signature: BuiltInSignature, handshake: BuiltInHandshake): string {
+	return handshake.answered
+		? `${signature.label} checks the endpoint with its ${handshake.name} before it delivers: once the signature holds and the body is read as signed, the Handshake? switch answers it as the package does (Respond handshake), and nothing is reserved and no business step runs.`
+		: handshake.reason;
 }

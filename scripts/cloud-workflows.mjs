@@ -35,34 +35,48 @@ export const RAW_BASE =
 const cell = (/** @type {string} */ text) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /**
- * The markdown table of every provider of the table: its workflow's URL, or why built-in nodes
- * cannot check it (the first sentence of the generator's own refusal).
- * @param {readonly any[]} supports builtIn.BUILT_IN_SIGNATURES: what the generator does for each provider
+ * The markdown table of every provider of the table: whether its workflow answers the sender's
+ * endpoint handshake, and its workflow's URL, or why built-in nodes cannot check it (the first
+ * sentence of the generator's own refusal).
+ * @param {any} builtIn dist/planner/builtIn.cjs: BUILT_IN_SIGNATURES (what the generator does for
+ *   each provider) and builtInHandshake
+ * @param {readonly any[]} providers the provider table
  */
-export function providersTable(supports) {
+export function providersTable(builtIn, providers) {
 	const rows = [
-		'| provider | built-in nodes | import from URL, or why not |',
-		'| --- | --- | --- |',
+		'| provider | built-in nodes | endpoint handshake | import from URL, or why not |',
+		'| --- | --- | --- | --- |',
 	];
-	for (const support of supports) {
+	const firstSentence = (/** @type {string} */ text) => /^.*?\.(?=\s|$)/.exec(text)?.[0] ?? text;
+	for (const support of builtIn.BUILT_IN_SIGNATURES) {
 		if (support.supported) {
 			const { label, provider } = support.signature;
-			rows.push(`| ${label} | yes | \`${RAW_BASE}${provider}.json\` |`);
+			const handshake = builtIn.builtInHandshake(providers.find((p) => p.value === provider));
+			const answers =
+				handshake === undefined
+					? '—'
+					: handshake.answered
+						? `answered (${handshake.name})`
+						: `not answered: ${cell(firstSentence(handshake.reason))}`;
+			rows.push(`| ${label} | yes | ${answers} | \`${RAW_BASE}${provider}.json\` |`);
 		} else {
 			// Its first sentence: the rest (what to use instead) is said once below the table.
-			const why = /^.*?\.(?=\s|$)/.exec(support.cause)?.[0] ?? support.cause;
-			rows.push(`| ${support.label} | **no** | ${cell(why)} |`);
+			rows.push(`| ${support.label} | **no** | — | ${cell(firstSentence(support.cause))} |`);
 		}
 	}
 	return rows.join('\n');
 }
 
 /** docs/cloud.md with the table between the markers replaced. */
-export function docWithProvidersTable(/** @type {string} */ doc, /** @type {any} */ builtIn) {
+export function docWithProvidersTable(
+	/** @type {string} */ doc,
+	/** @type {any} */ builtIn,
+	/** @type {readonly any[]} */ providers,
+) {
 	const start = doc.indexOf(START);
 	const end = doc.indexOf(END);
 	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${START} … ${END}`);
-	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn.BUILT_IN_SIGNATURES)}\n${doc.slice(end)}`;
+	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn, providers)}\n${doc.slice(end)}`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -74,6 +88,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
 		writeFileSync(join(outDir, file), json);
 		console.log(`wrote workflows/cloud/${file}`);
 	}
-	writeFileSync(DOC, docWithProvidersTable(readFileSync(DOC, 'utf8'), load(bundle)));
+	const { PROVIDERS } = load(join(root, 'dist', 'nodes', 'shared', 'webhook', 'providers'));
+	writeFileSync(DOC, docWithProvidersTable(readFileSync(DOC, 'utf8'), load(bundle), PROVIDERS));
 	console.log('wrote the provider table of docs/cloud.md');
 }

@@ -32,6 +32,8 @@ import { sha256Hex } from '../support/webhookItems.js';
 
 const require = createRequire(import.meta.url);
 const { signAs } = require('../support/signAs.js');
+const { signDelivery, signerFor } = require('../support/signDelivery.js');
+const { SIGNED_EXAMPLES } = require('../support/handshakeExamples.js');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { perAttemptPaths } = require('../../dist/nodes/shared/webhook/retryStableContent');
 const { readVerifiedDelivery } = require('../../dist/nodes/shared/delivery/verifiedDelivery');
@@ -757,6 +759,60 @@ test(
 			assert.deepEqual(
 				outcomes,
 				OTHER_PROVIDERS.map((value) => [value, 200, 'processed', 'duplicate', 401, true]),
+			);
+		}),
+);
+
+test(
+	"each sender's signed handshake the built-in path answers (the table decides which): byte for byte, nothing reserved; forged 401",
+	{ timeout: 300_000 },
+	() =>
+		withN8nLog(async () => {
+			const { builtInHandshake } = require('../../dist/planner/builtIn.cjs');
+			const published = [
+				['github', github],
+				...OTHER_PROVIDERS.map((value, index) => [value, otherWorkflows[index]]),
+			];
+			const answered = published.filter(
+				([value]) =>
+					builtInHandshake(PROVIDERS.find((/** @type {any} */ p) => p.value === value))?.answered,
+			);
+			assert.ok(answered.length > 0);
+			const keysBefore = (await stack.keyRows()).length;
+			const businessBefore = (await stack.businessRows()).length;
+			for (const [value, to] of answered) {
+				const provider = PROVIDERS.find((/** @type {any} */ p) => p.value === value);
+				const example = SIGNED_EXAMPLES[value];
+				const send = async (/** @type {string} */ secret) => {
+					const headers = signDelivery(provider, signerFor(provider.signing, secret), {
+						bytes: Buffer.from(example.body),
+						headers: { ...example.headers, 'content-type': 'application/json' },
+						nowSeconds: Math.floor(Date.now() / 1000),
+					});
+					return await stack.deliver(example.body, { to, sign: false, headers });
+				};
+				const genuine = await send(E2E_STRIPE_SECRET);
+				const expected = example.expected(E2E_STRIPE_SECRET);
+				assert.deepEqual(
+					[
+						genuine.response.status,
+						genuine.response.headers['content-type'],
+						genuine.response.text,
+					],
+					[expected.statusCode, expected.headers['content-type'], expected.body],
+					value,
+				);
+				assert.ok(!genuine.execution.nodesRun.includes(BUSINESS_STEP), value);
+				const forged = await send('not-the-secret');
+				assert.deepEqual(
+					[forged.response.status, forged.response.json],
+					[401, INVALID_SIGNATURE_ANSWER],
+				);
+			}
+			assert.equal((await stack.keyRows()).length, keysBefore, 'nothing reserved');
+			assert.equal((await stack.businessRows()).length, businessBefore, 'no business row');
+			process.stderr.write(
+				`[builtin] handshakes answered: ${answered.map(([value]) => value).join(', ')}\n`,
 			);
 		}),
 );

@@ -24,10 +24,11 @@ function headerValue(format, signature, timestamp) {
 }
 
 /**
- * A credential secret and the signer that goes with it, by the provider's secret format.
+ * A credential secret and the signer that goes with it, by the provider's secret format; an HMAC
+ * scheme signs with `secret` when given (a stack's fixed secret), else with a fresh one.
  * @returns {{ secret: string, sign: (content: Uint8Array) => string }}
  */
-function signerFor(signing) {
+function signerFor(signing, secret = undefined) {
 	if (signing.algorithm === 'ed25519') {
 		const { publicKey, privateKey } = generateKeyPairSync('ed25519');
 		const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
@@ -47,7 +48,7 @@ function signerFor(signing) {
 		};
 	}
 	const bytes = randomBytes(24);
-	const secret =
+	secret ??=
 		signing.secret === 'whsecBase64'
 			? `whsec_${bytes.toString('base64')}`
 			: signing.secret === 'base64'

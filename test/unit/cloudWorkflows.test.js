@@ -54,11 +54,17 @@ test("docs/cloud.md's provider table is the one npm run cloud-workflows writes: 
 	);
 	const builtIn = require(bundle);
 	const doc = readFileSync(DOC, 'utf8');
-	expect(doc).toBe(docWithProvidersTable(doc, builtIn));
-	const rows = providersTable(builtIn.BUILT_IN_SIGNATURES).split('\n').slice(2);
+	const { PROVIDERS } = require(path.join(root, 'dist', 'nodes', 'shared', 'webhook', 'providers'));
+	expect(doc).toBe(docWithProvidersTable(doc, builtIn, PROVIDERS));
+	const rows = providersTable(builtIn, PROVIDERS).split('\n').slice(2);
 	expect(rows).toHaveLength(builtIn.BUILT_IN_SIGNATURES.length);
 	for (const file of readdirSync(cloudDir))
 		expect(rows.filter((row) => row.includes(`\`${RAW_BASE}${file}\``))).toHaveLength(1);
 	for (const row of rows.filter((r) => r.includes('| **no** |')))
-		expect(row).toMatch(/\| \*\*no\*\* \| \S.*\. \|$/);
+		expect(row).toMatch(/\| \*\*no\*\* \| — \| \S.*\. \|$/);
+	// Each sender's handshake: answered by its workflow, or why not (planner/builtInHandshake.ts).
+	for (const provider of PROVIDERS.filter((p) => p.handshake)) {
+		const row = rows.find((r) => r.startsWith(`| ${provider.label} |`));
+		if (row.includes('| yes |')) expect(row).toMatch(/\| (answered \(|not answered: \S)/);
+	}
 });

@@ -87,6 +87,28 @@ describe('a made-up provider with a handshake is one entry', () => {
 		const stripeRow = rows.find((row) => row.startsWith('| [Stripe]'));
 		expect(stripeRow).toMatch(/\| no handshake \|$/);
 	});
+
+	test('its built-in-nodes workflow answers it too, and docs/cloud.md says so', async () => {
+		const builtIn = require('../../dist/planner/builtIn.cjs');
+		expect(builtIn.builtInHandshake(ECHO)).toEqual({
+			answered: true,
+			name: 'echo check',
+			handshake: ECHO.handshake,
+		});
+		const { providersTable } = await import(
+			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'cloud-workflows.mjs')).href
+		);
+		const table = providersTable(
+			{
+				BUILT_IN_SIGNATURES: [...PROVIDERS, ECHO].map(builtIn.builtInSupport),
+				builtInHandshake: builtIn.builtInHandshake,
+			},
+			[...PROVIDERS, ECHO],
+		);
+		expect(table.split('\n').find((row) => row.startsWith('| Echo Hooks |'))).toMatch(
+			/^\| Echo Hooks \| yes \| answered \(echo check\) \| /,
+		);
+	});
 });
 
 describe('the real table', () => {

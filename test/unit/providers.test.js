@@ -336,10 +336,14 @@ describe('adding a provider is one entry of the table', () => {
 		const { providersTable, RAW_BASE } = await import(
 			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'cloud-workflows.mjs')).href
 		);
-		const table = providersTable(TABLE.map(builtInSupport));
-		expect(table).toContain(`| Plain Hooks | yes | \`${RAW_BASE}plainHooks.json\` |`);
+		const { builtInHandshake } = require('../../dist/planner/builtIn.cjs');
+		const table = providersTable(
+			{ BUILT_IN_SIGNATURES: TABLE.map(builtInSupport), builtInHandshake },
+			TABLE,
+		);
+		expect(table).toContain(`| Plain Hooks | yes | — | \`${RAW_BASE}plainHooks.json\` |`);
 		expect(table).toContain(
-			'| Opaque Hooks | **no** | It sends a fixed token, not a signature of the body. |',
+			'| Opaque Hooks | **no** | — | It sends a fixed token, not a signature of the body. |',
 		);
 	});
 

@@ -1,0 +1,189 @@
+/**
+ * A sender's endpoint handshake (nodes/shared/webhook/handshakeTypes.ts) in the built-in-nodes
+ * workflow (planner/builtIn.ts): recognised by a Switch once the signature holds and the body is
+ * read as signed ("Sent as Signed?"), so every condition reads signed content (GitHub's event
+ * header aside, as in the package: a real event's body has no `zen`); answered by Respond to
+ * Webhook nodes with the bytes the package's nodes send (webhook/handshakes.ts), nothing reserved.
+ * A handshake the built-in nodes cannot answer is said, with the reason, in the sticky note and
+ * docs/cloud.md. Written from the table: no provider is named here.
+ */
+import type { ProviderDefinition } from '../nodes/shared/webhook/providers';
+import type { HandshakeDefinition, HandshakeMatch } from '../nodes/shared/webhook/handshakeTypes';
+import {
+	BUILT_IN_CREDENTIALS,
+	id,
+	isTrue,
+	respond,
+	SECRET_ENV,
+	type WorkflowNode,
+} from './builtInNodes';
+
+export const HANDSHAKE_NODES = {
+	switch: 'Handshake?',
+	hmac: 'Handshake HMAC',
+	answer: 'Respond handshake',
+	unanswerable: 'Respond 400 handshake',
+} as const;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+/** Where the Crypto node writes the handshake's HMAC. */
+const HMAC_FIELD = 'handshakeHmac';
+
+export type BuiltInHandshake =
+	| { answered: true; name: string; handshake: HandshakeDefinition }
+	| { answered: false; name: string; reason: string };
+
+/** What the built-in path does with a provider's handshake; undefined when it has none. */
+export function builtInHandshake(provider: ProviderDefinition): BuiltInHandshake | undefined {
+	const { handshake } = provider;
+	if (handshake === undefined) return undefined;
+	if (!handshake.signed || handshake.answer.kind === 'echoQueryWithVerifyToken')
+		return {
+			answered: false,
+			name: handshake.name,
+			reason: `${provider.label}'s ${handshake.name} is not answered by this workflow: it comes unsigned (a GET), and the built-in path has no credential to hold a verify token that an If node could compare. Answer it from a Webhook node of its own set to GET, or use the package on a self-hosted n8n, whose Reserve answers it.`,
+		};
+	return { answered: true, name: handshake.name, handshake };
+}
+
+/** A JSON body field as an n8n expression; undefined (never an error) where the path leads nowhere. */
+function bodyField(path: readonly string[]): string {
+	return `$json.body${path.map((step) => `?.[${JSON.stringify(step)}]`).join('')}`;
+}
+
+function matchExpression(match: HandshakeMatch): string {
+	if (match.on === 'bodyField')
+		return match.equals === undefined
+			? `(${bodyField(match.path)}) != null`
+			: `(${bodyField(match.path)}) === ${JSON.stringify(match.equals)}`;
+	if (match.on === 'header')
+		return `$json.headers?.[${JSON.stringify(match.name.toLowerCase())}] === ${JSON.stringify(match.equals)}`;
+	// builtInHandshake answers only signed handshakes: a bodiless GET never reaches the Switch.
+	throw new Error(`a ${match.on} handshake condition has no built-in form`);
+}
+
+/** The body field the answer echoes (or signs), when the answer needs one. */
+function echoedPath(handshake: HandshakeDefinition): readonly string[] | undefined {
+	const { answer } = handshake;
+	return answer.kind === 'echoBodyField' || answer.kind === 'hmacBodyField'
+		? answer.path
+		: undefined;
+}
+
+/**
+ * The Switch: output 0 the handshake it can answer, output 1 (when the answer echoes a field) the
+ * handshake without that field (400, as the package), the last output everything else.
+ */
+export function handshakeOutputs(handshake: HandshakeDefinition): number {
+	return echoedPath(handshake) === undefined ? 2 : 3;
+}
+
+function answerBody(handshake: HandshakeDefinition): { body: string; type: string } {
+	const { answer } = handshake;
+	switch (answer.kind) {
+		case 'fixedJson':
+			return { body: JSON.stringify(answer.body), type: JSON_TYPE };
+		case 'echoBodyField': {
+			const value = bodyField(answer.path);
+			if (answer.as === 'text') return { body: `={{ ${value} }}`, type: TEXT_TYPE };
+			const name = answer.name ?? answer.path[answer.path.length - 1];
+			return {
+				body: `={{ JSON.stringify({ ${JSON.stringify(name)}: ${value} }) }}`,
+				type: JSON_TYPE,
+			};
+		}
+		case 'hmacBodyField':
+			return {
+				body: `={{ JSON.stringify({ ${JSON.stringify(answer.plainName)}: ${bodyField(answer.path)}, ${JSON.stringify(answer.hmacName)}: $json.${HMAC_FIELD} }) }}`,
+				type: JSON_TYPE,
+			};
+		case 'echoQueryWithVerifyToken':
+			throw new Error('an unsigned handshake has no built-in answer');
+	}
+}
+
+/** The nodes that recognise and answer the handshake, and the node the answer path starts at. */
+export function handshakeNodes(
+	handshake: HandshakeDefinition,
+	line: 1 | 2,
+): { nodes: WorkflowNode[]; answerFrom: string } {
+	const recognised = handshake.match.map(matchExpression).join(' && ');
+	const path = echoedPath(handshake);
+	const echoable =
+		path === undefined
+			? undefined
+			: `typeof (${bodyField(path)}) === 'string' && (${bodyField(path)}) !== ''`;
+	const rules: Array<[string, string]> =
+		echoable === undefined
+			? [['handshake', recognised]]
+			: [
+					['handshake', `${recognised} && ${echoable}`],
+					['handshake without its value', `${recognised} && !(${echoable})`],
+				];
+	const nodes: WorkflowNode[] = [
+		{
+			id: id(30),
+			name: HANDSHAKE_NODES.switch,
+			type: 'n8n-nodes-base.switch',
+			typeVersion: 3.2,
+			position: [1210, 100],
+			parameters: {
+				mode: 'rules',
+				rules: {
+					values: rules.map(([output, expression]) => ({
+						conditions: isTrue(expression, output.replaceAll(' ', '-')),
+						renameOutput: true,
+						outputKey: output,
+					})),
+				},
+				options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
+			},
+		},
+	];
+	const { body, type } = answerBody(handshake);
+	nodes.push(
+		respond(
+			id(31),
+			HANDSHAKE_NODES.answer,
+			handshake.statusCode ?? 200,
+			body,
+			[1650, -100],
+			[{ name: 'Content-Type', value: type }],
+			'text',
+		),
+	);
+	if (path !== undefined)
+		nodes.push(
+			respond(
+				id(32),
+				HANDSHAKE_NODES.unanswerable,
+				400,
+				`${handshake.name} carries no body ${path.join('.')}`,
+				[1430, 100],
+				[{ name: 'Content-Type', value: TEXT_TYPE }],
+				'text',
+			),
+		);
+	if (handshake.answer.kind !== 'hmacBodyField')
+		return { nodes, answerFrom: HANDSHAKE_NODES.answer };
+	nodes.push({
+		// Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret.
+		id: id(33),
+		name: HANDSHAKE_NODES.hmac,
+		type: 'n8n-nodes-base.crypto',
+		typeVersion: line,
+		position: [1430, -100],
+		parameters: {
+			action: 'hmac',
+			binaryData: false,
+			value: `={{ ${bodyField(handshake.answer.path)} }}`,
+			type: 'SHA256',
+			dataPropertyName: HMAC_FIELD,
+			encoding: 'hex',
+			...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),
+		},
+		...(line === 2 ? { credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } } } : {}),
+	});
+	return { nodes, answerFrom: HANDSHAKE_NODES.hmac };
+}
