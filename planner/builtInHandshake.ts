@@ -121,53 +121,51 @@ export function handshakeNodes(
 					['handshake', `${recognised} && ${echoable}`],
 					['handshake without its value', `${recognised} && !(${echoable})`],
 				];
-	const nodes: WorkflowNode[] = [
-		{
-			id: id(30),
-			name: HANDSHAKE_NODES.switch,
-			type: 'n8n-nodes-base.switch',
-			typeVersion: 3.2,
-			position: [1210, 100],
-			parameters: {
-				mode: 'rules',
-				rules: {
-					values: rules.map(([output, expression]) => ({
-						conditions: isTrue(expression, output.replaceAll(' ', '-')),
-						renameOutput: true,
-						outputKey: output,
-					})),
-				},
-				options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
+	const switchNode: WorkflowNode = {
+		id: id(30),
+		name: HANDSHAKE_NODES.switch,
+		type: 'n8n-nodes-base.switch',
+		typeVersion: 3.2,
+		position: [1210, 100],
+		parameters: {
+			mode: 'rules',
+			rules: {
+				values: rules.map(([output, expression]) => ({
+					conditions: isTrue(expression, output.replaceAll(' ', '-')),
+					renameOutput: true,
+					outputKey: output,
+				})),
 			},
+			options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
 		},
-	];
+	};
 	const { body, type } = answerBody(handshake);
-	nodes.push(
-		respond(
-			id(31),
-			HANDSHAKE_NODES.answer,
-			handshake.statusCode ?? 200,
-			body,
-			[1650, -100],
-			[{ name: 'Content-Type', value: type }],
-			'text',
-		),
+	const answerNode = respond(
+		id(31),
+		HANDSHAKE_NODES.answer,
+		handshake.statusCode ?? 200,
+		body,
+		[1650, -100],
+		[{ name: 'Content-Type', value: type }],
+		'text',
 	);
-	if (path !== undefined)
-		nodes.push(
-			respond(
-				id(32),
-				HANDSHAKE_NODES.unanswerable,
-				400,
-				`${handshake.name} carries no body ${path.join('.')}`,
-				[1430, 100],
-				[{ name: 'Content-Type', value: TEXT_TYPE }],
-				'text',
-			),
-		);
+	const unanswerable =
+		path === undefined
+			? []
+			: [
+					respond(
+						id(32),
+						HANDSHAKE_NODES.unanswerable,
+						400,
+						`${handshake.name} carries no body ${path.join('.')}`,
+						[1430, 100],
+						[{ name: 'Content-Type', value: TEXT_TYPE }],
+						'text',
+					),
+				];
 	if (handshake.answer.kind !== 'hmacBodyField')
-		return { nodes, answerFrom: HANDSHAKE_NODES.answer };
-	nodes.push({
+		return { nodes: [switchNode, answerNode, ...unanswerable], answerFrom: HANDSHAKE_NODES.answer };
+	const hmacNode: WorkflowNode = {
 		// Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret.
 		id: id(33),
 		name: HANDSHAKE_NODES.hmac,
@@ -184,6 +182,9 @@ export function handshakeNodes(
 			...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),
 		},
 		...(line === 2 ? { credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } } } : {}),
-	});
-	return { nodes, answerFrom: HANDSHAKE_NODES.hmac };
+	};
+	return {
+		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
+		answerFrom: HANDSHAKE_NODES.hmac,
+	};
 }

@@ -107,7 +107,11 @@ const counts = async () => ({
 	business: (await stack.businessRows()).length,
 });
 
-/** Sends a request to the sender's copy and waits for the execution n8n recorded for it. */
+/**
+ * Sends a request to the sender's copy and waits for the execution n8n recorded for it.
+ * @param {any} sender
+ * @param {{ body?: string, headers?: Record<string, string>, method?: string, query?: Record<string, string> }} [request]
+ */
 async function send(sender, { body = '', headers = {}, method = 'POST', query } = {}) {
 	const copy = published.get(sender.provider.value);
 	const url = query ? `${copy.webhookUrl}?${new URLSearchParams(query)}` : copy.webhookUrl;
@@ -138,10 +142,10 @@ function assertAnswer(response, expected) {
 }
 
 /** Nothing reserved, no business row, and n8n stopped after Reserve. */
-async function assertNothingRan(execution, before) {
+async function assertNothingRan(execution, countsBefore) {
 	assert.deepEqual(execution.nodesRun, HANDSHAKE_PATH);
 	assert.equal(execution.status, 'success');
-	assert.deepEqual(await counts(), before);
+	assert.deepEqual(await counts(), countsBefore);
 }
 
 for (const sender of senders.filter(({ provider }) => provider.handshake.signed)) {
@@ -151,14 +155,14 @@ for (const sender of senders.filter(({ provider }) => provider.handshake.signed)
 	test(`${provider.label}: its ${provider.handshake.name} answered as the sender checks it; forged refused; a real event still processed`, () =>
 		withStackLogs(stack, async () => {
 			assert.ok(example, `a documented example of ${provider.label}'s handshake`);
-			const before = await counts();
+			const countsBefore = await counts();
 
 			const genuine = await send(sender, {
 				body: example.body,
 				headers: signed(sender, signer, example.body, example.headers),
 			});
 			assertAnswer(genuine.response, example.expected(signer.secret));
-			await assertNothingRan(genuine.execution, before);
+			await assertNothingRan(genuine.execution, countsBefore);
 
 			const forged = await send(sender, {
 				body: example.body,
@@ -167,7 +171,7 @@ for (const sender of senders.filter(({ provider }) => provider.handshake.signed)
 			assert.equal(forged.response.status, 401, forged.response.text);
 			assert.match(forged.response.headers['content-type'], /^application\/problem\+json/);
 			assert.ok(!forged.execution.nodesRun.includes(BUSINESS_STEP));
-			assert.deepEqual(await counts(), before);
+			assert.deepEqual(await counts(), countsBefore);
 
 			// GitHub names its events in an unsigned header: a real event is sent as the event it is.
 			const eventHeaders =
@@ -181,7 +185,10 @@ for (const sender of senders.filter(({ provider }) => provider.handshake.signed)
 			assert.equal(event.response.status, 200, event.response.text);
 			assert.deepEqual(event.response.json, { status: 'processed' });
 			assert.ok(event.execution.nodesRun.includes(BUSINESS_STEP));
-			assert.deepEqual(await counts(), { keys: before.keys + 1, business: before.business + 1 });
+			assert.deepEqual(await counts(), {
+				keys: countsBefore.keys + 1,
+				business: countsBefore.business + 1,
+			});
 		}));
 }
 
@@ -190,10 +197,10 @@ for (const sender of senders.filter(({ provider }) => !provider.handshake.signed
 
 	test(`${provider.label}: the GET ${provider.handshake.name} through the template's GET output: the challenge with the right token, 403 without`, () =>
 		withStackLogs(stack, async () => {
-			const before = await counts();
+			const countsBefore = await counts();
 			const right = await send(sender, { method: 'GET', query: META_VERIFICATION.query });
 			assertAnswer(right.response, META_VERIFICATION.expected);
-			await assertNothingRan(right.execution, before);
+			await assertNothingRan(right.execution, countsBefore);
 
 			for (const query of [
 				{ ...META_VERIFICATION.query, 'hub.verify_token': `${META_VERIFICATION.token}X` },
@@ -201,7 +208,7 @@ for (const sender of senders.filter(({ provider }) => !provider.handshake.signed
 			]) {
 				const wrong = await send(sender, { method: 'GET', query });
 				assertAnswer(wrong.response, META_VERIFICATION.refused);
-				await assertNothingRan(wrong.execution, before);
+				await assertNothingRan(wrong.execution, countsBefore);
 			}
 		}));
 }

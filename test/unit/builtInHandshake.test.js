@@ -14,14 +14,18 @@ const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { answerHandshake, isHandshake } = require('../../dist/nodes/shared/webhook/handshakes');
 
 const SECRET = 'built-in handshake secret';
-const definitionOf = (/** @type {string} */ value) => PROVIDERS.find((p) => p.value === value);
+/** @type {(value: string) => any} */
+const definitionOf = (value) => PROVIDERS.find((p) => p.value === value);
+/** @type {string[]} */
 const expressible = builtIn.BUILT_IN_SIGNATURES.filter((/** @type {any} */ s) => s.supported).map(
 	(/** @type {any} */ s) => s.signature.provider,
 );
 const withHandshake = expressible.filter((value) => definitionOf(value).handshake !== undefined);
+/** @type {string[]} */
 const answered = withHandshake.filter(
 	(value) => builtIn.builtInHandshake(definitionOf(value)).answered,
 );
+/** @type {string[]} */
 const unanswered = withHandshake.filter((value) => !answered.includes(value));
 
 const workflowOf = (/** @type {string} */ provider, line = 2) =>
@@ -45,6 +49,7 @@ function switchOutput(/** @type {any} */ workflow, /** @type {object} */ json) {
 }
 
 /** The item at the Switch: headers lower-cased as n8n's Webhook hands them, the body parsed. */
+/** @returns {any} */
 const itemOf = (/** @type {any} */ example, /** @type {string} */ body) => ({
 	headers: { 'content-type': 'application/json', ...example.headers },
 	body: JSON.parse(body),
