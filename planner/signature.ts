@@ -6,7 +6,9 @@
  * the usual cause of the reason in one line. Only the explanation is the page's own; the verdict is
  * the node's. The node's setup (scheme, keys, tolerance) is followed as nodes/shared/n8n/signatureSetup.ts does it.
  */
+import { answerHandshake, isHandshake } from '../nodes/shared/webhook/handshakes';
 import { readSignatureHeader } from '../nodes/shared/webhook/headers';
+import { PROVIDERS, type ProviderDefinition } from '../nodes/shared/webhook/providers';
 import {
 	hmacScheme,
 	PROVIDER_OPTIONS,
@@ -157,10 +159,11 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 
 	if (verification.valid) {
 		const which = report.expected.find((signature) => signature.matches)?.label ?? 'secret';
+		const handshake = signedHandshake(input, headers, keys[0]);
 		report.hint =
 			which === 'previous secret'
 				? 'Signed with the previous secret: the sender has not switched to the new one yet (clear Previous Secret once it has).'
-				: `Signed with the secret${report.age ? `, ${duration(report.age.seconds)} ${report.age.seconds < 0 ? 'ahead' : 'ago'} (tolerance ${toleranceSeconds} s)` : ''}: the node sends this delivery to valid.`;
+				: `Signed with the secret${report.age ? `, ${duration(report.age.seconds)} ${report.age.seconds < 0 ? 'ahead' : 'ago'} (tolerance ${toleranceSeconds} s)` : ''}: ${handshake ?? 'the node sends this delivery to valid.'}`;
 		return report;
 	}
 	switch (verification.reason) {
@@ -205,4 +208,32 @@ export function bodyFacts(body: Uint8Array): BodyFacts {
 		utf8: textOf(body) !== undefined,
 		finalLineBreak: body[body.length - 1] === 0x0a,
 	};
+}
+
+/**
+ * When the verified delivery is its sender's endpoint handshake (the provider table's, recognised
+ * from the signed body as the nodes do), what Reserve and Verify Webhook Signature answer instead
+ * of routing it; undefined for any other delivery.
+ */
+function signedHandshake(
+	input: SignatureInput,
+	headers: Record<string, string | string[]>,
+	key: Uint8Array,
+): string | undefined {
+	const provider: ProviderDefinition | undefined = PROVIDERS.find(
+		({ value }) => value === input.provider,
+	);
+	const handshake = provider?.handshake;
+	if (handshake === undefined || !handshake.signed) return undefined;
+	const text = textOf(input.body);
+	let body: unknown;
+	try {
+		body = text === undefined ? undefined : (JSON.parse(text) as unknown);
+	} catch {
+		return undefined;
+	}
+	const request = { headers, query: {}, body, bodiless: input.body.length === 0 };
+	if (!isHandshake(handshake, request)) return undefined;
+	const { answer } = answerHandshake(handshake, request, { secret: key });
+	return `this is the sender's ${handshake.name} handshake. Reserve and Verify Webhook Signature answer it themselves, ${answer.statusCode} ${answer.headers['content-type']}: ${answer.body} (nothing is reserved, no node after them runs).`;
 }

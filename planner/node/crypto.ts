@@ -352,6 +352,25 @@ export function createHmac(algorithm: Algorithm, key: Uint8Array | string): Hmac
 	return hmac as Hmac;
 }
 
+/** A hash over everything passed to update(), as Node.js's createHash (the HMAC's own hashes). */
+export function createHash(algorithm: Algorithm): Hmac {
+	const definition = HASHES[algorithm];
+	if (definition === undefined)
+		throw new Error(`Digest method not supported: ${String(algorithm)}`);
+	const chunks: Uint8Array[] = [];
+	const hash = {
+		update(data: string | Uint8Array) {
+			chunks.push(typeof data === 'string' ? new TextEncoder().encode(data) : data);
+			return hash;
+		},
+		digest(encoding?: BufferEncoding) {
+			const result = bufferOf(definition.hash(concat(chunks)));
+			return encoding === undefined ? result : result.toString(encoding);
+		},
+	};
+	return hash as Hmac;
+}
+
 /** Compares two byte strings of equal length in time that does not depend on where they differ. */
 export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
 	if (a.length !== b.length) throw new RangeError('Input buffers must have the same byte length');

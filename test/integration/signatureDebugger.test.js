@@ -18,6 +18,9 @@ const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
 const { PROVIDERS, nowSeconds } = require('../support/providerVectors');
 const { webhookItem } = require('../support/webhookItems');
+const { signDelivery, signerFor } = require('../support/signDelivery');
+const { SIGNED_EXAMPLES } = require('../support/handshakeExamples');
+const { PROVIDERS: ALL_PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const {
 	chromiumAvailable,
 	CHROMIUM,
@@ -542,6 +545,49 @@ describeInBrowser('webhook debugger: check a signature', () => {
 			signed: '',
 			expected: 'None to compare (see the verdict).',
 		});
+	});
+
+	test("a pasted handshake signed by its sender: the page says it is one and shows the answer Reserve sends, the package's own", async () => {
+		const { page } = browser;
+		// Every signed handshake of an HMAC sender in the table (the page checks HMAC only): none by hand.
+		const signedHmac = ALL_PROVIDERS.filter(
+			(/** @type {any} */ p) =>
+				p.handshake?.signed && ['sha1', 'sha256', 'sha512'].includes(p.signing.algorithm),
+		);
+		expect(signedHmac.length).toBeGreaterThan(0);
+		for (const provider of signedHmac) {
+			const example = SIGNED_EXAMPLES[provider.value];
+			const signer = signerFor(provider.signing);
+			const headers = signDelivery(provider, signer, {
+				bytes: Buffer.from(example.body),
+				headers: example.headers,
+				nowSeconds: nowSeconds(),
+			});
+			const shown = await checkSignature(page, {
+				provider: provider.value,
+				secret: signer.secret,
+				headers,
+				bodyText: example.body,
+			});
+			const answer = example.expected(signer.secret);
+			expect(shown.verdict).toBe('valid');
+			expect(shown.hint).toContain(`this is the sender's ${provider.handshake.name} handshake.`);
+			expect(shown.hint).toContain(
+				`${answer.statusCode} ${answer.headers['content-type']}: ${answer.body}`,
+			);
+			// A real event of the same sender is an event.
+			const event = await checkSignature(page, {
+				provider: provider.value,
+				secret: signer.secret,
+				headers: signDelivery(provider, signer, {
+					bytes: Buffer.from(example.event),
+					headers: provider.value === 'github' ? { 'x-github-event': 'push' } : example.headers,
+					nowSeconds: nowSeconds(),
+				}),
+				bodyText: example.event,
+			});
+			expect(event.hint).toMatch(/the node sends this delivery to valid\.$/);
+		}
 	});
 
 	test('the page made no request: only its own file:// load; no console errors', async () => {
