@@ -188,4 +188,48 @@ export const PLATFORMS = [
 		},
 		docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
 	},
+	{
+		value: 'twitchEventSub',
+		label: 'Twitch EventSub',
+		// The event in the body carries no id of its own; the message id is signed and is what Twitch
+		// says to drop duplicates by.
+		eventId: { kind: 'headers', names: ['Twitch-Eventsub-Message-Id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The secret given when the subscription was created (10 to 100 characters).
+			secret: 'text',
+			signatureHeaders: ['Twitch-Eventsub-Message-Signature'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			// The message id, the timestamp header's text (RFC 3339 with nanoseconds), then the raw body.
+			signs: '{header:Twitch-Eventsub-Message-Id}{timestamp}{body}',
+			timestamp: { from: 'header', header: 'Twitch-Eventsub-Message-Timestamp', unit: 'iso8601' },
+			// Twitch's guard against replays: refuse a message older than 10 minutes.
+			toleranceSeconds: 600,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Answer 2XX within a few seconds: too many failed or slow answers set the subscription to notification_failures_exceeded and Twitch revokes it; a message can arrive more than once (the same Twitch-Eventsub-Message-Id)',
+		retry: {
+			keeps: "Twitch-Eventsub-Message-Id (Twitch's advice: a message id seen before is a duplicate)",
+			renews: 'unknown: whether a resend gets a new Twitch-Eventsub-Message-Timestamp is not stated',
+			source: 'https://dev.twitch.tv/docs/eventsub/#handling-duplicate-events',
+		},
+		// After a subscription is created, signed like any message: answer 200 with the challenge as
+		// text. The type header is not signed, so the signed body must carry a challenge too.
+		handshake: {
+			name: 'webhook_callback_verification',
+			match: [
+				{
+					on: 'header',
+					name: 'Twitch-Eventsub-Message-Type',
+					equals: 'webhook_callback_verification',
+				},
+				{ on: 'bodyField', path: ['challenge'] },
+			],
+			signed: true,
+			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'text' },
+		},
+		docs: 'https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message',
+	},
 ] as const satisfies readonly ProviderDefinition[];
