@@ -111,7 +111,9 @@ describe('an unconditional query echo (echoQuery): only a bodiless GET, only as 
 		expect(isHandshake(PROBE, get({}))).toBe(false);
 		// A repeated parameter is no one value; a POST with a body and the same query is a delivery.
 		expect(isHandshake(PROBE, get({ probe: ['a', 'b'] }))).toBe(false);
-		expect(isHandshake(PROBE, request({ query: { probe: 'abc123' }, bodiless: false }))).toBe(false);
+		expect(isHandshake(PROBE, request({ query: { probe: 'abc123' }, bodiless: false }))).toBe(
+			false,
+		);
 	});
 
 	test('a body forbids it whatever the match says: an echo never answers a delivery', () => {

@@ -86,7 +86,9 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
 	}
 	if (!request.bodiless) return false;
 	const value = queryParameter(request.query, condition.parameter);
-	return condition.equals === undefined ? echoable(value) !== undefined : value === condition.equals;
+	return condition.equals === undefined
+		? echoable(value) !== undefined
+		: value === condition.equals;
 }
 
 /**
