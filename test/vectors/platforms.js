@@ -1,8 +1,8 @@
 // Test vectors for nodes/shared/webhook/providers/platforms.ts: for each verifiable provider, either
 // the example the provider itself publishes (in its docs or its own SDK's tests), or a delivery its
-// official npm library signs or accepts, or (Twitch, which prints no signed example) a delivery
-// computed by reproducing its official tool's signing code exactly, pinned to a commit. Nothing here
-// is invented to agree with the table.
+// official npm library signs or accepts, or (Twitch and Dropbox, which print no signed example) a
+// delivery computed by reproducing their official tool's signing code exactly, pinned to a commit.
+// Nothing here is invented to agree with the table.
 const { createHmac } = require('node:crypto');
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -305,6 +305,23 @@ module.exports = {
 			},
 			// 2026-03-11T17:51:16Z, the message's own timestamp.
 			nowSeconds: 1773251476,
+		}),
+	},
+
+	dropbox: {
+		kind: 'library',
+		source:
+			'Dropbox prints no signed example, so this delivery is computed here by reproducing exactly what its official test tool sends for its own documented example `dropbox_hook.py notify http://www.example.com --secret ABC123 --account 12345`: https://github.com/dropbox/dropbox_hook/blob/689236a6ec6b8cbc55a0f6326c1c9e490f8a52c0/dropbox_hook.py, notify() (body json.dumps({"list_folder": {"accounts": account}}) with Python\'s default separators; X-Dropbox-Signature hmac.new(secret.encode(), body.encode(), sha256).hexdigest()), run with Python 3\'s json and hmac. Dropbox\'s sample app checks the same way: https://github.com/dropbox/mdwebhook/blob/1b32d5aec51019eb698905345a21af46e0d4be8e/app.py, webhook()',
+		secret: 'ABC123',
+		otherSecret: 'DEF456',
+		genuine: async () => ({
+			body: '{"list_folder": {"accounts": ["12345"]}}',
+			headers: {
+				'X-Dropbox-Signature': '772da143563a8aaaab3dd9f09b62cb9985fb017dfa30ad7d277ea42ea8d12252',
+				'Content-type': 'application/json',
+			},
+			// No timestamp is signed: any moment will do.
+			nowSeconds: 1700000000,
 		}),
 	},
 };

@@ -211,8 +211,10 @@ export const PLATFORMS = [
 		retries:
 			'Answer 2XX within a few seconds: too many failed or slow answers set the subscription to notification_failures_exceeded and Twitch revokes it; a message can arrive more than once (the same Twitch-Eventsub-Message-Id)',
 		retry: {
-			keeps: "Twitch-Eventsub-Message-Id (Twitch's advice: a message id seen before is a duplicate)",
-			renews: 'unknown: whether a resend gets a new Twitch-Eventsub-Message-Timestamp is not stated',
+			keeps:
+				"Twitch-Eventsub-Message-Id (Twitch's advice: a message id seen before is a duplicate)",
+			renews:
+				'unknown: whether a resend gets a new Twitch-Eventsub-Message-Timestamp is not stated',
 			source: 'https://dev.twitch.tv/docs/eventsub/#handling-duplicate-events',
 		},
 		// After a subscription is created, signed like any message: answer 200 with the challenge as
@@ -231,5 +233,41 @@ export const PLATFORMS = [
 			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'text' },
 		},
 		docs: 'https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message',
+	},
+	{
+		value: 'dropbox',
+		label: 'Dropbox',
+		// A notification names only the accounts whose files changed ({"list_folder":{"accounts":[…]}}),
+		// no event: the key is the body hash. A later change of the same accounts sends the same bytes,
+		// so complete its key with a short retention, or release it once the changes are listed.
+		eventId: { kind: 'none' },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The app's App secret.
+			secret: 'text',
+			signatureHeaders: ['X-Dropbox-Signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-200 or a timeout: retried with exponential backoff over about ten minutes, then a failure shows in the App Console; the verification GET (10 s to answer) is not retried',
+		retry: {
+			keeps:
+				'unknown: the same accounts in the body; a new change of those accounts sends the same body too',
+			renews: 'unknown',
+			source:
+				"unknown: Dropbox's webhook pages read give the backoff, not what a retry keeps or renews",
+		},
+		// A GET ?challenge=… when the URL is added in the App Console: no token, no signature, so the
+		// answer is the echo alone (text/plain, nosniff, as Dropbox asks, to avoid a reflected XSS).
+		handshake: {
+			name: 'verification request',
+			match: [{ on: 'query', method: 'GET', parameter: 'challenge' }],
+			signed: false,
+			answer: { kind: 'echoQuery', parameter: 'challenge' },
+		},
+		docs: 'https://www.dropbox.com/developers/reference/webhooks',
 	},
 ] as const satisfies readonly ProviderDefinition[];
