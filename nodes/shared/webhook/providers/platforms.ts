@@ -270,4 +270,44 @@ export const PLATFORMS = [
 		},
 		docs: 'https://www.dropbox.com/developers/reference/webhooks',
 	},
+	{
+		value: 'microsoftGraph',
+		label: 'Microsoft Graph',
+		// A delivery is a `value` array of notifications (subscriptionId, changeType, resource,
+		// clientState) with no id of its own: the key is the body hash.
+		eventId: { kind: 'none' },
+		signing: {
+			unverifiable:
+				"Microsoft Graph signs nothing in a change notification: each one repeats the clientState you set on the subscription, a secret compare over nothing signed, so whoever sees one delivery can forge others. Compare every value[].clientState with your secret (an IF node) and treat a notification as a hint: read the resource from Graph before acting on it. Graph's validation (a POST with ?validationToken=… and no body, answered within 10 s with 200 text/plain holding the decoded token) is not answered by these nodes: answer it with a Respond to Webhook node.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'A 2xx is delivered; any other answer within 10 s is retried with exponential backoff for up to 4 hours; an endpoint often slower than 10 s is throttled and its notifications can be dropped for good',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source:
+				"unknown: Microsoft's page read gives the retry rules, not what a retried notification keeps or renews",
+		},
+		docs: 'https://learn.microsoft.com/graph/change-notifications-delivery-webhooks',
+	},
+	{
+		value: 'oktaEventHooks',
+		label: 'Okta Event Hooks',
+		// The delivery's eventId; each event of data.events has its own uuid.
+		eventId: { kind: 'body', path: ['eventId'] },
+		signing: {
+			unverifiable:
+				"Okta signs nothing: an event hook carries the static header value you set as its Authentication secret (usually Authorization), a token compare over nothing signed, so whoever sees one delivery can forge others. Check that header with the Webhook node's Header Auth and, before acting, look each event up in Okta's System Log API by its uuid. Okta's one-time verification (a GET with X-Okta-Verification-Challenge, answered 200 JSON {\"verification\": <that value>}) is not answered by these nodes: answer it with a Respond to Webhook node.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			"unknown: Okta's pages read ask for a quick answer, not how a failed delivery is retried",
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source: "unknown: Okta's pages read do not say what a redelivery keeps or renews",
+		},
+		docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
+	},
 ] as const satisfies readonly ProviderDefinition[];
