@@ -310,4 +310,24 @@ export const PLATFORMS = [
 		},
 		docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
 	},
+	{
+		value: 'asana',
+		label: 'Asana',
+		// A delivery is an `events` array of compact events with no id: the key is the body hash.
+		eventId: { kind: 'none' },
+		signing: {
+			unverifiable:
+				"Asana hands its signing secret over in the handshake: the first POST carries X-Hook-Secret, to be echoed back, and later events are signed with it (X-Hook-Signature). These nodes cannot keep a secret learned that way (n8n credentials are read-only to nodes), and taking whatever secret arrives first would let a stranger who reaches the URL before Asana choose it. Answer the handshake with a Respond to Webhook node, and treat each event as a hint: Asana's events are compact (ids only), so read the resource from Asana's API before acting on it.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No success status within 10 s: resent for up to 24 hours, then given up; delivery is at most once and events cannot be replayed',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source:
+				"unknown: Asana's webhooks guide gives the resend window, not what a resend keeps or renews",
+		},
+		docs: 'https://developers.asana.com/docs/webhooks-guide',
+	},
 ] as const satisfies readonly ProviderDefinition[];
