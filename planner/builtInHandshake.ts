@@ -38,11 +38,11 @@ export type BuiltInHandshake =
 export function builtInHandshake(provider: ProviderDefinition): BuiltInHandshake | undefined {
 	const { handshake } = provider;
 	if (handshake === undefined) return undefined;
-	if (!handshake.signed || handshake.answer.kind === 'echoQueryWithVerifyToken')
+	if (!handshake.signed)
 		return {
 			answered: false,
 			name: handshake.name,
-			reason: `${provider.label}'s ${handshake.name} is not answered by this workflow: it comes unsigned (a GET), and the built-in path has no credential to hold a verify token that an If node could compare. Answer it from a Webhook node of its own set to GET, or use the package on a self-hosted n8n, whose Reserve answers it.`,
+			reason: `${provider.label}'s ${handshake.name} is not answered by this workflow: it comes unsigned as a GET, which the workflow's POST-only Webhook does not take${handshake.answer.kind === 'echoQueryWithVerifyToken' ? ', and the built-in path has no credential to hold the verify token an If node would compare' : ''}. Answer it from a Webhook node of its own set to GET, or use the package on a self-hosted n8n, whose Reserve answers it.`,
 		};
 	return { answered: true, name: handshake.name, handshake };
 }
@@ -99,6 +99,7 @@ function answerBody(handshake: HandshakeDefinition): { body: string; type: strin
 				type: JSON_TYPE,
 			};
 		case 'echoQueryWithVerifyToken':
+		case 'echoQuery':
 			throw new Error('an unsigned handshake has no built-in answer');
 	}
 }

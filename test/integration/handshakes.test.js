@@ -9,7 +9,7 @@ const { describe, test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
 const { signDelivery, signerFor } = require('../support/signDelivery');
-const { SIGNED_EXAMPLES, META_VERIFICATION } = require('../support/handshakeExamples');
+const { SIGNED_EXAMPLES, META_VERIFICATION, TEXT_TYPE } = require('../support/handshakeExamples');
 const { deliveryItem, webhookItem } = require('../support/webhookItems');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { reserveOutputs } = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
@@ -32,7 +32,7 @@ const unsignedOnes = withHandshake.filter((provider) => !provider.handshake.sign
 
 test('the handshakes this file covers are the ones the table has', () => {
 	expect(signedOnes.map(({ value }) => value).sort()).toEqual(Object.keys(SIGNED_EXAMPLES).sort());
-	expect(unsignedOnes.map(({ value }) => value)).toEqual(['whatsApp']);
+	expect(unsignedOnes.map(({ value }) => value).sort()).toEqual(['dropbox', 'whatsApp']);
 });
 
 /** The node under test with every output it has wired to a node of its own. */
@@ -273,6 +273,69 @@ describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 				secret: signer.secret,
 				verifyToken: TOKEN,
 			});
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([
+				[0, 0],
+				[result.outputs.invalidSignature, 1],
+			]);
+		});
+	});
+});
+
+describe('Dropbox: the GET verification request, echoed without a token', () => {
+	const provider = TABLE.find(({ value }) => value === 'dropbox');
+	const REFLECTED = { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' };
+
+	/** A GET as n8n's Webhook node emits it with Raw Body on: no content-type, `{}`, no bytes. */
+	function getItem(query) {
+		const item = webhookItem({ body: {}, rawBody: '' });
+		delete item.json.headers['content-type'];
+		item.json.query = query;
+		return item;
+	}
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		// https://www.dropbox.com/developers/reference/webhooks (dropbox_hook.py's default challenge)
+		test('?challenge=…: 200 with the challenge as text/plain, nosniff; nothing reserved or run after', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const result = await through(provider, [getItem({ challenge: 'challenge123' })], {
+				secret: 'ABC123',
+			});
+			expect(result.run.status).toBe('success');
+			expect(result.run.webhookResponses).toEqual([
+				{ statusCode: 200, headers: REFLECTED, body: 'challenge123' },
+			]);
+			expect(routed(result)).toEqual([]);
+			expect(afterRan(result)).toEqual([]);
+			expect(await keyCount()).toBe(0);
+			expect(hintsOf(result)).toEqual([
+				"Answered Dropbox's verification request handshake (200): nothing reserved, no business step",
+			]);
+		});
+
+		test('a challenge too long to echo: 400, not reflected, nothing reserved', async () => {
+			const result = await through(provider, [getItem({ challenge: 'x'.repeat(300) })], {
+				secret: 'ABC123',
+			});
+			expect(result.run.webhookResponses).toEqual([
+				{ statusCode: 400, headers: REFLECTED, body: 'challenge is longer than 256 characters' },
+			]);
+			expect(routed(result)).toEqual([]);
+			expect(await keyCount()).toBe(0);
+		});
+
+		test('a POST with a body and the same query is not the handshake: its signature decides', async () => {
+			const signer = signerFor(provider.signing);
+			const item = signedItem(provider, signer, '{"list_folder": {"accounts": ["12345"]}}', {});
+			item.json.query = { challenge: 'challenge123' };
+			const forged = signedItem(
+				provider,
+				signerFor(provider.signing),
+				'{"list_folder": {"accounts": ["67890"]}}',
+				{},
+			);
+			forged.json.query = { challenge: 'challenge123' };
+			const result = await through(provider, [item, forged], { secret: signer.secret });
 			expect(result.run.webhookResponses).toEqual([]);
 			expect(routed(result)).toEqual([
 				[0, 0],

@@ -62,6 +62,25 @@ const SIGNED_EXAMPLES = {
 		}),
 		event: '{"ref":"refs/heads/main","after":"abc","repository":{"id":1}}',
 	},
+	// The verification request twitch-cli's verify-subscription sends (the body of
+	// internal/events/verify/subscription_verify.go at the commit test/vectors/platforms.js names):
+	// https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#responding-to-a-challenge-request
+	twitchEventSub: {
+		body: '{"challenge":"9a1f3e6c-2d8b-4c57-b0e4-71f5a8c3d926","subscription":{"id":"3c9e7a41-5b2d-4f6e-8a19-6d0c2b7e4f58","status":"webhook_callback_verification_pending","type":"channel.subscribe","version":"1","condition":{"broadcaster_user_id":"48371925"},"transport":{"method":"webhook","callback":"https://example.com/webhook"},"created_at":"2026-03-11T17:51:16.123456789Z","cost":0}}',
+		headers: {
+			'twitch-eventsub-message-id': '0b5d2c1e-7f3a-4e8b-9c61-2a4f8e9d1b07',
+			'twitch-eventsub-message-type': 'webhook_callback_verification',
+			'twitch-eventsub-subscription-type': 'channel.subscribe',
+		},
+		expected: () => ({
+			statusCode: 200,
+			headers: { 'content-type': TEXT_TYPE },
+			body: '9a1f3e6c-2d8b-4c57-b0e4-71f5a8c3d926',
+		}),
+		// The type header is not signed: a notification sent with it stays an event (no challenge).
+		event:
+			'{"subscription":{"id":"3c9e7a41-5b2d-4f6e-8a19-6d0c2b7e4f58","status":"enabled","type":"channel.subscribe","version":"1","condition":{"broadcaster_user_id":"48371925"},"transport":{"method":"webhook","callback":"https://example.com/webhook"},"created_at":"2026-03-11T17:51:16.123456789Z","cost":0},"event":{"user_id":"1234","user_login":"cool_user","broadcaster_user_id":"48371925","tier":"1000","is_gift":false}}',
+	},
 };
 
 /**

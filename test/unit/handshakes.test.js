@@ -12,6 +12,7 @@ const {
 	describeHandshake,
 	isHandshake,
 } = require('../../dist/nodes/shared/webhook/handshakes');
+const { ECHO_MAX_LENGTH } = require('../../dist/nodes/shared/webhook/handshakeTypes');
 
 /** @typedef {import('../../dist/nodes/shared/webhook/providers').ProviderDefinition} ProviderDefinition */
 
@@ -111,17 +112,85 @@ describe('a made-up provider with a handshake is one entry', () => {
 	});
 });
 
+describe('an unconditional query echo (echoQuery): only a bodiless GET, only as text nobody sniffs', () => {
+	// A made-up sender that checks its URL with a GET `?probe=…` and expects it back, as Dropbox does.
+	/** @type {any} */
+	const PROBE = {
+		name: 'probe',
+		match: [{ on: 'query', method: 'GET', parameter: 'probe' }],
+		signed: false,
+		answer: { kind: 'echoQuery', parameter: 'probe' },
+	};
+	const REFLECTED = {
+		'content-type': TEXT_TYPE,
+		'x-content-type-options': 'nosniff',
+	};
+	const get = (query) => request({ query, bodiless: true });
+
+	test('recognised by the parameter present on a request without a body', () => {
+		expect(isHandshake(PROBE, get({ probe: 'abc123' }))).toBe(true);
+		expect(isHandshake(PROBE, get({ probe: '' }))).toBe(false);
+		expect(isHandshake(PROBE, get({}))).toBe(false);
+		// A repeated parameter is no one value; a POST with a body and the same query is a delivery.
+		expect(isHandshake(PROBE, get({ probe: ['a', 'b'] }))).toBe(false);
+		expect(isHandshake(PROBE, request({ query: { probe: 'abc123' }, bodiless: false }))).toBe(
+			false,
+		);
+	});
+
+	test('a body forbids it whatever the match says: an echo never answers a delivery', () => {
+		const loose = { ...PROBE, match: [{ on: 'header', name: 'X-Probe', equals: '1' }] };
+		const headers = { 'x-probe': '1' };
+		expect(isHandshake(loose, request({ headers, query: { probe: 'x' }, bodiless: true }))).toBe(
+			true,
+		);
+		expect(isHandshake(loose, request({ headers, query: { probe: 'x' }, bodiless: false }))).toBe(
+			false,
+		);
+		expect(
+			answerHandshake(loose, request({ headers, query: { probe: 'x' }, bodiless: false }), {}),
+		).toEqual(expect.objectContaining({ refused: 'probe carries no probe' }));
+	});
+
+	test('answered as text/plain with nosniff, whatever the value holds, with no secret', () => {
+		const markup = '<script>alert(1)</script>';
+		expect(answerHandshake(PROBE, get({ probe: markup }), {})).toEqual({
+			answer: { statusCode: 200, headers: REFLECTED, body: markup },
+		});
+	});
+
+	test(`at most ${ECHO_MAX_LENGTH} characters: a longer value is refused with 400, not echoed`, () => {
+		const longest = 'a'.repeat(ECHO_MAX_LENGTH);
+		expect(answerHandshake(PROBE, get({ probe: longest }), {}).answer.body).toBe(longest);
+		const outcome = answerHandshake(PROBE, get({ probe: `${longest}a` }), {});
+		expect(outcome.answer.statusCode).toBe(400);
+		expect(outcome.answer.headers).toEqual(REFLECTED);
+		expect(outcome.answer.body).not.toContain(longest);
+		expect(outcome.refused).toBe(`probe is longer than ${ECHO_MAX_LENGTH} characters`);
+	});
+
+	test('its Connecting line', () => {
+		expect(describeHandshake(PROBE)).toBe(
+			`\`probe\` (GET with \`probe\`; unsigned) → 200 text (nosniff): \`probe\`, up to ${ECHO_MAX_LENGTH} characters (else 400)`,
+		);
+	});
+});
+
 describe('the real table', () => {
-	test('handshakes belong to verifiable senders, and only Meta-style ones are unsigned', () => {
+	test('handshakes belong to verifiable senders; an unsigned one checks a verify token or only echoes a GET', () => {
 		const withHandshake = /** @type {any[]} */ ([...PROVIDERS]).filter((p) => p.handshake);
 		expect(withHandshake.map(({ value }) => value)).toEqual(
 			expect.arrayContaining(['slack', 'zoom', 'discord', 'github', 'whatsApp']),
 		);
 		for (const provider of withHandshake) {
 			expect([provider.value, isVerifiable(provider)]).toEqual([provider.value, true]);
-			// An unsigned handshake must prove its sender some other way: a verify token.
+			// An unsigned handshake must prove its sender some other way (a verify token), or answer
+			// what proves nothing and starts nothing: the echo of a bodiless GET.
 			if (!provider.handshake.signed)
-				expect(provider.handshake.answer.kind).toBe('echoQueryWithVerifyToken');
+				expect(['echoQueryWithVerifyToken', 'echoQuery']).toContain(provider.handshake.answer.kind);
+			// The echo without a check is never for a signed sender's delivery: unsigned only.
+			if (provider.handshake.answer.kind === 'echoQuery')
+				expect([provider.value, provider.handshake.signed]).toEqual([provider.value, false]);
 		}
 	});
 

@@ -8,7 +8,9 @@ const path = require('node:path');
 /**
  * @typedef {object} Vector
  * @property {'documented' | 'library'} kind
- * @property {string} source where it is printed, or package@version and the function used
+ * @property {string} source where it is printed, or package@version and the function used, or
+ *   (where the sender prints no signed example) its official tool's signing code, pinned to a
+ *   commit, that the delivery was computed by reproducing exactly
  * @property {string} secret as pasted into the credential (a public key for key-pair senders)
  * @property {string} otherSecret another valid secret of the same form
  * @property {() => Promise<Delivery>} genuine

@@ -1,6 +1,8 @@
 // Test vectors for nodes/shared/webhook/providers/platforms.ts: for each verifiable provider, either
 // the example the provider itself publishes (in its docs or its own SDK's tests), or a delivery its
-// official npm library signs or accepts. Nothing here is invented to agree with the table.
+// official npm library signs or accepts, or (Twitch and Dropbox, which print no signed example) a
+// delivery computed by reproducing their official tool's signing code exactly, pinned to a commit.
+// Nothing here is invented to agree with the table.
 const { createHmac } = require('node:crypto');
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -280,5 +282,46 @@ module.exports = {
 				}),
 			);
 		},
+	},
+
+	twitchEventSub: {
+		kind: 'library',
+		source:
+			"Twitch prints no signed example, so this notification is computed here by reproducing exactly what its official tool, twitch-cli, sends for `twitch event trigger subscribe -F https://example.com/webhook -s potaytoes`: https://github.com/twitchdev/twitch-cli/blob/fd7dac646eea56c9ac9c1d36893e611de855c21e/internal/events/trigger/forward_event.go (getSignatureHeader: HMAC-SHA256 of the message id, the timestamp formatted as RFC3339Nano, then the body, hex after \"sha256=\"; ForwardEvent's headers), with the body of internal/events/types/subscribe/sub_event.go's GenerateEvent (json.Marshal, field order of internal/models/eventsub.go and subs.go) and the defaults of internal/events/trigger/trigger_event.go at that commit. Its random GUIDs, user ids and clock are fixed here; the timestamp is already in RFC3339Nano's own form, so the text signed is the header's, as Twitch's page says. Secret \"potaytoes\" from forward_event_test.go, the other from verify/subscription_verify_test.go",
+		secret: 'potaytoes',
+		otherSecret: 'potatoes',
+		genuine: async () => ({
+			body: '{"subscription":{"id":"3c9e7a41-5b2d-4f6e-8a19-6d0c2b7e4f58","status":"enabled","type":"channel.subscribe","version":"1","condition":{"broadcaster_user_id":"48371925"},"transport":{"method":"webhook","callback":"null"},"created_at":"2026-03-11T17:51:16.123456789Z","cost":0},"event":{"user_id":"71926354","user_login":"testFromUser","user_name":"testFromUser","broadcaster_user_id":"48371925","broadcaster_user_login":"testBroadcaster","broadcaster_user_name":"testBroadcaster","tier":"1000","is_gift":false}}',
+			headers: {
+				'Content-Type': 'application/json',
+				'Twitch-Eventsub-Message-Retry': '0',
+				'Twitch-Eventsub-Message-Id': '0b5d2c1e-7f3a-4e8b-9c61-2a4f8e9d1b07',
+				'Twitch-Eventsub-Subscription-Type': 'channel.subscribe',
+				'Twitch-Eventsub-Subscription-Version': '1',
+				'Twitch-Eventsub-Message-Type': 'notification',
+				'Twitch-Eventsub-Message-Timestamp': '2026-03-11T17:51:16.123456789Z',
+				'Twitch-Eventsub-Message-Signature':
+					'sha256=8c2c7746462fcc708734bd3b6a47f5e4d63fc382014523180380ed18759ef5d8',
+			},
+			// 2026-03-11T17:51:16Z, the message's own timestamp.
+			nowSeconds: 1773251476,
+		}),
+	},
+
+	dropbox: {
+		kind: 'library',
+		source:
+			'Dropbox prints no signed example, so this delivery is computed here by reproducing exactly what its official test tool sends for its own documented example `dropbox_hook.py notify http://www.example.com --secret ABC123 --account 12345`: https://github.com/dropbox/dropbox_hook/blob/689236a6ec6b8cbc55a0f6326c1c9e490f8a52c0/dropbox_hook.py, notify() (body json.dumps({"list_folder": {"accounts": account}}) with Python\'s default separators; X-Dropbox-Signature hmac.new(secret.encode(), body.encode(), sha256).hexdigest()), run with Python 3\'s json and hmac. Dropbox\'s sample app checks the same way: https://github.com/dropbox/mdwebhook/blob/1b32d5aec51019eb698905345a21af46e0d4be8e/app.py, webhook()',
+		secret: 'ABC123',
+		otherSecret: 'DEF456',
+		genuine: async () => ({
+			body: '{"list_folder": {"accounts": ["12345"]}}',
+			headers: {
+				'X-Dropbox-Signature': '772da143563a8aaaab3dd9f09b62cb9985fb017dfa30ad7d277ea42ea8d12252',
+				'Content-type': 'application/json',
+			},
+			// No timestamp is signed: any moment will do.
+			nowSeconds: 1700000000,
+		}),
 	},
 };

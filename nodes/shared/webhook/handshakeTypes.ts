@@ -7,12 +7,13 @@
  *
  * The kinds, small on purpose (a provider that needs one is one entry):
  * - recognised by: a JSON body field equal to a value (`bodyField`), a header equal to a value
- *   (`header`), a bodiless request (a GET) with a query parameter equal to a value (`query`); all of
- *   the listed conditions must hold;
+ *   (`header`), a bodiless request (a GET) with a query parameter equal to a value or present
+ *   (`query`); all of the listed conditions must hold;
  * - answered with: a body field echoed as JSON `{name: value}` or as text (`echoBodyField`), a body
  *   field and its HMAC-SHA256 hex keyed with the secret as JSON (`hmacBodyField`), a fixed JSON body
  *   (`fixedJson`), a query parameter echoed as text once the request's verify token equals the
- *   credential's (`echoQueryWithVerifyToken`).
+ *   credential's (`echoQueryWithVerifyToken`), a query parameter echoed as text to any bodiless GET
+ *   (`echoQuery`: Dropbox's `challenge`, which proves nothing and starts nothing, so it needs no proof).
  */
 
 /** One condition a handshake request meets. Paths as in `eventId` (digits index arrays). */
@@ -23,9 +24,9 @@ export type HandshakeMatch =
 	| { on: 'header'; name: string; equals: string }
 	/**
 	 * A request without a body (n8n's Webhook item carries no method: a GET is the one with no body)
-	 * whose query parameter `parameter` equals `equals`.
+	 * whose query parameter `parameter` equals `equals`; without `equals`, has a value.
 	 */
-	| { on: 'query'; method: 'GET'; parameter: string; equals: string };
+	| { on: 'query'; method: 'GET'; parameter: string; equals?: string };
 
 /** What the handshake is answered with. */
 export type HandshakeAnswer =
@@ -42,7 +43,17 @@ export type HandshakeAnswer =
 	 * The query parameter `parameter` as text, when the query parameter `tokenParameter` equals the
 	 * credential's Verify Token (compared in constant time); else 403 (Meta's `hub.challenge`).
 	 */
-	| { kind: 'echoQueryWithVerifyToken'; parameter: string; tokenParameter: string };
+	| { kind: 'echoQueryWithVerifyToken'; parameter: string; tokenParameter: string }
+	/**
+	 * The query parameter `parameter` as text, to any request without a body (never to one with a
+	 * body, whatever the match says): `text/plain` with `X-Content-Type-Options: nosniff`, so a
+	 * browser never renders the reflected value, and at most `ECHO_MAX_LENGTH` characters (else 400).
+	 * Only for a handshake that is not signed and carries nothing to check (Dropbox's `challenge`).
+	 */
+	| { kind: 'echoQuery'; parameter: string };
+
+/** The longest query value `echoQuery` reflects: a sender's random challenge is far shorter. */
+export const ECHO_MAX_LENGTH = 256;
 
 export interface HandshakeDefinition {
 	/** What the sender calls it (`url_verification`, `PING`): hints and docs name it. */

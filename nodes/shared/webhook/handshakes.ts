@@ -1,7 +1,12 @@
 import { createHash, createHmac, timingSafeEqual } from 'crypto';
 
 import type { WebhookAnswer } from '../answers/webhookAnswer';
-import type { HandshakeAnswer, HandshakeDefinition, HandshakeMatch } from './handshakeTypes';
+import {
+	ECHO_MAX_LENGTH,
+	type HandshakeAnswer,
+	type HandshakeDefinition,
+	type HandshakeMatch,
+} from './handshakeTypes';
 import { readSignatureHeader } from './headers';
 
 /**
@@ -79,13 +84,19 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
 		const header = readSignatureHeader(request.headers, condition.name);
 		return header.kind === 'value' && header.value === condition.equals;
 	}
-	return (
-		request.bodiless && queryParameter(request.query, condition.parameter) === condition.equals
-	);
+	if (!request.bodiless) return false;
+	const value = queryParameter(request.query, condition.parameter);
+	return condition.equals === undefined
+		? echoable(value) !== undefined
+		: value === condition.equals;
 }
 
-/** Whether the request is this handshake: every condition holds. */
+/**
+ * Whether the request is this handshake: every condition holds. An unconditional echo answers only
+ * a request without a body, whatever its conditions say: a delivery is never taken for one.
+ */
 export function isHandshake(handshake: HandshakeDefinition, request: HandshakeRequest): boolean {
+	if (handshake.answer.kind === 'echoQuery' && !request.bodiless) return false;
 	return handshake.match.length > 0 && handshake.match.every((one) => matches(one, request));
 }
 
@@ -98,6 +109,13 @@ const jsonAnswer = (statusCode: number, body: unknown): WebhookAnswer => ({
 const textAnswer = (statusCode: number, body: string): WebhookAnswer => ({
 	statusCode,
 	headers: { 'content-type': TEXT_TYPE },
+	body,
+});
+
+/** Text a browser must not sniff into HTML: what any request's own value is reflected as. */
+const reflectedTextAnswer = (statusCode: number, body: string): WebhookAnswer => ({
+	statusCode,
+	headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
 	body,
 });
 
@@ -157,6 +175,17 @@ export function answerHandshake(
 			if (challenge === undefined) return missing(handshake, answer.parameter);
 			return { answer: textAnswer(status, challenge) };
 		}
+		case 'echoQuery': {
+			const challenge = request.bodiless
+				? echoable(queryParameter(request.query, answer.parameter))
+				: undefined;
+			if (challenge === undefined) return missing(handshake, answer.parameter);
+			if (challenge.length > ECHO_MAX_LENGTH) {
+				const refused = `${answer.parameter} is longer than ${ECHO_MAX_LENGTH} characters`;
+				return { answer: reflectedTextAnswer(400, refused), refused };
+			}
+			return { answer: reflectedTextAnswer(status, challenge) };
+		}
 	}
 }
 
@@ -170,7 +199,9 @@ function conditionText(condition: HandshakeMatch): string {
 			: `${field} = ${code(JSON.stringify(condition.equals))}`;
 	}
 	if (condition.on === 'header') return `${code(condition.name)}: ${code(condition.equals)}`;
-	return `${condition.method} with ${code(`${condition.parameter}=${condition.equals}`)}`;
+	return condition.equals === undefined
+		? `${condition.method} with ${code(condition.parameter)}`
+		: `${condition.method} with ${code(`${condition.parameter}=${condition.equals}`)}`;
 }
 
 function answerText(answer: HandshakeAnswer, status: number): string {
@@ -185,6 +216,8 @@ function answerText(answer: HandshakeAnswer, status: number): string {
 			return `${status} JSON ${code(`{"${answer.plainName}": …, "${answer.hmacName}": …}`)}: body ${code(answer.path.join('.'))} and its HMAC-SHA256 hex with the secret`;
 		case 'echoQueryWithVerifyToken':
 			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)`;
+		case 'echoQuery':
+			return `${status} text (nosniff): ${code(answer.parameter)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
 	}
 }
 

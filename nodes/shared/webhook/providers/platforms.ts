@@ -188,4 +188,146 @@ export const PLATFORMS = [
 		},
 		docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
 	},
+	{
+		value: 'twitchEventSub',
+		label: 'Twitch EventSub',
+		// The event in the body carries no id of its own; the message id is signed and is what Twitch
+		// says to drop duplicates by.
+		eventId: { kind: 'headers', names: ['Twitch-Eventsub-Message-Id'] },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The secret given when the subscription was created (10 to 100 characters).
+			secret: 'text',
+			signatureHeaders: ['Twitch-Eventsub-Message-Signature'],
+			signature: { format: 'whole', prefix: 'sha256=' },
+			// The message id, the timestamp header's text (RFC 3339 with nanoseconds), then the raw body.
+			signs: '{header:Twitch-Eventsub-Message-Id}{timestamp}{body}',
+			timestamp: { from: 'header', header: 'Twitch-Eventsub-Message-Timestamp', unit: 'iso8601' },
+			// Twitch's guard against replays: refuse a message older than 10 minutes.
+			toleranceSeconds: 600,
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Answer 2XX within a few seconds: too many failed or slow answers set the subscription to notification_failures_exceeded and Twitch revokes it; a message can arrive more than once (the same Twitch-Eventsub-Message-Id)',
+		retry: {
+			keeps:
+				"Twitch-Eventsub-Message-Id (Twitch's advice: a message id seen before is a duplicate)",
+			renews:
+				'unknown: whether a resend gets a new Twitch-Eventsub-Message-Timestamp is not stated',
+			source: 'https://dev.twitch.tv/docs/eventsub/#handling-duplicate-events',
+		},
+		// After a subscription is created, signed like any message: answer 200 with the challenge as
+		// text. The type header is not signed, so the signed body must carry a challenge too.
+		handshake: {
+			name: 'webhook_callback_verification',
+			match: [
+				{
+					on: 'header',
+					name: 'Twitch-Eventsub-Message-Type',
+					equals: 'webhook_callback_verification',
+				},
+				{ on: 'bodyField', path: ['challenge'] },
+			],
+			signed: true,
+			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'text' },
+		},
+		docs: 'https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message',
+	},
+	{
+		value: 'dropbox',
+		label: 'Dropbox',
+		// A notification names only the accounts whose files changed ({"list_folder":{"accounts":[…]}}),
+		// no event: the key is the body hash. A later change of the same accounts sends the same bytes,
+		// so complete its key with a short retention, or release it once the changes are listed.
+		eventId: { kind: 'none' },
+		signing: {
+			algorithm: 'sha256',
+			encoding: 'hex',
+			// The app's App secret.
+			secret: 'text',
+			signatureHeaders: ['X-Dropbox-Signature'],
+			signature: { format: 'whole' },
+			signs: '{body}',
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'Non-200 or a timeout: retried with exponential backoff over about ten minutes, then a failure shows in the App Console; the verification GET (10 s to answer) is not retried',
+		retry: {
+			keeps:
+				'unknown: the same accounts in the body; a new change of those accounts sends the same body too',
+			renews: 'unknown',
+			source:
+				"unknown: Dropbox's webhook pages read give the backoff, not what a retry keeps or renews",
+		},
+		// A GET ?challenge=… when the URL is added in the App Console: no token, no signature, so the
+		// answer is the echo alone (text/plain, nosniff, as Dropbox asks, to avoid a reflected XSS).
+		handshake: {
+			name: 'verification request',
+			match: [{ on: 'query', method: 'GET', parameter: 'challenge' }],
+			signed: false,
+			answer: { kind: 'echoQuery', parameter: 'challenge' },
+		},
+		docs: 'https://www.dropbox.com/developers/reference/webhooks',
+	},
+	{
+		value: 'microsoftGraph',
+		label: 'Microsoft Graph',
+		// A delivery is a `value` array of notifications (subscriptionId, changeType, resource,
+		// clientState) with no id of its own: the key is the body hash.
+		eventId: { kind: 'none' },
+		signing: {
+			unverifiable:
+				"Microsoft Graph signs nothing in a change notification: each one repeats the clientState you set on the subscription, a secret compare over nothing signed, so whoever sees one delivery can forge others. Compare every value[].clientState with your secret (an IF node) and treat a notification as a hint: read the resource from Graph before acting on it. Graph's validation (a POST with ?validationToken=… and no body, answered within 10 s with 200 text/plain holding the decoded token) is not answered by these nodes: answer it with a Respond to Webhook node.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'A 2xx is delivered; any other answer within 10 s is retried with exponential backoff for up to 4 hours; an endpoint often slower than 10 s is throttled and its notifications can be dropped for good',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source:
+				"unknown: Microsoft's page read gives the retry rules, not what a retried notification keeps or renews",
+		},
+		docs: 'https://learn.microsoft.com/graph/change-notifications-delivery-webhooks',
+	},
+	{
+		value: 'oktaEventHooks',
+		label: 'Okta Event Hooks',
+		// The delivery's eventId; each event of data.events has its own uuid.
+		eventId: { kind: 'body', path: ['eventId'] },
+		signing: {
+			unverifiable:
+				"Okta signs nothing: an event hook carries the static header value you set as its Authentication secret (usually Authorization), a token compare over nothing signed, so whoever sees one delivery can forge others. Check that header with the Webhook node's Header Auth and, before acting, look each event up in Okta's System Log API by its uuid. Okta's one-time verification (a GET with X-Okta-Verification-Challenge, answered 200 JSON {\"verification\": <that value>}) is not answered by these nodes: answer it with a Respond to Webhook node.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			"unknown: Okta's pages read ask for a quick answer, not how a failed delivery is retried",
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source: "unknown: Okta's pages read do not say what a redelivery keeps or renews",
+		},
+		docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
+	},
+	{
+		value: 'asana',
+		label: 'Asana',
+		// A delivery is an `events` array of compact events with no id: the key is the body hash.
+		eventId: { kind: 'none' },
+		signing: {
+			unverifiable:
+				"Asana hands its signing secret over in the handshake: the first POST carries X-Hook-Secret, to be echoed back, and later events are signed with it (X-Hook-Signature). These nodes cannot keep a secret learned that way (n8n credentials are read-only to nodes), and taking whatever secret arrives first would let a stranger who reaches the URL before Asana choose it. Answer the handshake with a Respond to Webhook node, and treat each event as a hint: Asana's events are compact (ids only), so read the resource from Asana's API before acting on it.",
+		},
+		contentTypes: ['application/json'],
+		retries:
+			'No success status within 10 s: resent for up to 24 hours, then given up; delivery is at most once and events cannot be replayed',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source:
+				"unknown: Asana's webhooks guide gives the resend window, not what a resend keeps or renews",
+		},
+		docs: 'https://developers.asana.com/docs/webhooks-guide',
+	},
 ] as const satisfies readonly ProviderDefinition[];
