@@ -291,7 +291,7 @@ describe('the names the built nodes have', () => {
 		['a **Webhook Signing Secrets** credential', /no credential is listed as/],
 		['Reserve sends a new event to its `true` output.', /`true` is an output of version 1 only/],
 		['Lease mode adds seven lease columns.', /5 lease columns, not 7/],
-		['an eleven-column table', /never has or adds 11 columns/],
+		['a twelve-column table', /never has or adds 12 columns/],
 	])('a planted mistake is caught: %s', (line, why) => {
 		expect(problemsIn(line).join('\n')).toMatch(why);
 	});

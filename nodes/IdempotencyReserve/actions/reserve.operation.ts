@@ -18,6 +18,7 @@ import type { VerifiedDelivery } from '../../shared/delivery/verifiedDelivery';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { digestHex, itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
+import { answerFirstOf, type AnswerFirst } from '../helpers/answerFirst';
 import {
 	handedOnVerdict,
 	KEY_FROM_UNSIGNED_HEADER,
@@ -82,6 +83,7 @@ function reserveTargetReader(
 	context: IExecuteFunctions,
 	mode: ReserveMode,
 	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
+	answerFirst: AnswerFirst | undefined,
 ) {
 	const source = context.getNodeParameter('keySource', 0) as KeySource;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
@@ -96,6 +98,8 @@ function reserveTargetReader(
 	) as FingerprintSource;
 	const fingerprintOf = itemFingerprinter(context, fingerprintSource, rawBodyProperty);
 	const keyFrom = new Map<number, string>();
+	// Answer First: whether each item's delivery is stored (false: over the cap, answered last).
+	const answeredFirst = new Map<number, boolean>();
 	// Only a provider's preset reads an id header, and its value names the provider.
 	const unsignedPreset =
 		verified === undefined && keysOnUnsignedHeader(definition?.location, definition?.value);
@@ -114,11 +118,24 @@ function reserveTargetReader(
 			verdict !== undefined && fingerprintSource === 'rawBody'
 				? digestHex(verdict.digest)
 				: fingerprintOf?.(item, itemIndex);
+		const stored = answerFirst?.deliveryOf(item.json);
+		if (stored !== undefined) answeredFirst.set(itemIndex, 'delivery' in stored);
+		const delivery = stored !== undefined && 'delivery' in stored ? stored.delivery : undefined;
 		if (key instanceof Promise || fingerprint instanceof Promise)
-			return Promise.all([key, fingerprint]).then(([k, f]) => ({ key: k, fingerprint: f }));
-		return { key, fingerprint };
+			return Promise.all([key, fingerprint]).then(([k, f]) => ({
+				key: k,
+				fingerprint: f,
+				delivery,
+			}));
+		return { key, fingerprint, delivery };
 	};
-	return { targetOf, fingerprint: fingerprintOf !== undefined, keyFrom, unsignedPreset };
+	return {
+		targetOf,
+		fingerprint: fingerprintOf !== undefined,
+		keyFrom,
+		unsignedPreset,
+		answeredFirst,
+	};
 }
 
 /**
@@ -190,10 +207,21 @@ async function reserveVerified(
 	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
 ): Promise<INodeExecutionData[][]> {
 	const only = verified === undefined ? undefined : new Set(verified.keys());
-	const { targetOf, fingerprint, keyFrom, unsignedPreset } = reserveTargetReader(
+	let answerFirst: AnswerFirst | undefined;
+	try {
+		answerFirst = answerFirstOf(
+			context,
+			mode,
+			keySourceDefinition(context.getNodeParameter('keySource', 0) as KeySource)?.location,
+		);
+	} catch (error) {
+		return answeredFor(failWhole(context, error as NodeOperationError, outputs.count), only);
+	}
+	const { targetOf, fingerprint, keyFrom, unsignedPreset, answeredFirst } = reserveTargetReader(
 		context,
 		mode,
 		verified,
+		answerFirst,
 	);
 	const create = context.getNodeParameter('createTable', 0, true) as boolean;
 	const firstSeen =
@@ -207,7 +235,7 @@ async function reserveVerified(
 	const step = {
 		outputCount: outputs.count,
 		action: 'reserve the keys',
-		prepare: { create, lease: mode === 'lease', fingerprint },
+		prepare: { create, lease: mode === 'lease', fingerprint, delivery: answerFirst !== undefined },
 		itemErrors: targets.failed,
 	};
 	let routeOf: (target: ReserveTarget) => ItemRoute | KeyError;
@@ -223,7 +251,7 @@ async function reserveVerified(
 		routeOf = (target) => routeSimple(outcome, target, onMismatch, outputs);
 	} else {
 		// Lease mode: new or taken over where this statement gave the key this execution's token.
-		const lease = { token, leaseSeconds, fingerprint };
+		const lease = { token, leaseSeconds, fingerprint, delivery: answerFirst !== undefined };
 		const outcome = await statementStep(context, opened, step, async (store) => {
 			const first = await store.reserveWithLease(targets.present, lease);
 			if (waitSeconds === 0) return first;
@@ -243,6 +271,10 @@ async function reserveVerified(
 		if (route.output === outputs.new) reservedHere.push(target.key);
 		const from = keyFrom.get(itemIndex);
 		if (from !== undefined && 'idempotency' in route) route.idempotency.keyFrom = from;
+		// Answer First: the template answers at once only a new key whose delivery is stored.
+		const stored = answeredFirst.get(itemIndex);
+		if (stored !== undefined && 'idempotency' in route && route.output === outputs.new)
+			route.idempotency.answerFirst = stored;
 		return route;
 	});
 	recordReservedKeys(context, reservedHere);

@@ -26,4 +26,23 @@ export const modeProperties: INodeProperties[] = [
 			'How long an unfinished reservation keeps retries away. Make it longer than the slowest run from Reserve to Complete Key: if it ends first, a retry runs the business step again.',
 		displayOptions: { show: { mode: ['lease'] } },
 	},
+	{
+		displayName: 'Answer First (Store the Delivery)',
+		name: 'answerFirst',
+		type: 'boolean',
+		default: false,
+		description:
+			"Whether to store each new key's delivery (its body, query and a few headers, at most 256 KiB) with the key, so the workflow can answer the sender right after Reserve and still never lose the event: if the execution dies before Complete Key, Idempotency Redrive Trigger runs the stored delivery again once the lease ends. Costs the delivery's size per key until it is purged. A delivery over 256 KiB is not stored: its item says answerFirst: false, to be answered last.",
+		displayOptions: { show: { mode: ['lease'] } },
+	},
+	{
+		displayName: 'Also Store Headers',
+		name: 'storedHeaders',
+		type: 'string',
+		default: '',
+		placeholder: 'x-github-event, x-shopify-topic',
+		description:
+			"Header names, separated by commas, to store besides Content-Type, the Key Source preset's ID headers and the headers the signature covers: the headers your business steps read. Never an Authorization, Cookie or signature header.",
+		displayOptions: { show: { mode: ['lease'], answerFirst: [true] } },
+	},
 ];

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { assertStorableKey } from '../keys/composeKey';
 import { KeyError } from '../keys/KeyError';
@@ -20,6 +20,24 @@ function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
 }
 
 /**
+ * In an execution the Redrive Trigger started (answer first: a stored delivery run again), nothing
+ * was reserved by the execution: the trigger claimed the key, and its item carries the key and the
+ * claim's token (`idempotency.redrive`). Left empty, Key and Reservation then mean that claim. Never
+ * in an execution that reserved with a lease itself. The token is checked by the statement, so an
+ * item with a made-up claim can complete nothing.
+ */
+function redriveClaimOf(
+	context: IExecuteFunctions,
+	item: INodeExecutionData,
+): { key: string; token: string } | undefined {
+	if (existingExecutionToken(context) !== undefined) return undefined;
+	const claim = item.json.idempotency as IDataObject | undefined;
+	if (claim?.redrive !== true) return undefined;
+	const { key, token } = claim;
+	return typeof key === 'string' && typeof token === 'string' ? { key, token } : undefined;
+}
+
+/**
  * Reads each item's key and, where there is one, the token of the reservation that holds it
  * (parameters `key` and `reservation`), as Complete Key and Release Key take them. Left empty, Key
  * is the one key this execution reserved and Reservation is this execution's lease: no expression
@@ -30,10 +48,12 @@ export function ownedKeyReader(
 	action: OwnedKeyAction,
 ): (item: INodeExecutionData, itemIndex: number) => OwnedKey {
 	const readKey = isEmptyParameter(context, 'key')
-		? () => soleReservedKey(context, action)
+		? (item: INodeExecutionData) =>
+				redriveClaimOf(context, item)?.key ?? soleReservedKey(context, action)
 		: itemParameterReader(context, 'key');
 	const readToken = isEmptyParameter(context, 'reservation')
-		? () => existingExecutionToken(context)
+		? (item: INodeExecutionData) =>
+				existingExecutionToken(context) ?? redriveClaimOf(context, item)?.token
 		: itemParameterReader(context, 'reservation');
 	return (item, itemIndex) => {
 		const key = normalizeId(readKey(item, itemIndex), `key to ${action}`);

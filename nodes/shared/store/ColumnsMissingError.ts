@@ -9,6 +9,8 @@ const ALTERNATIVE: Record<ColumnGroup, string> = {
 	response: 'Or turn off Store Response.',
 	steps:
 		'Step records need this column; until it is added, leave Idempotency Step out of the workflow.',
+	delivery:
+		'Or turn off Answer First (Reserve then stores no delivery, and the sender is answered last).',
 };
 
 /**

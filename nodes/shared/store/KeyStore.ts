@@ -11,6 +11,8 @@ import type {
 	OwnedKeyResults,
 	PurgeOptions,
 	PurgeResult,
+	RedriveClaim,
+	RedriveOptions,
 	ReserveOutcome,
 	ReserveTarget,
 	StepRecordTarget,
@@ -41,6 +43,8 @@ import {
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
 } from './sql/reserve';
+import { claimRedrivesSql, retryDeadLettersSql } from './sql/redrive';
+import { redriveClaimOf, type RedriveRow } from './redriveRows';
 import { hasGroup } from './sql/schema';
 import { toStorableJson } from './storableJson';
 import { inTransaction } from './transaction';
@@ -114,22 +118,64 @@ export class KeyStore {
 			token,
 			leaseSeconds,
 			fingerprint = false,
-		}: { token: string; leaseSeconds: number; fingerprint?: boolean },
+			delivery = false,
+		}: { token: string; leaseSeconds: number; fingerprint?: boolean; delivery?: boolean },
 	): Promise<LeaseOutcome> {
 		if (targets.length === 0) return leaseOutcomeOf([], [], leaseSeconds);
-		const { keys, fingerprints } = sortedDistinctTargets(targets);
+		const { keys, fingerprints, deliveries } = sortedDistinctTargets(targets);
 		const result = await this.statement(
 			async () =>
 				await this.entry.pool.query<LeaseRow>({
-					text: reserveLeaseSql(this.ref, { fingerprint }),
-					values: fingerprint
-						? [keys, token, leaseSeconds, fingerprints]
-						: [keys, token, leaseSeconds],
+					text: reserveLeaseSql(this.ref, { fingerprint, delivery }),
+					values: [
+						keys,
+						token,
+						leaseSeconds,
+						...(fingerprint ? [fingerprints] : []),
+						...(delivery
+							? [deliveries.map((one) => (one === null ? null : toStorableJson(one)))]
+							: []),
+					],
 					rowMode: 'array',
 				}),
 			keys,
 		);
 		return leaseOutcomeOf(result.rows, keys, leaseSeconds);
+	}
+
+	/**
+	 * Answer first: claims the keys whose execution died after the sender was answered (their lease
+	 * and backoff ended, a stored delivery), and makes dead letters of those out of attempts, in one
+	 * statement (sql/redrive.ts).
+	 */
+	async claimRedrives(options: RedriveOptions): Promise<RedriveClaim> {
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<RedriveRow>({
+					text: claimRedrivesSql(this.ref),
+					values: [
+						options.token,
+						options.leaseSeconds,
+						options.maxAttempts,
+						options.limit,
+						options.backoffSeconds,
+					],
+					rowMode: 'array',
+				}),
+		);
+		return redriveClaimOf(result.rows);
+	}
+
+	/** Makes dead letters due again at once; returns the keys that were dead letters. */
+	async retryDeadLetters(keys: readonly string[]): Promise<string[]> {
+		if (keys.length === 0) return [];
+		const sorted = [...new Set(keys)].sort();
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<{ key: string }>(retryDeadLettersSql(this.ref), [sorted]),
+			sorted,
+		);
+		return result.rows.map((row) => row.key);
 	}
 
 	/**

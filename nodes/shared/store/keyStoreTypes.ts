@@ -4,6 +4,8 @@
 export interface ReserveTarget {
 	key: string;
 	fingerprint?: string;
+	/** Answer first: the delivery stored with a new key (nodes/shared/delivery/storedDelivery.ts). */
+	delivery?: object;
 }
 
 /** What one reserve statement did. */
@@ -33,7 +35,7 @@ export interface LeaseOutcome {
 }
 
 export interface HeldKey {
-	status: 'completed' | 'in_progress';
+	status: 'completed' | 'in_progress' | 'dead_letter';
 	firstSeenMs?: number;
 	/** In progress only: seconds until its lease ends and a retry may take it over. */
 	retryAfterSeconds?: number;
@@ -112,4 +114,31 @@ export interface StoredResponse {
 	body: string | null;
 	/** Set when the body was over the limit: its size in UTF-8 bytes. */
 	tooLarge?: { bytes: number; limit: number };
+}
+
+/** One key the Redrive Trigger claimed (sql/redrive.ts): its new owner and lease, and its delivery. */
+export interface ClaimedRedrive {
+	key: string;
+	token: string;
+	attempt: number;
+	leaseUntilMs: number;
+	delivery: unknown;
+}
+
+/** What one claim did: the keys to run again, and the keys that became dead letters. */
+export interface RedriveClaim {
+	claimed: ClaimedRedrive[];
+	deadLetters: Array<{ key: string; attempts: number }>;
+}
+
+export interface RedriveOptions {
+	/** This claim's token: each key's owner token is made from it. */
+	token: string;
+	leaseSeconds: number;
+	/** Attempts (the first run included) after which a key is a dead letter. */
+	maxAttempts: number;
+	/** At most this many keys per claim. */
+	limit: number;
+	/** The backoff's first step, doubled per attempt. */
+	backoffSeconds: number;
 }

@@ -1,4 +1,5 @@
 import { fromStorableJson } from './storableJson';
+import { DEAD_LETTER } from './sql/redrive';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget, StoredResponse } from './keyStoreTypes';
 
 /**
@@ -8,12 +9,16 @@ import type { LeaseOutcome, ReserveOutcome, ReserveTarget, StoredResponse } from
 export function sortedDistinctTargets(targets: readonly ReserveTarget[]): {
 	keys: string[];
 	fingerprints: Array<string | null>;
+	deliveries: Array<object | null>;
 } {
-	const first = new Map<string, string | null>();
-	for (const { key, fingerprint } of targets)
-		if (!first.has(key)) first.set(key, fingerprint ?? null);
+	const first = new Map<string, ReserveTarget>();
+	for (const target of targets) if (!first.has(target.key)) first.set(target.key, target);
 	const keys = [...first.keys()].sort();
-	return { keys, fingerprints: keys.map((key) => first.get(key) ?? null) };
+	return {
+		keys,
+		fingerprints: keys.map((key) => first.get(key)?.fingerprint ?? null),
+		deliveries: keys.map((key) => first.get(key)?.delivery ?? null),
+	};
 }
 
 /** A simple-mode reservation's row: [key, first_seen (s since 1970), stored fingerprint]. */
@@ -73,7 +78,8 @@ export function leaseOutcomeOf(
 		}
 		const firstSeenMs = firstSeenEpoch === null ? undefined : Math.round(firstSeenEpoch * 1000);
 		const recorded = storedFingerprint === null ? {} : { storedFingerprint };
-		// Anything but in_progress (completed, empty from simple mode or the hand-built pattern) is done.
+		// Anything but in_progress (completed, empty from simple mode or the hand-built pattern) is
+		// done; a dead letter (sql/redrive.ts) is held for an operator, said as such on the item.
 		outcome.held.set(
 			key,
 			state === 'in_progress'
@@ -84,7 +90,7 @@ export function leaseOutcomeOf(
 						...recorded,
 					}
 				: {
-						status: 'completed',
+						status: state === DEAD_LETTER ? DEAD_LETTER : 'completed',
 						firstSeenMs,
 						...recorded,
 						...(response === null

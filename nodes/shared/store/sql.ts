@@ -11,3 +11,4 @@ export * from './sql/ownedKeys';
 export * from './sql/keySelection';
 export * from './sql/operators';
 export * from './sql/steps';
+export * from './sql/redrive';

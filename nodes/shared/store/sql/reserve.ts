@@ -63,7 +63,8 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
 
 /**
  * Lease mode's reservation, one statement for all keys ($1, distinct and sorted; $2 the owner token
- * of this reservation; $3 the lease in seconds; with `fingerprint`, $4 their fingerprints, aligned).
+ * of this reservation; $3 the lease in seconds; then, aligned with $1, their fingerprints with
+ * `fingerprint` and their deliveries (jsonb, NULL for one not stored) with `delivery`, from $4 on).
  * All times are the database's.
  * - a new key is inserted `in_progress`, owned by $2 until now() + $3;
  * - an `in_progress` key whose lease has ended (its execution died) is taken over: new owner, new
@@ -85,24 +86,36 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
  * taken: it is in progress. Rows as
  * [key, state, attempts, lease_until, first_seen, retry_after, fingerprint, response].
  */
-export function reserveLeaseSql(ref: TableRef, { fingerprint = false } = {}): string {
-	const input = fingerprint
-		? `SELECT i.key, i.fingerprint FROM lock_bound, unnest($1::text[], $4::text[]) AS i(key, fingerprint)`
-		: `SELECT unnest($1::text[]) AS key FROM lock_bound`;
+export function reserveLeaseSql(
+	ref: TableRef,
+	{ fingerprint = false, delivery = false } = {},
+): string {
+	// Per-key columns beside the key, each an array aligned with $1: $4 onwards, in this order.
+	const perKey = [
+		...(fingerprint ? [['fingerprint', 'text']] : []),
+		...(delivery ? [['delivery', 'jsonb']] : []),
+	];
+	const input =
+		perKey.length === 0
+			? `SELECT unnest($1::text[]) AS key FROM lock_bound`
+			: `SELECT i.* FROM lock_bound, unnest($1::text[], ${perKey.map(([, type], i) => `$${i + 4}::${type}[]`).join(', ')}) AS i(key, ${perKey.map(([name]) => name).join(', ')})`;
 	const sameRequest = fingerprint
 		? `
     AND (t.fingerprint IS NULL OR input.fingerprint IS NULL OR t.fingerprint = input.fingerprint)`
 		: '';
+	const columns = perKey.map(([name]) => `, ${name}`).join('');
+	// A takeover stores the delivery it runs (the sender's retry), so a redrive replays that one.
+	const storeDelivery = delivery ? ', delivery = input.delivery' : '';
 	return `WITH ${LOCK_BOUND_CTE}, input AS MATERIALIZED (
   ${input}
 ), inserted AS (
-  INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until${fingerprint ? ', fingerprint' : ''})
-  SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8)${fingerprint ? ', fingerprint' : ''} FROM input
+  INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until${columns})
+  SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8)${columns} FROM input
   ON CONFLICT (key) DO NOTHING
   RETURNING key, attempts, lease_until
 ), taken AS (
   UPDATE ${ref.qualified} AS t
-  SET owner_token = $2::text, lease_until = now() + make_interval(secs => $3::float8), attempts = t.attempts + 1
+  SET owner_token = $2::text, lease_until = now() + make_interval(secs => $3::float8), attempts = t.attempts + 1${storeDelivery}
   FROM input
   WHERE t.key = input.key AND t.status || '' = 'in_progress' AND t.lease_until <= now()${sameRequest}
   RETURNING t.key, t.attempts, t.lease_until

@@ -23,13 +23,15 @@ export const LEASE_COLUMNS = [
  * ({ statusCode, headers, body } as jsonb: the body is text, replayed as it was stored). Rows
  * without them (NULL) never mismatch and replay nothing.
  */
-export type ColumnGroup = 'lease' | 'fingerprint' | 'response' | 'steps';
+export type ColumnGroup = 'lease' | 'fingerprint' | 'response' | 'steps' | 'delivery';
 
 export const COLUMN_GROUPS: Record<ColumnGroup, ReadonlyArray<readonly [string, string]>> = {
 	lease: LEASE_COLUMNS,
 	fingerprint: [['fingerprint', 'text']],
 	response: [['response', 'jsonb']],
 	steps: [['steps', 'jsonb']],
+	/** The delivery Reserve stores when it answers first, for the Redrive Trigger (sql/redrive.ts). */
+	delivery: [['delivery', 'jsonb']],
 };
 
 export const OPTIONAL_COLUMN_NAMES: string[] = Object.values(COLUMN_GROUPS).flatMap((columns) =>
@@ -45,6 +47,8 @@ export interface GroupOptions {
 	response?: boolean;
 	/** Idempotency Step records what a step did (sql/steps.ts). */
 	steps?: boolean;
+	/** Reserve stores the delivery (answer first); the Redrive Trigger reads it. */
+	delivery?: boolean;
 }
 
 /** The column groups a node with these options needs (a table made before must get them). */
@@ -54,6 +58,7 @@ export function groupsNeeded(options: GroupOptions): ColumnGroup[] {
 	if (options.fingerprint) groups.push('fingerprint');
 	if (options.response) groups.push('response');
 	if (options.steps) groups.push('steps');
+	if (options.delivery) groups.push('delivery');
 	return groups;
 }
 
@@ -62,7 +67,7 @@ export function groupsForNewTable({
 	lease,
 	fingerprint = false,
 }: Omit<GroupOptions, 'response'>): ColumnGroup[] {
-	if (lease) return ['lease', 'fingerprint', 'response', 'steps'];
+	if (lease) return ['lease', 'fingerprint', 'response', 'steps', 'delivery'];
 	return fingerprint ? ['fingerprint'] : [];
 }
 

@@ -1,0 +1,65 @@
+import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
+
+import {
+	forbiddenStoredHeader,
+	storedDeliveryOf,
+	storedHeaderNames,
+	type StoredDeliveryOutcome,
+} from '../../shared/delivery/storedDelivery';
+import type { IdLocation } from '../../shared/keys/keySourceTable';
+import { SIGNATURE_SCHEMES } from '../../shared/webhook/signatureSchemes';
+
+/**
+ * Reserve's Answer First (lease mode): each new key is stored with its delivery, so the template can
+ * answer the sender at once and the Redrive Trigger can run the event again if the execution dies
+ * before Complete Key. Which headers are stored: Content-Type, the Key Source preset's id headers,
+ * the headers the signature signs (Standard Webhooks' webhook-id…) and the ones the user names; never
+ * a credential or a signature header.
+ */
+export interface AnswerFirst {
+	/** The delivery to store for an item's json, or why it is not stored (over the cap). */
+	deliveryOf(json: Record<string, unknown>): StoredDeliveryOutcome;
+}
+
+/** The headers a user may add, from "Also Store Headers" (commas or new lines). */
+function namedHeaders(text: string): string[] {
+	return text
+		.split(/[\n,]/)
+		.map((name) => name.trim())
+		.filter((name) => name !== '');
+}
+
+/** Undefined when Answer First is off (or in simple mode, where no lease fences a redrive). */
+export function answerFirstOf(
+	context: IExecuteFunctions,
+	mode: string,
+	keyLocation: IdLocation | undefined,
+): AnswerFirst | undefined {
+	if (mode !== 'lease' || !(context.getNodeParameter('answerFirst', 0, false) as boolean))
+		return undefined;
+	// The signature's own headers: what it signs besides the body is stored, the signature never.
+	const signature = context.getNodeParameter('signature', 0, 'none') as string;
+	const scheme = (
+		SIGNATURE_SCHEMES as Record<
+			string,
+			(typeof SIGNATURE_SCHEMES)[keyof typeof SIGNATURE_SCHEMES] | undefined
+		>
+	)[signature];
+	const signedHeaders = scheme?.signedHeaders ?? [];
+	const signatureHeaders = (scheme?.headers ?? []).filter((name) => !signedHeaders.includes(name));
+	const extra = namedHeaders(context.getNodeParameter('storedHeaders', 0, '') as string);
+	const forbidden = forbiddenStoredHeader(extra, signatureHeaders);
+	if (forbidden !== undefined)
+		throw new NodeOperationError(
+			context.getNode(),
+			`Also Store Headers names "${forbidden}", which carries a credential or a signature`,
+			{
+				description:
+					'A stored delivery stays in the key table until the key is purged: remove that header from Also Store Headers. A redrive is not verified again, so it needs no signature.',
+			},
+		);
+	const presetHeaders =
+		keyLocation !== undefined && keyLocation.kind === 'headers' ? keyLocation.names : [];
+	const names = storedHeaderNames(presetHeaders, signedHeaders, extra);
+	return { deliveryOf: (json) => storedDeliveryOf(json, names) };
+}

@@ -1,0 +1,83 @@
+import { MAX_RECORD_BYTES, oversizedRecord } from '../store/recordSize';
+import { toStorableJson } from '../store/storableJson';
+
+/**
+ * Answer first: what Reserve stores with a new key so the Redrive Trigger can run the event again
+ * after the sender was answered (nodes/shared/store/sql/redrive.ts), and the item it runs it as.
+ * The workflow reads the delivery as n8n's Webhook item: `$json.body` (as n8n parsed it, once the
+ * signature held), the query, and the headers named below. Never a credential: no Authorization,
+ * Cookie or signature header is stored, whatever the node is told.
+ */
+
+/** Stored with every delivery: how the body was sent. */
+export const ALWAYS_STORED_HEADERS = ['content-type'] as const;
+
+/** Headers that carry a credential or a signature: never stored (a setting naming one is refused). */
+export const NEVER_STORED_HEADERS = [
+	'authorization',
+	'proxy-authorization',
+	'cookie',
+	'set-cookie',
+	'x-api-key',
+] as const;
+
+/** What a stored delivery holds (version 1). */
+export interface StoredDelivery {
+	v: 1;
+	headers: Record<string, unknown>;
+	body: unknown;
+	query: unknown;
+}
+
+/** A header name this setting may not store, or undefined when every name may be stored. */
+export function forbiddenStoredHeader(
+	names: readonly string[],
+	signatureHeaders: readonly string[],
+): string | undefined {
+	const forbidden = new Set<string>([
+		...NEVER_STORED_HEADERS,
+		...signatureHeaders.map((name) => name.toLowerCase()),
+	]);
+	return names.find((name) => forbidden.has(name.toLowerCase()));
+}
+
+/** The headers to store: Content-Type, the sender's id and signed headers, the user's own, lower-cased. */
+export function storedHeaderNames(...lists: ReadonlyArray<readonly string[]>): string[] {
+	return [
+		...new Set([...ALWAYS_STORED_HEADERS, ...lists.flat()].map((name) => name.toLowerCase())),
+	];
+}
+
+export type StoredDeliveryOutcome =
+	| { delivery: StoredDelivery }
+	/** Over the record cap: not stored, so this event is answered last (as without Answer First). */
+	| { tooLarge: { bytes: number; limit: number } };
+
+/** The delivery of a Webhook item (its json: headers, body, query), within the record cap. */
+export function storedDeliveryOf(
+	json: Record<string, unknown>,
+	headerNames: readonly string[],
+	limit: number = MAX_RECORD_BYTES,
+): StoredDeliveryOutcome {
+	const sent =
+		json.headers !== null && typeof json.headers === 'object'
+			? (json.headers as Record<string, unknown>)
+			: {};
+	const headers: Record<string, unknown> = {};
+	for (const [name, value] of Object.entries(sent))
+		if (headerNames.includes(name.toLowerCase())) headers[name.toLowerCase()] = value;
+	const delivery: StoredDelivery = { v: 1, headers, body: json.body, query: json.query ?? {} };
+	const oversized = oversizedRecord(toStorableJson(delivery), limit);
+	return oversized === undefined ? { delivery } : { tooLarge: oversized };
+}
+
+/** The item json a redrive runs: the delivery as the Webhook node would hand it, marked as a redrive. */
+export function redrivenJson(stored: unknown): Record<string, unknown> {
+	const delivery = (stored ?? {}) as Partial<StoredDelivery>;
+	return {
+		headers: delivery.headers ?? {},
+		params: {},
+		query: delivery.query ?? {},
+		body: delivery.body,
+	};
+}

@@ -1,0 +1,200 @@
+// Answer first (issue 53), against a real PostgreSQL and through n8n-core's engine where a node runs:
+// Reserve with Answer First stores each new key's delivery (Content-Type, the preset's id headers,
+// the named ones; never a credential) within the record cap; the Redrive Trigger's claim
+// (KeyStore.claimRedrives, sql/redrive.ts) takes only keys in progress with a stored delivery whose
+// lease and backoff ended, fenced (a new owner: the dead execution's Complete Key changes nothing,
+// the redriven one completes), never twice under concurrent claims; a key out of attempts becomes a
+// dead letter, which Reserve answers as a duplicate saying so and the operator's retry makes due.
+const { test, expect, describe } = require('@jest/globals');
+const { useTestDatabase } = require('../support/database');
+const { runWorkflow } = require('../support/engine');
+const { webhookItem } = require('../support/webhookItems');
+const completeWorkflow = require('../fixtures/complete.workflow.json');
+const reserveWorkflow = require('../fixtures/reserve.workflow.json');
+const { KeyStore } = require('../../dist/nodes/shared/store/KeyStore');
+const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
+const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
+const { MAX_RECORD_BYTES } = require('../../dist/nodes/shared/store/recordSize');
+
+const db = useTestDatabase();
+
+const store = () => new KeyStore(poolFor(db.credential()), tableRef('public', 'processed_events'));
+
+async function reserve(items, parameters = {}) {
+	return await runWorkflow(reserveWorkflow, items, {
+		credentials: db.credential(),
+		nodeOverrides: {
+			'Idempotency Reserve': {
+				parameters: { mode: 'lease', leaseSeconds: 60, answerFirst: true, ...parameters },
+			},
+		},
+	});
+}
+
+const deliveryOf = async (key) =>
+	(await db.query('SELECT delivery FROM processed_events WHERE key = $1', [key])).rows[0]?.delivery;
+
+/** What a dead execution leaves behind once its lease (and `seconds` more) has run out. */
+const expire = async (key, seconds = 3600) =>
+	await db.query(
+		`UPDATE processed_events SET lease_until = now() - make_interval(secs => $2) WHERE key = $1`,
+		[key, seconds],
+	);
+
+const claim = async (options = {}) =>
+	await store().claimRedrives({
+		token: `claim-${Math.random().toString(16).slice(2)}`,
+		leaseSeconds: 60,
+		maxAttempts: 5,
+		limit: 100,
+		backoffSeconds: 30,
+		...options,
+	});
+
+describe('Reserve with Answer First', () => {
+	test('stores the delivery with a new key: body, query, Content-Type and the named headers, never a credential', async () => {
+		const item = webhookItem({
+			body: { id: 'af_stored', amount: 5 },
+			headers: {
+				'x-github-event': 'push',
+				authorization: 'Bearer secret',
+				'x-other': 'not kept',
+			},
+		});
+		item.json.query = { source: 'test' };
+		const run = await reserve([item], { storedHeaders: 'X-GitHub-Event' });
+		const [reserved] = run.output('Idempotency Reserve', 0);
+		expect(reserved.json.idempotency).toMatchObject({
+			key: 'evt:af_stored',
+			isNew: true,
+			answerFirst: true,
+		});
+		expect(await deliveryOf('evt:af_stored')).toEqual({
+			v: 1,
+			headers: { 'content-type': 'application/json', 'x-github-event': 'push' },
+			body: { id: 'af_stored', amount: 5 },
+			query: { source: 'test' },
+		});
+	});
+
+	test('a delivery over the record cap is not stored: answerFirst false, so the workflow answers it last', async () => {
+		const body = { id: 'af_large', pad: 'x'.repeat(MAX_RECORD_BYTES) };
+		const run = await reserve([webhookItem({ body })]);
+		const [reserved] = run.output('Idempotency Reserve', 0);
+		expect(reserved.json.idempotency).toMatchObject({ isNew: true, answerFirst: false });
+		expect(await deliveryOf('evt:af_large')).toBeNull();
+	});
+
+	test('Also Store Headers naming a credential: a clear node error, nothing reserved', async () => {
+		const run = await reserve([webhookItem({ body: { id: 'af_refused' } })], {
+			storedHeaders: 'x-github-event, Authorization',
+		});
+		expect(run.error?.message).toMatch(/Also Store Headers names "Authorization"/);
+		expect(await deliveryOf('evt:af_refused')).toBeUndefined();
+	});
+});
+
+describe('the Redrive Trigger claim', () => {
+	test('takes a dead execution key after its lease and backoff, fenced: the old owner completes nothing, the new one completes', async () => {
+		const run = await reserve([webhookItem({ body: { id: 'af_redrive' } })]);
+		const [{ json: first }] = run.output('Idempotency Reserve', 0);
+		// Lease ended 10 s ago: within the 30 s backoff, not yet due.
+		await expire('evt:af_redrive', 10);
+		expect((await claim()).claimed.map(({ key }) => key)).not.toContain('evt:af_redrive');
+		await expire('evt:af_redrive', 31);
+		const { claimed } = await claim();
+		const mine = claimed.find(({ key }) => key === 'evt:af_redrive');
+		expect(mine).toMatchObject({
+			attempt: 2,
+			delivery: { v: 1, body: { id: 'af_redrive' } },
+		});
+		expect(mine.token).not.toBe(first.idempotency.token);
+
+		// The dead execution's Complete Key, late: its token no longer owns the key.
+		const late = await runWorkflow(
+			completeWorkflow,
+			[{ json: { idempotency: first.idempotency } }],
+			{ credentials: db.credential() },
+		);
+		expect(late.error?.message).toBe(
+			'The key "evt:af_redrive" was taken over by another execution (attempt 2) after this execution\'s lease ended',
+		);
+		// The redriven execution: Key and Reservation left empty take the claim on its item.
+		const redriven = await runWorkflow(
+			completeWorkflow,
+			[{ json: { idempotency: { key: mine.key, token: mine.token, redrive: true } } }],
+			{
+				credentials: db.credential(),
+				nodeOverrides: { 'Complete Key': { parameters: { key: '', reservation: '' } } },
+			},
+		);
+		expect(redriven.error).toBeUndefined();
+		expect(redriven.output('Complete Key', 0)[0].json.idempotency).toEqual({
+			key: 'evt:af_redrive',
+			completed: true,
+		});
+		const { rows } = await db.query(
+			`SELECT status, attempts FROM processed_events WHERE key = 'evt:af_redrive'`,
+		);
+		expect(rows[0]).toEqual({ status: 'completed', attempts: 2 });
+		// Completed: never claimed again.
+		expect((await claim()).claimed.map(({ key }) => key)).not.toContain('evt:af_redrive');
+	});
+
+	test('keys without a stored delivery, completed keys and running leases are never claimed', async () => {
+		await reserve([webhookItem({ body: { id: 'af_no_delivery' } })], { answerFirst: false });
+		await expire('evt:af_no_delivery');
+		await reserve([webhookItem({ body: { id: 'af_running' } })]);
+		const { claimed } = await claim();
+		expect(claimed.map(({ key }) => key)).not.toEqual(
+			expect.arrayContaining(['evt:af_no_delivery']),
+		);
+		expect(claimed.map(({ key }) => key)).not.toContain('evt:af_running');
+	});
+
+	test('concurrent claims (two n8n mains) never take one key twice', async () => {
+		const ids = Array.from({ length: 40 }, (_, i) => `af_race_${i}`);
+		await reserve(ids.map((id) => webhookItem({ body: { id } })));
+		await db.query(
+			`UPDATE processed_events SET lease_until = now() - interval '1 hour' WHERE key LIKE 'evt:af_race_%'`,
+		);
+		const claims = await Promise.all(Array.from({ length: 6 }, () => claim({ limit: 15 })));
+		const taken = claims.flatMap(({ claimed }) =>
+			claimed.map(({ key }) => key).filter((key) => key.startsWith('evt:af_race_')),
+		);
+		expect(new Set(taken).size).toBe(taken.length);
+		expect(taken.length).toBe(40);
+	});
+
+	test('out of attempts: a dead letter, answered by Reserve as a duplicate that says so; the operator retry makes it due again', async () => {
+		await reserve([webhookItem({ body: { id: 'af_dead' } })]);
+		for (let attempt = 2; attempt <= 3; attempt++) {
+			await expire('evt:af_dead');
+			const { claimed } = await claim({ maxAttempts: 3 });
+			expect(claimed.find(({ key }) => key === 'evt:af_dead')?.attempt).toBe(attempt);
+		}
+		await expire('evt:af_dead');
+		const { claimed, deadLetters } = await claim({ maxAttempts: 3 });
+		expect(claimed.map(({ key }) => key)).not.toContain('evt:af_dead');
+		expect(deadLetters).toContainEqual({ key: 'evt:af_dead', attempts: 3 });
+		const { rows } = await db.query(
+			`SELECT status, owner_token, lease_until FROM processed_events WHERE key = 'evt:af_dead'`,
+		);
+		expect(rows[0]).toEqual({ status: 'dead_letter', owner_token: null, lease_until: null });
+
+		// The sender's late retry: not new, not in flight; the item says dead_letter.
+		const retry = await reserve([webhookItem({ body: { id: 'af_dead' } })]);
+		expect(retry.output('Idempotency Reserve', 0)).toEqual([]);
+		expect(retry.output('Idempotency Reserve', 1)[0].json.idempotency).toMatchObject({
+			key: 'evt:af_dead',
+			isNew: false,
+			status: 'dead_letter',
+		});
+
+		expect(await store().retryDeadLetters(['evt:af_dead', 'evt:af_not_dead'])).toEqual([
+			'evt:af_dead',
+		]);
+		const again = await claim({ maxAttempts: 3 });
+		expect(again.claimed.find(({ key }) => key === 'evt:af_dead')).toMatchObject({ attempt: 1 });
+	});
+});
