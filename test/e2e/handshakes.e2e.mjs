@@ -25,7 +25,7 @@ import { importableCopy, WEBHOOK_TEMPLATE } from '../../scripts/harness/template
 
 const require = createRequire(import.meta.url);
 const { signDelivery, signerFor } = require('../support/signDelivery.js');
-const { SIGNED_EXAMPLES, META_VERIFICATION } = require('../support/handshakeExamples.js');
+const { SIGNED_EXAMPLES, UNSIGNED_EXAMPLES } = require('../support/handshakeExamples.js');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 
 /** Every provider of the table with a handshake: none listed by hand. */
@@ -87,7 +87,8 @@ before(
 				data: {
 					secret: signer.secret,
 					previousSecret: '',
-					verifyToken: provider.handshake.signed ? '' : META_VERIFICATION.token,
+					verifyToken: '',
+					...UNSIGNED_EXAMPLES[provider.value]?.credential,
 				},
 			})),
 		});
@@ -134,10 +135,11 @@ function signed(sender, signer, body, headers) {
 	});
 }
 
-/** What the sender checks: status, Content-Type and the exact bytes. */
+/** What the sender checks: status, every header the answer sets (Content-Type…) and the exact bytes. */
 function assertAnswer(response, expected) {
 	assert.equal(response.status, expected.statusCode, response.text);
-	assert.equal(response.headers['content-type'], expected.headers['content-type']);
+	for (const [name, value] of Object.entries(expected.headers))
+		assert.equal(response.headers[name], value, name);
 	assert.equal(response.text, expected.body);
 }
 
@@ -194,20 +196,19 @@ for (const sender of senders.filter(({ provider }) => provider.handshake.signed)
 
 for (const sender of senders.filter(({ provider }) => !provider.handshake.signed)) {
 	const { provider } = sender;
+	const example = UNSIGNED_EXAMPLES[provider.value];
 
-	test(`${provider.label}: the GET ${provider.handshake.name} through the template's GET output: the challenge with the right token, 403 without`, () =>
+	test(`${provider.label}: the GET ${provider.handshake.name} through the template's GET output: the challenge, and what must not get it refused`, () =>
 		withStackLogs(stack, async () => {
+			assert.ok(example, `an example of ${provider.label}'s handshake`);
 			const countsBefore = await counts();
-			const right = await send(sender, { method: 'GET', query: META_VERIFICATION.query });
-			assertAnswer(right.response, META_VERIFICATION.expected);
+			const right = await send(sender, { method: 'GET', query: example.query });
+			assertAnswer(right.response, example.expected);
 			await assertNothingRan(right.execution, countsBefore);
 
-			for (const query of [
-				{ ...META_VERIFICATION.query, 'hub.verify_token': `${META_VERIFICATION.token}X` },
-				{ 'hub.mode': 'subscribe', 'hub.challenge': '1158201444' },
-			]) {
+			for (const query of example.refused) {
 				const wrong = await send(sender, { method: 'GET', query });
-				assertAnswer(wrong.response, META_VERIFICATION.refused);
+				assertAnswer(wrong.response, example.refusedAnswer);
 				await assertNothingRan(wrong.execution, countsBefore);
 			}
 		}));

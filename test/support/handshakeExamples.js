@@ -98,4 +98,37 @@ const META_VERIFICATION = {
 	refused: { statusCode: 403, headers: { 'content-type': TEXT_TYPE }, body: 'Forbidden' },
 };
 
-module.exports = { SIGNED_EXAMPLES, META_VERIFICATION, JSON_TYPE, TEXT_TYPE };
+/**
+ * Each unsigned handshake (a GET) as its sender sends it, the answer it checks, and the requests
+ * that must not get the challenge back: `refused` (each query) answered `refusedAnswer`.
+ */
+const UNSIGNED_EXAMPLES = {
+	whatsApp: {
+		credential: { verifyToken: META_VERIFICATION.token },
+		query: META_VERIFICATION.query,
+		expected: META_VERIFICATION.expected,
+		refused: [
+			{ ...META_VERIFICATION.query, 'hub.verify_token': `${META_VERIFICATION.token}X` },
+			{ 'hub.mode': 'subscribe', 'hub.challenge': '1158201444' },
+		],
+		refusedAnswer: META_VERIFICATION.refused,
+	},
+	// https://www.dropbox.com/developers/reference/webhooks (dropbox_hook.py's default challenge)
+	dropbox: {
+		credential: {},
+		query: { challenge: 'challenge123' },
+		expected: {
+			statusCode: 200,
+			headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
+			body: 'challenge123',
+		},
+		refused: [{ challenge: 'x'.repeat(300) }],
+		refusedAnswer: {
+			statusCode: 400,
+			headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
+			body: 'challenge is longer than 256 characters',
+		},
+	},
+};
+
+module.exports = { SIGNED_EXAMPLES, UNSIGNED_EXAMPLES, META_VERIFICATION, JSON_TYPE, TEXT_TYPE };
