@@ -64,8 +64,12 @@ export function storedDeliveryOf(
 			? (json.headers as Record<string, unknown>)
 			: {};
 	const headers: Record<string, unknown> = {};
-	for (const [name, value] of Object.entries(sent))
-		if (headerNames.includes(name.toLowerCase())) headers[name.toLowerCase()] = value;
+	const never: readonly string[] = NEVER_STORED_HEADERS;
+	for (const [name, value] of Object.entries(sent)) {
+		const lower = name.toLowerCase();
+		// A credential is dropped even when named: the setting is refused earlier, this is the last word.
+		if (headerNames.includes(lower) && !never.includes(lower)) headers[lower] = value;
+	}
 	const delivery: StoredDelivery = { v: 1, headers, body: json.body, query: json.query ?? {} };
 	const oversized = oversizedRecord(toStorableJson(delivery), limit);
 	return oversized === undefined ? { delivery } : { tooLarge: oversized };
