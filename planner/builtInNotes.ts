@@ -29,6 +29,7 @@ export const BUILT_IN_NOTES: readonly string[] = [
 	"A delivery is read only as its sender sends it: a Content-Type that is not one of the sender's media types, a charset other than UTF-8, JSON bytes claimed as a form, or a JSON body n8n read other than the signed bytes is answered 415 problem+json (unsupported-media-type) before anything is reserved. A form body (GitHub, Slack) is read as n8n parses it; the package also checks that parse against the signed bytes.",
 	'The Postgres node writes the query parameters into the SQL text itself (escaped by its driver, pg-promise) rather than sending them as bind parameters.',
 	'GitHub does not retry a 409 (in flight) on its own: redeliver it from GitHub.',
+	"No answering first: the workflow answers when the business step has finished, so a step slower than the sender's timeout (Slack, Discord, Zoom: 3 s; Shopify: 5 s) is retried by the sender and answered 409 while it runs. A Respond to Webhook before the step would lose the event if n8n died during it: nothing here runs it again (the package's Answer First and Redrive Trigger do).",
 ];
 
 /** The example table the placeholder business step inserts into (README's Quick start step 1 has the same). */
