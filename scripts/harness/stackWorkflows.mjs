@@ -66,6 +66,7 @@ export async function importStackWorkflows(
 		ctx,
 		[...extraIds, WEBHOOK_WORKFLOW_ID, ...(purgeEverySeconds ? [PURGE_WORKFLOW_ID] : [])],
 		[...extraIds, WEBHOOK_WORKFLOW_ID, ...(builtInWorkflow ? [] : [PURGE_WORKFLOW_ID])],
+		n8nDb,
 	);
 	for (const { file, workflow } of extras)
 		progress(`n8n: extra workflow ${workflow.id} (${file}) published`);
