@@ -130,11 +130,13 @@ export async function startRedrive(context: ITriggerFunctions): Promise<ITrigger
 			if (running) return;
 			running = true;
 			check()
-				.catch((error: Error) =>
+				.catch((error: Error & { code?: string }) => {
+					// No key table yet: Reserve creates it with the first delivery; nothing to redrive.
+					if (error.code === '42P01') return;
 					context.logger.warn(
 						`Idempotency Redrive Trigger: the check of ${ref.qualified} failed, the next one tries again: ${error.message}`,
-					),
-				)
+					);
+				})
 				.finally(() => {
 					running = false;
 				});
