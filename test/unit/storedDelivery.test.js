@@ -33,6 +33,7 @@ test('only the named headers are stored, lower-cased; a credential is never amon
 			fc.jsonValue(),
 			(headers, extra, body) => {
 				const names = storedHeaderNames(extra);
+				/** @type {any} */
 				const outcome = storedDeliveryOf({ headers, body, query: { a: '1' } }, names);
 				expect('delivery' in outcome).toBe(true);
 				const stored = outcome.delivery;
@@ -63,15 +64,18 @@ test('a setting naming a credential or a signature header is refused, in any cas
 });
 
 test('over the record cap: not stored, said how large', () => {
+	/** @type {any} */
 	const outcome = storedDeliveryOf({ headers: {}, body: 'x'.repeat(300), query: {} }, [], 200);
 	expect(outcome).toEqual({ tooLarge: { bytes: expect.any(Number), limit: 200 } });
 	expect(outcome.tooLarge.bytes).toBeGreaterThan(200);
 });
 
 test("a redrive's item is the delivery as n8n's Webhook hands it", () => {
-	const stored = storedDeliveryOf(
-		{ headers: { 'Content-Type': 'application/json' }, body: { id: 'evt_1' }, query: {} },
-		storedHeaderNames([]),
+	const stored = /** @type {any} */ (
+		storedDeliveryOf(
+			{ headers: { 'Content-Type': 'application/json' }, body: { id: 'evt_1' }, query: {} },
+			storedHeaderNames([]),
+		)
 	).delivery;
 	expect(redrivenJson(JSON.parse(JSON.stringify(stored)))).toEqual({
 		headers: { 'content-type': 'application/json' },
