@@ -60,6 +60,7 @@ const ACME = {
 	},
 	contentTypes: ['application/json'],
 	retries: 'Every 10 minutes for a day',
+	timeout: { seconds: 7, docs: 'https://acme.example/webhooks/timeouts' },
 	docs: 'https://acme.example/webhooks',
 };
 /** A made-up provider without a timestamp, its event id in the body. */
@@ -78,6 +79,7 @@ const PLAIN = {
 	},
 	contentTypes: ['application/json'],
 	retries: 'None',
+	timeout: { unknown: 'Plain Hooks says nothing of it' },
 	docs: 'https://plain.example/webhooks',
 };
 /** A made-up sender whose requests prove nothing: a preset for its id, never a signature choice. */
@@ -89,6 +91,7 @@ const OPAQUE = {
 	signing: { unverifiable: 'It sends a fixed token, not a signature of the body.' },
 	contentTypes: ['application/json'],
 	retries: 'None',
+	timeout: { unknown: 'Opaque Hooks says nothing of it' },
 	docs: 'https://opaque.example/webhooks',
 };
 const TABLE = [...PROVIDERS, ACME, PLAIN, OPAQUE];
