@@ -74,11 +74,16 @@ function retryCell(p) {
 	return cell(`keeps ${p.retry.keeps}; renews ${p.retry.renews}`);
 }
 
+/** How long it waits for the answer: the seconds linked to the page that says so, or unknown. */
+function timeoutCell(p) {
+	return 'seconds' in p.timeout ? `[${p.timeout.seconds} s](${p.timeout.docs})` : 'unknown';
+}
+
 /** The markdown table of every provider, in the table's order. */
 export function signaturesTable(providers) {
 	const rows = [
-		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | A retry of one event | Connecting (the handshake Reserve and Verify answer) |',
-		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | Answers within | A retry of one event | Connecting (the handshake Reserve and Verify answer) |',
+		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 	];
 	for (const p of providers) {
 		const name = `[${p.label}](${p.docs})`;
@@ -87,14 +92,14 @@ export function signaturesTable(providers) {
 		const connecting = cell(describeHandshake(p.handshake));
 		if ('unverifiable' in p.signing) {
 			rows.push(
-				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} | ${connecting} |`,
+				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
 			);
 			continue;
 		}
 		const s = p.signing;
 		const headers = s.signatureHeaders.map(code).join(' + ');
 		rows.push(
-			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} | ${connecting} |`,
+			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
 		);
 	}
 	return rows.join('\n');

@@ -332,6 +332,9 @@ describe('adding a provider is one entry of the table', () => {
 		expect(table).toContain(`| [Acme Hooks](${ACME.docs}) |`);
 		expect(table).toContain('`{timestamp}:{header:X-Acme-Delivery}:{body}`');
 		expect(table).toContain('Every 10 minutes for a day');
+		// Its answer timeout, linked to its page; a sender that states none says unknown.
+		expect(table).toContain(`| Every 10 minutes for a day | [7 s](${ACME.timeout.docs}) |`);
+		expect(table).toContain('| None | unknown |');
 		expect(table).toContain('It sends a fixed token, not a signature of the body.');
 	});
 
