@@ -334,7 +334,7 @@ describe('adding a provider is one entry of the table', () => {
 		expect(table).toContain('Every 10 minutes for a day');
 		// Its answer timeout, linked to its page; a sender that states none says unknown.
 		expect(table).toContain(`| Every 10 minutes for a day | [7 s](${ACME.timeout.docs}) |`);
-		expect(table).toContain('| None | unknown |');
+		expect(table).toContain('| None | unknown: Plain Hooks says nothing of it |');
 		expect(table).toContain('It sends a fixed token, not a signature of the body.');
 	});
 
