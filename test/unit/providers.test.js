@@ -212,7 +212,7 @@ describe('the real table makes what the nodes use', () => {
 		]);
 	});
 
-	test('every entry is complete: a docs page, content types, retries, and a signing description or a reason', () => {
+	test('every entry is complete: a docs page, content types, retries, a timeout or why not, and a signing description or a reason', () => {
 		for (const provider of PROVIDERS) {
 			expect([provider.value, /^https:\/\//.test(provider.docs)]).toEqual([provider.value, true]);
 			expect([
@@ -220,6 +220,18 @@ describe('the real table makes what the nodes use', () => {
 				provider.contentTypes.length > 0,
 				provider.retries.length > 0,
 			]).toEqual([provider.value, true, true]);
+			// Its answer timeout: seconds with the page that says so, or unknown and why.
+			if ('seconds' in provider.timeout)
+				expect([
+					provider.value,
+					Number.isInteger(provider.timeout.seconds) && provider.timeout.seconds > 0,
+					/^https:\/\//.test(provider.timeout.docs),
+				]).toEqual([provider.value, true, true]);
+			else
+				expect([provider.value, provider.timeout.unknown.length > 20]).toEqual([
+					provider.value,
+					true,
+				]);
 			if ('unverifiable' in provider.signing)
 				expect(provider.signing.unverifiable.length).toBeGreaterThan(20);
 			else expect(() => schemesFrom([provider])).not.toThrow();
@@ -336,6 +348,28 @@ describe('adding a provider is one entry of the table', () => {
 		expect(table).toContain(`| Every 10 minutes for a day | [7 s](${ACME.timeout.docs}) |`);
 		expect(table).toContain('| None | unknown: Plain Hooks says nothing of it |');
 		expect(table).toContain('It sends a fixed token, not a signature of the body.');
+	});
+
+	test("with a timeout it gets a row in docs/answer-first.md's table; without one it is named unknown", async () => {
+		const { answerFirstTable, answerFirstDocWithTable, unknownTimeoutsLine, ANSWER_FIRST_START } =
+			await import(
+				pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'docs-signatures.mjs')).href
+			);
+		const table = answerFirstTable(TABLE);
+		// 7 s: a 1 s or 5 s step still fits with the headroom, 30 s does not.
+		expect(table.split('\n').at(-1)).toBe(
+			`| Acme Hooks | [7 s](${ACME.timeout.docs}) | answer last | answer last | **answer first** | 6 s or more |`,
+		);
+		expect(table).not.toContain('Plain Hooks');
+		expect(unknownTimeoutsLine(TABLE)).toMatch(/, Plain Hooks, Opaque Hooks\.$/);
+		expect(unknownTimeoutsLine(TABLE)).not.toContain('Acme Hooks');
+		// And the written section carries both.
+		const doc = answerFirstDocWithTable(
+			`${ANSWER_FIRST_START}\n<!-- answer-first:end -->\n`,
+			TABLE,
+		);
+		expect(doc).toContain('| Acme Hooks | [7 s]');
+		expect(doc).toContain('Plain Hooks, Opaque Hooks.');
 	});
 
 	test("it gets a row in docs/cloud.md's table: its workflow's URL, or why built-in nodes cannot check it", async () => {
