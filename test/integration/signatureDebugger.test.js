@@ -550,6 +550,7 @@ describeInBrowser('webhook debugger: check a signature', () => {
 	test("a pasted handshake signed by its sender: the page says it is one and shows the answer Reserve sends, the package's own", async () => {
 		const { page } = browser;
 		// Every signed handshake of an HMAC sender in the table (the page checks HMAC only): none by hand.
+		/** @type {import('../../dist/nodes/shared/webhook/providers').ProviderDefinition[]} */
 		const signedHmac = ALL_PROVIDERS.filter(
 			(/** @type {any} */ p) =>
 				p.handshake?.signed && ['sha1', 'sha256', 'sha512'].includes(p.signing.algorithm),

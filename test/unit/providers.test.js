@@ -43,7 +43,8 @@ const {
 
 // A made-up provider of a shape no real entry has: `X-Acme-Signature: ts=<ms>;sig=<base64>` (fields
 // split by ";"), HMAC-SHA512 of "<ts>:<X-Acme-Delivery>:<body>", a millisecond timestamp. One entry,
-// data only: no reader of its own.
+// data only: no reader of its own. It waits 7 s for the answer, as its (made-up) page says.
+const ACME_TIMEOUT_PAGE = 'https://acme.example/webhooks/timeouts';
 /** @type {ProviderDefinition} */
 const ACME = {
 	value: 'acme',
@@ -60,7 +61,7 @@ const ACME = {
 	},
 	contentTypes: ['application/json'],
 	retries: 'Every 10 minutes for a day',
-	timeout: { seconds: 7, docs: 'https://acme.example/webhooks/timeouts' },
+	timeout: { seconds: 7, docs: ACME_TIMEOUT_PAGE },
 	docs: 'https://acme.example/webhooks',
 };
 /** A made-up provider without a timestamp, its event id in the body. */
@@ -345,7 +346,7 @@ describe('adding a provider is one entry of the table', () => {
 		expect(table).toContain('`{timestamp}:{header:X-Acme-Delivery}:{body}`');
 		expect(table).toContain('Every 10 minutes for a day');
 		// Its answer timeout, linked to its page; a sender that states none says unknown.
-		expect(table).toContain(`| Every 10 minutes for a day | [7 s](${ACME.timeout.docs}) |`);
+		expect(table).toContain(`| Every 10 minutes for a day | [7 s](${ACME_TIMEOUT_PAGE}) |`);
 		expect(table).toContain('| None | unknown: Plain Hooks says nothing of it |');
 		expect(table).toContain('It sends a fixed token, not a signature of the body.');
 	});
@@ -358,7 +359,7 @@ describe('adding a provider is one entry of the table', () => {
 		const table = answerFirstTable(TABLE);
 		// 7 s: a 1 s or 5 s step still fits with the headroom, 30 s does not.
 		expect(table.split('\n').at(-1)).toBe(
-			`| Acme Hooks | [7 s](${ACME.timeout.docs}) | answer last | answer last | **answer first** | 6 s or more |`,
+			`| Acme Hooks | [7 s](${ACME_TIMEOUT_PAGE}) | answer last | answer last | **answer first** | 6 s or more |`,
 		);
 		expect(table).not.toContain('Plain Hooks');
 		expect(unknownTimeoutsLine(TABLE)).toMatch(/, Plain Hooks, Opaque Hooks\.$/);
