@@ -126,9 +126,7 @@ export const DEV_TOOLS = [
 			source:
 				'muxinc/mux-node-sdk@33b6bc07f176e5b1022bdab4b7b74b5a73193418 src/resources/webhooks.ts',
 		},
-		timeout: {
-			unknown: "no Mux page read states it (the entry's retries say 5 s, unconfirmed here)",
-		},
+		timeout: { seconds: 5, docs: 'https://docs.mux.com/docs/webhooks' },
 		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
 	},
 	{
