@@ -81,9 +81,7 @@ export const DEV_TOOLS = [
 			renews: 'webhookTimestamp inside the signed body, so Linear-Signature',
 			source: 'https://linear.app/developers/webhooks',
 		},
-		timeout: {
-			unknown: "no Linear page read states it (the entry's retries say 5 s, unconfirmed here)",
-		},
+		timeout: { seconds: 5, docs: 'https://developers.linear.app/docs/graphql/webhooks' },
 		docs: 'https://linear.app/developers/webhooks#securing-webhooks',
 	},
 	{
