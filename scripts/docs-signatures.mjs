@@ -1,6 +1,7 @@
-// `npm run docs-signatures` (after npm run build): writes docs/signatures.md's provider table from the
-// provider table itself (nodes/shared/webhook/providers/), between the markers below, so the docs
-// cannot drift from what the nodes do. test/unit/signaturesDoc.test.js fails if they differ.
+// `npm run docs-signatures` (after npm run build): writes docs/signatures.md's provider table and
+// docs/answer-first.md's table of senders' timeouts from the provider table itself
+// (nodes/shared/webhook/providers/), between the markers below, so the docs cannot drift from what
+// the nodes do. test/unit/signaturesDoc.test.js and answerFirstDoc.test.js fail if they differ.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -16,6 +17,15 @@ const { describeHandshake } = require(join(root, 'dist/nodes/shared/webhook/hand
 export const DOC = join(root, 'docs', 'signatures.md');
 export const START = '<!-- providers:start (npm run docs-signatures writes this table) -->';
 export const END = '<!-- providers:end -->';
+
+export const ANSWER_FIRST_DOC = join(root, 'docs', 'answer-first.md');
+export const ANSWER_FIRST_START =
+	'<!-- answer-first:start (npm run docs-signatures writes this table) -->';
+export const ANSWER_FIRST_END = '<!-- answer-first:end -->';
+/** The business steps' lengths the answer-first table has a column for, in seconds. */
+export const STEP_SECONDS = [1, 5, 30];
+/** What the sender's wait must leave besides the steps: the Webhook node, Reserve, the network. */
+export const HEADROOM_SECONDS = 1;
 
 const SECRETS = {
 	text: 'the secret as shown',
@@ -74,11 +84,18 @@ function retryCell(p) {
 	return cell(`keeps ${p.retry.keeps}; renews ${p.retry.renews}`);
 }
 
+/** How long it waits for the answer: the seconds linked to the page that says so, or unknown and why. */
+function timeoutCell(p) {
+	return 'seconds' in p.timeout
+		? `[${p.timeout.seconds} s](${p.timeout.docs})`
+		: cell(`unknown: ${p.timeout.unknown}`);
+}
+
 /** The markdown table of every provider, in the table's order. */
 export function signaturesTable(providers) {
 	const rows = [
-		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | A retry of one event | Connecting (the handshake Reserve and Verify answer) |',
-		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+		'| Provider | Signature | Signed content | Algorithm | Timestamp | Secret | Event id (Key Source preset) | Key once verified | Content types | Retries | Answers within | A retry of one event | Connecting (the handshake Reserve and Verify answer) |',
+		'| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 	];
 	for (const p of providers) {
 		const name = `[${p.label}](${p.docs})`;
@@ -87,29 +104,76 @@ export function signaturesTable(providers) {
 		const connecting = cell(describeHandshake(p.handshake));
 		if ('unverifiable' in p.signing) {
 			rows.push(
-				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} | ${connecting} |`,
+				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
 			);
 			continue;
 		}
 		const s = p.signing;
 		const headers = s.signatureHeaders.map(code).join(' + ');
 		rows.push(
-			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${retryCell(p)} | ${connecting} |`,
+			`| ${name} | ${headers}: ${code(signatureShape(s.signature))} | ${code(s.signs)} | ${ALGORITHM_NAMES[s.algorithm]}, ${s.encoding} | ${timestampCell(s)} | ${SECRETS[s.secret]} | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
 		);
 	}
 	return rows.join('\n');
 }
 
+/** Whether steps of this length, with the headroom, reach the sender's wait: then answer first. */
+export function needsAnswerFirst(timeoutSeconds, stepSeconds) {
+	return stepSeconds + HEADROOM_SECONDS >= timeoutSeconds;
+}
+
+/** The senders whose wait is known, in the table's order: answer first or last for each step length. */
+export function answerFirstTable(providers) {
+	const rows = [
+		`| Sender | Answers within | ${STEP_SECONDS.map((s) => `Steps of ${s} s`).join(' | ')} | Answer first when the steps take |`,
+		`| --- | --- | ${STEP_SECONDS.map(() => '---').join(' | ')} | --- |`,
+	];
+	for (const p of providers) {
+		if (!('seconds' in p.timeout)) continue;
+		const { seconds, docs } = p.timeout;
+		const cells = STEP_SECONDS.map((step) =>
+			needsAnswerFirst(seconds, step) ? '**answer first**' : 'answer last',
+		);
+		const from = Math.max(0, seconds - HEADROOM_SECONDS);
+		rows.push(
+			`| ${p.label} | [${seconds} s](${docs}) | ${cells.join(' | ')} | ${from === 0 ? 'always' : `${from} s or more`} |`,
+		);
+	}
+	return rows.join('\n');
+}
+
+/** The senders whose wait no page of theirs states, named under the table. */
+export function unknownTimeoutsLine(providers) {
+	const unknown = providers.filter((p) => !('seconds' in p.timeout)).map((p) => p.label);
+	return `Unknown, so not in the table (why, in the **Answers within** column of [docs/signatures.md](signatures.md#providers)): ${unknown.join(', ')}.`;
+}
+
+/** Replaces what lies between two markers of a document. */
+function between(doc, start, end, text, name) {
+	const from = doc.indexOf(start);
+	const to = doc.indexOf(end);
+	if (from < 0 || to < from) throw new Error(`${name} lacks ${start} … ${end}`);
+	return `${doc.slice(0, from + start.length)}\n${text}\n${doc.slice(to)}`;
+}
+
+/** docs/answer-first.md with its table of senders between the markers replaced. */
+export function answerFirstDocWithTable(doc, providers) {
+	const text = `${answerFirstTable(providers)}\n\n${unknownTimeoutsLine(providers)}`;
+	return between(doc, ANSWER_FIRST_START, ANSWER_FIRST_END, text, 'docs/answer-first.md');
+}
+
 /** docs/signatures.md with the table between the markers replaced. */
 export function docWithTable(doc, providers) {
-	const start = doc.indexOf(START);
-	const end = doc.indexOf(END);
-	if (start < 0 || end < start) throw new Error(`docs/signatures.md lacks ${START} … ${END}`);
-	return `${doc.slice(0, start + START.length)}\n${signaturesTable(providers)}\n${doc.slice(end)}`;
+	return between(doc, START, END, signaturesTable(providers), 'docs/signatures.md');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
 	const { PROVIDERS } = require(join(root, 'dist/nodes/shared/webhook/providers/index.js'));
 	writeFileSync(DOC, docWithTable(readFileSync(DOC, 'utf8'), PROVIDERS));
 	console.log(`wrote the provider table of docs/signatures.md (${PROVIDERS.length} providers)`);
+	writeFileSync(
+		ANSWER_FIRST_DOC,
+		answerFirstDocWithTable(readFileSync(ANSWER_FIRST_DOC, 'utf8'), PROVIDERS),
+	);
+	console.log('wrote the senders table of docs/answer-first.md');
 }

@@ -40,6 +40,7 @@ const ECHO = {
 		answer: { kind: 'echoBodyField', path: ['check', 'token'], as: 'text' },
 		statusCode: 202,
 	},
+	timeout: { unknown: 'a made-up sender' },
 	docs: 'https://echo.example/webhooks',
 };
 

@@ -43,7 +43,8 @@ const {
 
 // A made-up provider of a shape no real entry has: `X-Acme-Signature: ts=<ms>;sig=<base64>` (fields
 // split by ";"), HMAC-SHA512 of "<ts>:<X-Acme-Delivery>:<body>", a millisecond timestamp. One entry,
-// data only: no reader of its own.
+// data only: no reader of its own. It waits 7 s for the answer, as its (made-up) page says.
+const ACME_TIMEOUT_PAGE = 'https://acme.example/webhooks/timeouts';
 /** @type {ProviderDefinition} */
 const ACME = {
 	value: 'acme',
@@ -60,6 +61,7 @@ const ACME = {
 	},
 	contentTypes: ['application/json'],
 	retries: 'Every 10 minutes for a day',
+	timeout: { seconds: 7, docs: ACME_TIMEOUT_PAGE },
 	docs: 'https://acme.example/webhooks',
 };
 /** A made-up provider without a timestamp, its event id in the body. */
@@ -78,6 +80,7 @@ const PLAIN = {
 	},
 	contentTypes: ['application/json'],
 	retries: 'None',
+	timeout: { unknown: 'Plain Hooks says nothing of it' },
 	docs: 'https://plain.example/webhooks',
 };
 /** A made-up sender whose requests prove nothing: a preset for its id, never a signature choice. */
@@ -89,6 +92,7 @@ const OPAQUE = {
 	signing: { unverifiable: 'It sends a fixed token, not a signature of the body.' },
 	contentTypes: ['application/json'],
 	retries: 'None',
+	timeout: { unknown: 'Opaque Hooks says nothing of it' },
 	docs: 'https://opaque.example/webhooks',
 };
 const TABLE = [...PROVIDERS, ACME, PLAIN, OPAQUE];
@@ -209,7 +213,7 @@ describe('the real table makes what the nodes use', () => {
 		]);
 	});
 
-	test('every entry is complete: a docs page, content types, retries, and a signing description or a reason', () => {
+	test('every entry is complete: a docs page, content types, retries, a timeout or why not, and a signing description or a reason', () => {
 		for (const provider of PROVIDERS) {
 			expect([provider.value, /^https:\/\//.test(provider.docs)]).toEqual([provider.value, true]);
 			expect([
@@ -217,6 +221,18 @@ describe('the real table makes what the nodes use', () => {
 				provider.contentTypes.length > 0,
 				provider.retries.length > 0,
 			]).toEqual([provider.value, true, true]);
+			// Its answer timeout: seconds with the page that says so, or unknown and why.
+			if ('seconds' in provider.timeout)
+				expect([
+					provider.value,
+					Number.isInteger(provider.timeout.seconds) && provider.timeout.seconds > 0,
+					/^https:\/\//.test(provider.timeout.docs),
+				]).toEqual([provider.value, true, true]);
+			else
+				expect([provider.value, provider.timeout.unknown.length > 20]).toEqual([
+					provider.value,
+					true,
+				]);
 			if ('unverifiable' in provider.signing)
 				expect(provider.signing.unverifiable.length).toBeGreaterThan(20);
 			else expect(() => schemesFrom([provider])).not.toThrow();
@@ -329,7 +345,32 @@ describe('adding a provider is one entry of the table', () => {
 		expect(table).toContain(`| [Acme Hooks](${ACME.docs}) |`);
 		expect(table).toContain('`{timestamp}:{header:X-Acme-Delivery}:{body}`');
 		expect(table).toContain('Every 10 minutes for a day');
+		// Its answer timeout, linked to its page; a sender that states none says unknown.
+		expect(table).toContain(`| Every 10 minutes for a day | [7 s](${ACME_TIMEOUT_PAGE}) |`);
+		expect(table).toContain('| None | unknown: Plain Hooks says nothing of it |');
 		expect(table).toContain('It sends a fixed token, not a signature of the body.');
+	});
+
+	test("with a timeout it gets a row in docs/answer-first.md's table; without one it is named unknown", async () => {
+		const { answerFirstTable, answerFirstDocWithTable, unknownTimeoutsLine, ANSWER_FIRST_START } =
+			await import(
+				pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'docs-signatures.mjs')).href
+			);
+		const table = answerFirstTable(TABLE);
+		// 7 s: a 1 s or 5 s step still fits with the headroom, 30 s does not.
+		expect(table.split('\n').at(-1)).toBe(
+			`| Acme Hooks | [7 s](${ACME_TIMEOUT_PAGE}) | answer last | answer last | **answer first** | 6 s or more |`,
+		);
+		expect(table).not.toContain('Plain Hooks');
+		expect(unknownTimeoutsLine(TABLE)).toMatch(/, Plain Hooks, Opaque Hooks\.$/);
+		expect(unknownTimeoutsLine(TABLE)).not.toContain('Acme Hooks');
+		// And the written section carries both.
+		const doc = answerFirstDocWithTable(
+			`${ANSWER_FIRST_START}\n<!-- answer-first:end -->\n`,
+			TABLE,
+		);
+		expect(doc).toContain('| Acme Hooks | [7 s]');
+		expect(doc).toContain('Plain Hooks, Opaque Hooks.');
 	});
 
 	test("it gets a row in docs/cloud.md's table: its workflow's URL, or why built-in nodes cannot check it", async () => {

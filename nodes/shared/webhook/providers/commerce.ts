@@ -33,6 +33,7 @@ export const COMMERCE = [
 			renewedBodyFields: [['notification_id']],
 			source: 'https://developer.paddle.com/api-reference/notifications/replay-notification',
 		},
+		timeout: { seconds: 5, docs: 'https://developer.paddle.com/webhooks/respond-to-webhooks' },
 		docs: 'https://developer.paddle.com/webhooks/signature-verification',
 	},
 	{
@@ -59,6 +60,7 @@ export const COMMERCE = [
 			source:
 				"unknown: Square's pages read name event_id for duplicates but not what a retry changes",
 		},
+		timeout: { seconds: 10, docs: 'https://developer.squareup.com/docs/webhooks/troubleshooting' },
 		docs: 'https://developer.squareup.com/docs/webhooks/step3validate',
 	},
 	{
@@ -82,6 +84,10 @@ export const COMMERCE = [
 			renews: 'unknown',
 			source:
 				'unknown: razorpay.com/docs/webhooks names the event id header for duplicates, not what a retry changes',
+		},
+		timeout: {
+			unknown:
+				"Razorpay's webhook pages read count any non-2xx as a failure but state no time limit",
 		},
 		docs: 'https://razorpay.com/docs/webhooks/validate-test/',
 	},
@@ -107,6 +113,7 @@ export const COMMERCE = [
 			renewedBodyFields: [['attempt_number']],
 			source: 'https://docs.cdp.coinbase.com/commerce/api-arcitecture/webhooks-fields',
 		},
+		timeout: { unknown: "Coinbase Commerce's webhook pages read state no time limit" },
 		docs: 'https://docs.cdp.coinbase.com/commerce/api-arcitecture/webhooks-security',
 	},
 	{
@@ -125,6 +132,7 @@ export const COMMERCE = [
 			source:
 				"unknown: PayPal's webhook pages read say resends happen, not what a resend keeps or renews",
 		},
+		timeout: { unknown: "PayPal's webhook pages read state no time limit" },
 		docs: 'https://developer.paypal.com/api/rest/webhooks/rest/',
 	},
 	{
@@ -143,6 +151,10 @@ export const COMMERCE = [
 			keeps: 'The event id (body.id): Chargebee says it identifies duplicates from retries',
 			renews: 'unknown',
 			source: 'https://apidocs.chargebee.com/docs/api/events',
+		},
+		timeout: {
+			unknown:
+				'Chargebee names a connection, a read and a total timeout without giving their values',
 		},
 		docs: 'https://apidocs.chargebee.com/docs/api/events',
 	},

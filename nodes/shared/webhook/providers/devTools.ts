@@ -25,6 +25,10 @@ export const DEV_TOOLS = [
 			renews: 'unknown: nothing else is stated',
 			source: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
 		},
+		timeout: {
+			seconds: 10,
+			docs: 'https://gitlab.com/gitlab-com/gl-infra/production/-/issues/1228',
+		},
 		docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
 	},
 	{
@@ -48,6 +52,9 @@ export const DEV_TOOLS = [
 			renews: 'unknown',
 			source:
 				"unknown: PagerDuty's pages read give the retry schedule, not what a retry keeps or renews",
+		},
+		timeout: {
+			unknown: "no PagerDuty page read states it (the entry's retries say 5 s, unconfirmed here)",
 		},
 		docs: 'https://developer.pagerduty.com/docs/ZG9jOjExMDI5NTkz-verifying-signatures',
 	},
@@ -74,6 +81,7 @@ export const DEV_TOOLS = [
 			renews: 'webhookTimestamp inside the signed body, so Linear-Signature',
 			source: 'https://linear.app/developers/webhooks',
 		},
+		timeout: { seconds: 5, docs: 'https://developers.linear.app/docs/graphql/webhooks' },
 		docs: 'https://linear.app/developers/webhooks#securing-webhooks',
 	},
 	{
@@ -98,6 +106,7 @@ export const DEV_TOOLS = [
 			renewedBodyFields: [['attempt_number']],
 			source: 'https://developers.notion.com/reference/webhooks',
 		},
+		timeout: { unknown: "Notion's webhook pages read state no time limit" },
 		docs: 'https://developers.notion.com/reference/webhooks',
 	},
 	{
@@ -115,6 +124,7 @@ export const DEV_TOOLS = [
 			source:
 				'muxinc/mux-node-sdk@33b6bc07f176e5b1022bdab4b7b74b5a73193418 src/resources/webhooks.ts',
 		},
+		timeout: { seconds: 5, docs: 'https://docs.mux.com/docs/webhooks' },
 		docs: 'https://www.mux.com/docs/core/verify-webhook-signatures',
 	},
 	{
@@ -133,6 +143,7 @@ export const DEV_TOOLS = [
 				'unknown: a new t and v1 of WorkOS-Signature is implied (SDKs refuse a t over 180 s old) but not stated',
 			source: "unknown: WorkOS's webhook page gives the schedule, not what a retry keeps or renews",
 		},
+		timeout: { unknown: "WorkOS's webhook pages read state no time limit" },
 		docs: 'https://workos.com/docs/events/data-syncing/webhooks',
 	},
 	{
@@ -156,6 +167,7 @@ export const DEV_TOOLS = [
 			renews: 'unknown',
 			source: 'https://dev.fingerprint.com/docs/webhooks-security',
 		},
+		timeout: { seconds: 3, docs: 'https://docs.fingerprint.com/docs/webhooks' },
 		docs: 'https://dev.fingerprint.com/docs/webhooks-security',
 	},
 ] as const satisfies readonly ProviderDefinition[];

@@ -19,6 +19,10 @@ export const ESTABLISHED = [
 			renews: 't and v1 of Stripe-Signature: each attempt is signed with a new timestamp',
 			source: 'https://docs.stripe.com/webhooks',
 		},
+		timeout: {
+			unknown:
+				'no Stripe page read states a number (its delivery log has a Timed out status; third-party tables disagree: 20 s, 30 s)',
+		},
 		docs: 'https://docs.stripe.com/webhooks#verify-manually',
 	},
 	{
@@ -47,6 +51,10 @@ export const ESTABLISHED = [
 			signed: true,
 			answer: { kind: 'fixedJson', body: { status: 'pong' } },
 		},
+		timeout: {
+			seconds: 10,
+			docs: 'https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries',
+		},
 		docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
 	},
 	{
@@ -71,6 +79,10 @@ export const ESTABLISHED = [
 				'unknown: whether X-Shopify-Webhook-Id or X-Shopify-Triggered-At change per retry is not stated',
 			source: 'https://shopify.dev/changelog/updates-to-webhook-retry-mechanism',
 		},
+		timeout: {
+			seconds: 5,
+			docs: 'https://community.shopify.com/c/Shopify-APIs-SDKs/Webhook-on-create-orders-called-twice/m-p/543046',
+		},
 		docs: 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook-to-ensure-its-coming-from-shopify',
 	},
 	{
@@ -87,6 +99,10 @@ export const ESTABLISHED = [
 			source:
 				'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
 		},
+		timeout: {
+			unknown:
+				'each sender of Standard Webhooks chooses its own; the entry is the scheme, not a sender',
+		},
 		docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
 	},
 	{
@@ -102,6 +118,7 @@ export const ESTABLISHED = [
 			renews: 'svix-timestamp and svix-signature',
 			source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
 		},
+		timeout: { seconds: 15, docs: 'https://docs.svix.com/retries' },
 		docs: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
 	},
 	{
@@ -126,6 +143,7 @@ export const ESTABLISHED = [
 			signed: true,
 			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'json', name: 'challenge' },
 		},
+		timeout: { seconds: 3, docs: 'https://docs.slack.dev/tools/bolt-python/concepts/acknowledge' },
 		docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
 	},
 ] as const satisfies readonly ProviderDefinition[];

@@ -6,7 +6,12 @@ import { MESSAGING } from './messaging';
 import { PLATFORMS } from './platforms';
 import type { ProviderDefinition } from './providerTypes';
 
-export type { EventIdLocation, ProviderDefinition, Unverifiable } from './providerTypes';
+export type {
+	AnswerTimeout,
+	EventIdLocation,
+	ProviderDefinition,
+	Unverifiable,
+} from './providerTypes';
 export type { HandshakeDefinition } from '../handshakeTypes';
 
 /**

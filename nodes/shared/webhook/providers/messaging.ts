@@ -36,6 +36,10 @@ export const MESSAGING = [
 			signed: true,
 			answer: { kind: 'fixedJson', body: { type: 1 } },
 		},
+		timeout: {
+			seconds: 3,
+			docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction',
+		},
 		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
 	},
 	{
@@ -63,6 +67,7 @@ export const MESSAGING = [
 				'unknown: X-Twilio-Signature covers the URL and form, no timestamp; other changes not stated',
 			source: 'https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides',
 		},
+		timeout: { seconds: 15, docs: 'https://www.twilio.com/docs/api/errors/11205' },
 		docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
 	},
 	{
@@ -95,6 +100,7 @@ export const MESSAGING = [
 			renews: 'unknown',
 			source: "unknown: SendGrid's pages read say the batch is retried, not what a retry renews",
 		},
+		timeout: { unknown: "SendGrid's Event Webhook pages read state no time limit" },
 		docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
 	},
 	{
@@ -114,6 +120,7 @@ export const MESSAGING = [
 			source:
 				"unknown: Mailgun's pages read give the schedule, not whether signature.timestamp or token change per retry",
 		},
+		timeout: { unknown: "Mailgun's webhook pages read list the retry schedule but no time limit" },
 		docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
 	},
 	{
@@ -134,6 +141,7 @@ export const MESSAGING = [
 			renews: 'unknown',
 			source: "unknown: Postmark's pages read give the schedule, not what a retry keeps or renews",
 		},
+		timeout: { unknown: "Postmark's webhook pages read state no time limit" },
 		docs: 'https://postmarkapp.com/developer/webhooks/webhooks-overview',
 	},
 	{
@@ -164,6 +172,7 @@ export const MESSAGING = [
 				hmacName: 'encryptedToken',
 			},
 		},
+		timeout: { seconds: 3, docs: 'https://developers.zoom.us/blog/webhook-delays' },
 		docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
 	},
 	{
@@ -191,6 +200,10 @@ export const MESSAGING = [
 			renewedBodyFields: [['events', '*', 'deliveryContext', 'isRedelivery']],
 			source: 'https://developers.line.biz/en/reference/messaging-api/#webhook-event-objects',
 		},
+		timeout: {
+			seconds: 2,
+			docs: 'https://developers.line.biz/en/docs/messaging-api/check-webhook-error-statistics',
+		},
 		docs: 'https://developers.line.biz/en/reference/messaging-api/#signature-validation',
 	},
 	{
@@ -217,6 +230,10 @@ export const MESSAGING = [
 			source:
 				"unknown: Pusher's pages read give the retry window, not what a retry keeps or renews",
 		},
+		timeout: {
+			seconds: 4,
+			docs: 'https://docs.bird.com/pusher/channels/channels/webhooks/channels-webhook-timeouts-and-retries',
+		},
 		docs: 'https://pusher.com/docs/channels/server_api/webhooks/',
 	},
 	{
@@ -242,6 +259,7 @@ export const MESSAGING = [
 			renews: 'X-Webhook-Attempt (unsigned, from 1); a body change is not stated',
 			source: 'https://getstream.io/chat/docs/node/webhooks_overview/',
 		},
+		timeout: { seconds: 6, docs: 'https://getstream.io/chat/docs/php/push_webhook/' },
 		docs: 'https://getstream.io/chat/docs/node/webhooks_overview/',
 	},
 	{
@@ -267,6 +285,7 @@ export const MESSAGING = [
 			source:
 				"unknown: Typeform's pages read give the retry rules, not what a retry keeps or renews",
 		},
+		timeout: { seconds: 30, docs: 'https://typeform.com/developers/webhooks' },
 		docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
 	},
 ] as const satisfies readonly ProviderDefinition[];

@@ -36,6 +36,10 @@ export const PLATFORMS = [
 			renewedBodyFields: [['*', 'attemptNumber']],
 			source: 'https://developers.hubspot.com/docs/api/webhooks',
 		},
+		timeout: {
+			unknown:
+				"HubSpot's pages disagree (its former webhooks overview said 1 s, a quote of it on its forum 2 s) and the current page read states none",
+		},
 		docs: 'https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/request-validation',
 	},
 	{
@@ -60,6 +64,10 @@ export const PLATFORMS = [
 			keeps: 'unknown',
 			renews: 'unknown',
 			source: "unknown: Intuit's pages read give the schedule, not what a retry keeps or renews",
+		},
+		timeout: {
+			seconds: 3,
+			docs: 'https://developer.intuit.com/app/developer/qbo/docs/develop/webhooks/best-practices',
 		},
 		docs: 'https://developer.intuit.com/app/developer/qbo/docs/develop/webhooks/managing-webhooks-notifications',
 	},
@@ -90,6 +98,7 @@ export const PLATFORMS = [
 				'BOX-DELIVERY-ID (new on each retry), BOX-DELIVERY-TIMESTAMP (when sent), so both signatures',
 			source: 'https://developer.box.com/guides/webhooks/v2/',
 		},
+		timeout: { seconds: 30, docs: 'https://developer.box.com/guides/webhooks/v2' },
 		docs: 'https://developer.box.com/guides/webhooks/v2/signatures-v2',
 	},
 	{
@@ -121,6 +130,7 @@ export const PLATFORMS = [
 				tokenParameter: 'hub.verify_token',
 			},
 		},
+		timeout: { unknown: "Meta's webhook pages read state no time limit" },
 		docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
 	},
 	{
@@ -137,6 +147,7 @@ export const PLATFORMS = [
 			renews: 'unknown: whether webhook-id or webhook-timestamp change on a retry is not stated',
 			source: 'https://platform.openai.com/docs/guides/webhooks',
 		},
+		timeout: { unknown: 'OpenAI asks for an answer within "a few seconds", without a number' },
 		docs: 'https://platform.openai.com/docs/guides/webhooks',
 	},
 	{
@@ -154,6 +165,7 @@ export const PLATFORMS = [
 			renews: 'unknown: a new webhook-timestamp per attempt is not stated',
 			source: 'https://replicate.com/docs/topics/webhooks/verify-webhook',
 		},
+		timeout: { unknown: "Replicate's webhook pages read state no time limit" },
 		docs: 'https://replicate.com/docs/topics/webhooks/verify-webhook',
 	},
 	{
@@ -169,6 +181,10 @@ export const PLATFORMS = [
 			keeps: 'svix-id (the same on every retry) and the body (delivered through Svix)',
 			renews: 'svix-timestamp and svix-signature',
 			source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
+		},
+		timeout: {
+			unknown:
+				"Clerk delivers through Svix (15 s there), but Clerk's own pages read state no time limit",
 		},
 		docs: 'https://clerk.com/docs/webhooks/overview',
 	},
@@ -186,6 +202,7 @@ export const PLATFORMS = [
 			renews: 'svix-timestamp and svix-signature',
 			source: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
 		},
+		timeout: { unknown: "Resend's webhook pages read state no time limit" },
 		docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
 	},
 	{
@@ -232,6 +249,7 @@ export const PLATFORMS = [
 			signed: true,
 			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'text' },
 		},
+		timeout: { unknown: 'Twitch asks for an answer "within a few seconds", without a number' },
 		docs: 'https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message',
 	},
 	{
@@ -268,6 +286,10 @@ export const PLATFORMS = [
 			signed: false,
 			answer: { kind: 'echoQuery', parameter: 'challenge' },
 		},
+		timeout: {
+			unknown:
+				'Dropbox gives the verification GET 10 s; its pages read state no limit for notifications',
+		},
 		docs: 'https://www.dropbox.com/developers/reference/webhooks',
 	},
 	{
@@ -289,6 +311,10 @@ export const PLATFORMS = [
 			source:
 				"unknown: Microsoft's page read gives the retry rules, not what a retried notification keeps or renews",
 		},
+		timeout: {
+			seconds: 10,
+			docs: 'https://learn.microsoft.com/graph/change-notifications-delivery-webhooks',
+		},
 		docs: 'https://learn.microsoft.com/graph/change-notifications-delivery-webhooks',
 	},
 	{
@@ -307,6 +333,10 @@ export const PLATFORMS = [
 			keeps: 'unknown',
 			renews: 'unknown',
 			source: "unknown: Okta's pages read do not say what a redelivery keeps or renews",
+		},
+		timeout: {
+			unknown:
+				"Okta's 3 s default that was found is for inline hooks; its event hook pages read state none",
 		},
 		docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
 	},
@@ -328,6 +358,7 @@ export const PLATFORMS = [
 			source:
 				"unknown: Asana's webhooks guide gives the resend window, not what a resend keeps or renews",
 		},
+		timeout: { seconds: 10, docs: 'https://developers.asana.com/docs/webhooks-guide' },
 		docs: 'https://developers.asana.com/docs/webhooks-guide',
 	},
 ] as const satisfies readonly ProviderDefinition[];

@@ -31,6 +31,11 @@ export interface ProviderDefinition {
 	/** What one event's attempts share and what each renews: the replay guard keys on what they share. */
 	retry?: RetryBehaviour;
 	/**
+	 * How long it waits for the answer before it counts the delivery as failed (and retries it, or
+	 * gives up): a business step slower than that needs Answer First (docs/answer-first.md).
+	 */
+	timeout: AnswerTimeout;
+	/**
 	 * How it checks the endpoint before it delivers (handshakeTypes.ts): Reserve and Verify Webhook
 	 * Signature answer it themselves, nothing reserved, no business step. Only with a signing scheme.
 	 */
@@ -38,6 +43,12 @@ export interface ProviderDefinition {
 	/** The provider's own page on signing, where the table entry was read from. */
 	docs: string;
 }
+
+/**
+ * A sender's wait for the answer, from its own page (the docs URL where the number was read), or
+ * `unknown` with why where no page read states it: never guessed, never taken from a third party.
+ */
+export type AnswerTimeout = { seconds: number; docs: string } | { unknown: string };
 
 /**
  * What a sender's own retry of one event keeps and renews, from its docs or official library. The
