@@ -119,10 +119,10 @@ after(
 
 const withLogs = (/** @type {() => Promise<void>} */ fn) => withStackLogs(stack, fn);
 
-function workflow() {
-	const published = stack.extraWorkflows.find(({ id }) => id === WORKFLOW_ID);
-	if (!published?.webhookUrl) throw new Error('the answer-first workflow has no webhook URL');
-	return published;
+function published() {
+	const found = stack.extraWorkflows.find(({ id }) => id === WORKFLOW_ID);
+	if (!found?.webhookUrl) throw new Error('the answer-first workflow has no webhook URL');
+	return found;
 }
 
 async function behave(
@@ -157,7 +157,7 @@ async function sendAsSlack(/** @type {{ id: string, type: string }} */ event) {
 		await sleep(delay);
 		const requestId = randomUUID();
 		const started = Date.now();
-		const answer = await sendEvent(workflow().webhookUrl, event, {
+		const answer = await sendEvent(published().webhookUrl, event, {
 			timeoutMs: SENDER_TIMEOUT_MS,
 			requestId,
 		}).catch(() => ({ status: 0, json: undefined }));
