@@ -111,6 +111,7 @@ const SIGNING_TEMPLATES = [
 	'exactly-once-postgres.json',
 	'idempotent-http-call.json',
 	'multi-step.json',
+	'answer-first.json',
 ];
 
 describe.each(SIGNING_TEMPLATES)('workflows/%s: a signature that fails', (file) => {

@@ -49,6 +49,7 @@ const HTTP_TEMPLATES = [
 	'idempotent-http-call.json',
 	'idempotent-api.json',
 	'multi-step.json',
+	'answer-first.json',
 ];
 
 // A Respond node, or a node of this package that answers itself once its key is completed.
@@ -160,9 +161,10 @@ const SIGNING_TEMPLATES = HTTP_TEMPLATES.filter((file) =>
 		.nodes.some((node) => typeof node.parameters.signature === 'string'),
 );
 
-test('the templates that verify signatures are the four webhook templates', () => {
+test('the templates that verify signatures are the five webhook templates', () => {
 	expect(SIGNING_TEMPLATES.sort()).toEqual(
 		[
+			'answer-first.json',
 			'exactly-once-postgres.json',
 			'idempotent-http-call.json',
 			'idempotent-webhook.json',
@@ -376,3 +378,82 @@ test.each(SIGNING_TEMPLATES)(
 		]);
 	},
 );
+
+describe('the answer-first template (docs/answer-first.md)', () => {
+	const workflow = templates.find(([name]) => name === 'answer-first.json')[1];
+	const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
+	const targets = (from, output) =>
+		(workflow.connections[from]?.main?.[output] ?? []).map((connection) => node(connection.node));
+	const ofType = (type) => workflow.nodes.filter((candidate) => candidate.type === type);
+	const [reserve] = ofType('n8n-nodes-idempotency.idempotencyReserve');
+	const [trigger] = ofType('n8n-nodes-idempotency.idempotencyRedriveTrigger');
+	const EVENT = 'Event to Run';
+
+	test('Reserve stores the delivery (lease mode, Answer First) and its new output asks whether it was stored', () => {
+		expect(reserve.parameters).toMatchObject({
+			mode: 'lease',
+			answerFirst: true,
+			leaseSeconds: 60,
+		});
+		const [check] = targets(reserve.name, 0);
+		expect(check.type).toBe('n8n-nodes-base.if');
+		expect(check.parameters.conditions.conditions[0].leftValue).toBe(
+			'={{ $json.idempotency.answerFirst }}',
+		);
+	});
+
+	test('stored: 200 accepted at once, then the step between Skip if done and Record, then Complete Key without an answer', () => {
+		const check = targets(reserve.name, 0)[0];
+		const [respond] = targets(check.name, 0);
+		expect(respond.type).toBe('n8n-nodes-base.respondToWebhook');
+		expect(respond.parameters.options.responseCode).toBe(200);
+		expect(JSON.parse(respond.parameters.responseBody)).toEqual({ status: 'accepted' });
+		expect(targets(respond.name, 0)).toEqual([node(EVENT)]);
+		const [skip] = targets(EVENT, 0);
+		expect(skip.parameters.operation).toBe('skipIfDone');
+		const [business] = targets(skip.name, 0);
+		// A failure fails the execution and leaves the key leased for the Redrive Trigger: no Release
+		// (it would delete the stored delivery of an event the sender was told is accepted).
+		expect(business.onError).toBeUndefined();
+		const [record] = targets(business.name, 0);
+		expect(targets(skip.name, 1)).toEqual([record]);
+		expect(record.parameters).toMatchObject({ operation: 'record', step: skip.parameters.step });
+		const [complete] = targets(record.name, 0);
+		expect(complete.type).toBe('n8n-nodes-idempotency.idempotencyComplete');
+		expect(complete.parameters.respondToWebhook).toBe(false);
+		// The business step's output carries no claim: these take it from the node both ways pass.
+		for (const owned of [skip, record, complete])
+			expect([owned.parameters.key, owned.parameters.reservation]).toEqual([
+				`={{ $('${EVENT}').item.json.idempotency.key }}`,
+				`={{ $('${EVENT}').item.json.idempotency.token }}`,
+			]);
+	});
+
+	test('not stored (over the cap): answered last by Complete Key, a failure released and answered 500', () => {
+		const check = targets(reserve.name, 0)[0];
+		const [business] = targets(check.name, 1);
+		expect(business.onError).toBe('continueErrorOutput');
+		const [complete] = targets(business.name, 0);
+		expect(complete.parameters.respondToWebhook).toBe(true);
+		const [release] = targets(business.name, 1);
+		expect(release.type).toBe('n8n-nodes-idempotency.idempotencyRelease');
+	});
+
+	test('the Redrive Trigger runs the event from after the answer; dead letters go to an alert to replace', () => {
+		expect(targets(trigger.name, 0)).toEqual([node(EVENT)]);
+		const [alert] = targets(trigger.name, 1);
+		expect(alert.type).toBe('n8n-nodes-base.noOp');
+		expect(alert.name).toMatch(/replace me/);
+		expect(trigger.parameters).toMatchObject({
+			schema: reserve.parameters.schema,
+			table: reserve.parameters.table,
+		});
+	});
+
+	test("no node reads the Webhook's output (a redriven run has none)", () => {
+		const working = workflow.nodes.filter(
+			(candidate) => candidate.type !== 'n8n-nodes-base.stickyNote',
+		);
+		expect(JSON.stringify(working)).not.toMatch(/\$\(\s*\\?['"]Webhook/);
+	});
+});

@@ -116,8 +116,9 @@ export async function startRedrive(context: ITriggerFunctions): Promise<ITrigger
 		if (claim.deadLetters.length > 0)
 			context.emit([
 				[],
+				// The table as a person writes it (plain identifiers, so unambiguous), not SQL-quoted.
 				claim.deadLetters.map(({ key, attempts }) => ({
-					json: { key, attempts, status: 'dead_letter', table: ref.qualified },
+					json: { key, attempts, status: 'dead_letter', table: `${ref.schema}.${ref.table}` },
 				})),
 			]);
 		return claim.claimed.length + claim.deadLetters.length;
