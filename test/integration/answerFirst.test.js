@@ -7,7 +7,7 @@
 // dead letter, which Reserve answers as a duplicate saying so and the operator's retry makes due.
 const { test, expect, describe } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
-const { runWorkflow } = require('../support/engine');
+const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const completeWorkflow = require('../fixtures/complete.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
@@ -197,4 +197,62 @@ describe('the Redrive Trigger claim', () => {
 		const again = await claim({ maxAttempts: 3 });
 		expect(again.claimed.find(({ key }) => key === 'evt:af_dead')).toMatchObject({ attempt: 1 });
 	});
+});
+
+// A business step whose output is its own result: the redriven item's claim is gone after it.
+registerTestNode('businessResult', async function () {
+	return [
+		this.getInputData().map((_item, index) => ({
+			json: { inserted: 1 },
+			pairedItem: { item: index },
+		})),
+	];
+});
+
+test("a redriven run: Skip if done adopts the trigger's claim, so Record and Complete Key left empty find it after a step that drops it", async () => {
+	await reserve([webhookItem({ body: { id: 'af_adopt' } })]);
+	await expire('evt:af_adopt');
+	const mine = (await claim()).claimed.find(({ key }) => key === 'evt:af_adopt');
+	const owned = (name, parameters) => ({
+		id: name,
+		name,
+		type: name === 'Complete Key' ? `${PACKAGE}.idempotencyComplete` : `${PACKAGE}.idempotencyStep`,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: { schema: 'public', table: 'processed_events', ...parameters },
+		credentials: { idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' } },
+	});
+	const workflow = {
+		name: 'redriven run',
+		nodes: [
+			owned('Skip if done', { operation: 'skipIfDone', step: 'insert' }),
+			{
+				id: 'b',
+				name: 'Business',
+				type: 'test.businessResult',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
+			owned('Record', { operation: 'record', step: 'insert' }),
+			owned('Complete Key', {}),
+		],
+		connections: {
+			'Skip if done': { main: [[{ node: 'Business', type: 'main', index: 0 }], []] },
+			Business: { main: [[{ node: 'Record', type: 'main', index: 0 }]] },
+			Record: { main: [[{ node: 'Complete Key', type: 'main', index: 0 }]] },
+		},
+		settings: { executionOrder: 'v1' },
+	};
+	const item = { json: { body: { id: 'af_adopt' }, idempotency: { ...mine, redrive: true } } };
+	const run = await runWorkflow(workflow, [item], { credentials: db.credential() });
+	expect(run.error).toBeUndefined();
+	expect(run.output('Complete Key', 0)[0].json.idempotency).toEqual({
+		key: 'evt:af_adopt',
+		completed: true,
+	});
+	const { rows } = await db.query(
+		`SELECT status, steps ? 'insert' AS recorded FROM processed_events WHERE key = 'evt:af_adopt'`,
+	);
+	expect(rows[0]).toEqual({ status: 'completed', recorded: true });
 });

@@ -67,6 +67,18 @@ export function recordReservedKeys(context: IExecuteFunctions, keys: readonly st
 }
 
 /**
+ * An execution the Redrive Trigger started holds the key it claimed, under the claim's token: from
+ * the first node that reads the claim on, the execution owns it as if it had reserved it, so later
+ * nodes (after a business step whose output no longer carries the claim) need no expression.
+ */
+export function adoptRedriveClaim(context: IExecuteFunctions, key: string, token: string): void {
+	const reservations = reservationsOf(context);
+	if (reservations.token !== undefined) return;
+	reservations.token = token;
+	recordReservedKeys(context, [key]);
+}
+
+/**
  * The one key this execution reserved in the node's table, for a Key left empty. Several keys
  * (a batch) need the item's own key, which only the item can tell.
  */

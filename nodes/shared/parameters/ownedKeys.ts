@@ -4,6 +4,7 @@ import { assertStorableKey } from '../keys/composeKey';
 import { KeyError } from '../keys/KeyError';
 import { normalizeId } from '../keys/keySources';
 import {
+	adoptRedriveClaim,
 	existingExecutionToken,
 	soleReservedKey,
 	type OwnedKeyAction,
@@ -22,9 +23,10 @@ function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
 /**
  * In an execution the Redrive Trigger started (answer first: a stored delivery run again), nothing
  * was reserved by the execution: the trigger claimed the key, and its item carries the key and the
- * claim's token (`idempotency.redrive`). Left empty, Key and Reservation then mean that claim. Never
- * in an execution that reserved with a lease itself. The token is checked by the statement, so an
- * item with a made-up claim can complete nothing.
+ * claim's token (`idempotency.redrive`). The first package node that reads it adopts it as the
+ * execution's reservation, so Key and Reservation left empty mean that claim from then on, in every
+ * later node. Never in an execution that reserved with a lease itself. The token is checked by each
+ * statement, so an item with a made-up claim can complete nothing.
  */
 function redriveClaimOf(
 	context: IExecuteFunctions,
@@ -47,13 +49,19 @@ export function ownedKeyReader(
 	context: IExecuteFunctions,
 	action: OwnedKeyAction,
 ): (item: INodeExecutionData, itemIndex: number) => OwnedKey {
+	// A redriven execution's first package node takes the trigger's claim as this execution's own.
+	if (isEmptyParameter(context, 'key') || isEmptyParameter(context, 'reservation')) {
+		const claim = context
+			.getInputData()
+			.map((item) => redriveClaimOf(context, item))
+			.find((found) => found !== undefined);
+		if (claim !== undefined) adoptRedriveClaim(context, claim.key, claim.token);
+	}
 	const readKey = isEmptyParameter(context, 'key')
-		? (item: INodeExecutionData) =>
-				redriveClaimOf(context, item)?.key ?? soleReservedKey(context, action)
+		? () => soleReservedKey(context, action)
 		: itemParameterReader(context, 'key');
 	const readToken = isEmptyParameter(context, 'reservation')
-		? (item: INodeExecutionData) =>
-				existingExecutionToken(context) ?? redriveClaimOf(context, item)?.token
+		? () => existingExecutionToken(context)
 		: itemParameterReader(context, 'reservation');
 	return (item, itemIndex) => {
 		const key = normalizeId(readKey(item, itemIndex), `key to ${action}`);
