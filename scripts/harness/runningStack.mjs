@@ -156,6 +156,16 @@ export class RunningStack {
 		return await this.#startAgain();
 	}
 
+	/** How many business INSERTs run in the keys database right now (a slow business step under way). */
+	async businessInsertsRunning() {
+		const { rows } = await this.keysDb.query(
+			`SELECT count(*)::int AS running FROM pg_stat_activity
+			 WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
+			[this.keysDatabase],
+		);
+		return rows[0].running;
+	}
+
 	/** POSTs one delivery to the template's webhook. */
 	send(body, options) {
 		return sendEvent(this.webhookUrl, body, options);

@@ -1,5 +1,6 @@
 // The workflows a stack imports: the repository's templates as import needs them (an id, inactive),
 // the changes a test asks for (parameters, a faster purge schedule), and extra workflow files.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -38,6 +39,33 @@ function readTemplate(relativePath) {
 /** The template as import needs it: the same JSON plus an id (and active: false; publishing activates it). */
 export function importableCopy(relativePath, id) {
 	return { ...readTemplate(relativePath), id, active: false };
+}
+
+/**
+ * The webhook template switched to a provider as a user switches it (docs/signatures.md, "Switching
+ * the provider"): Reserve verifies that provider's signature and keys on its preset, with the given
+ * Webhook Signing Secret credential; the Webhook listens on `webhookPath`, under an id of its own.
+ * @param {{ value: string, label: string }} provider an entry of the provider table
+ * @param {{ id: string, webhookPath: string, credential: { id: string, name: string }, name?: string }} copy
+ */
+export function templateSwitchedTo(provider, { id, webhookPath, credential, name }) {
+	const workflow = importableCopy(WEBHOOK_TEMPLATE, id);
+	workflow.name = `${workflow.name} (${name ?? `${provider.label}, e2e`})`;
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters = { ...node.parameters, path: webhookPath };
+			node.webhookId = randomUUID();
+		}
+		if (node.name === RESERVE) {
+			node.parameters = {
+				...node.parameters,
+				signature: provider.value,
+				keySource: provider.value,
+			};
+			node.credentials = { ...node.credentials, webhookSigningSecretApi: credential };
+		}
+	}
+	return workflow;
 }
 
 /**

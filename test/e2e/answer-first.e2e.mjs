@@ -186,13 +186,8 @@ async function redrivesOf(/** @type {string} */ key) {
 	);
 }
 
-async function businessInsertRunning() {
-	const { rows } = await stack.keysDb.query(
-		`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
-		[stack.keysDatabase],
-	);
-	return rows.length > 0;
-}
+/** Is an INSERT into business_log running (the slow business step)? */
+const businessInsertRunning = async () => (await stack.businessInsertsRunning()) > 0;
 
 test(
 	'a business step slower than the sender waits (6 s against 3 s): every delivery answered 2xx inside 3 s at the first try, one business row each',

@@ -656,14 +656,8 @@ test(
 		}),
 );
 
-/** Is an INSERT into business_log running in the keys database (the slow business step)? */
-async function businessInsertRunning() {
-	const { rows } = await stack.keysDb.query(
-		`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
-		[stack.keysDatabase],
-	);
-	return rows.length > 0;
-}
+/** Is an INSERT into business_log running (the slow business step)? */
+const businessInsertRunning = async () => (await stack.businessInsertsRunning()) > 0;
 
 test(
 	'kill -9 during the business step: 409 while the lease runs, then processed once after it',

@@ -10,7 +10,6 @@
 // - a real event of the same sender on the same path is still processed as an event.
 // Run with `npm run test:e2e`; on n8n 1.123.81 with `npm run test:e2e:n8n1`.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 
@@ -21,7 +20,7 @@ import {
 	startStack,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
-import { importableCopy, WEBHOOK_TEMPLATE } from '../../scripts/harness/templates.mjs';
+import { templateSwitchedTo } from '../../scripts/harness/templates.mjs';
 
 const require = createRequire(import.meta.url);
 const { signDelivery, signerFor } = require('../support/signDelivery.js');
@@ -48,28 +47,13 @@ const senders = WITH_HANDSHAKE.map((/** @type {any} */ provider, index) => {
 });
 
 /** The template switched to one provider, on its own path and credential. */
-function switchedCopy({ provider, credential, workflowId }) {
-	const workflow = importableCopy(WEBHOOK_TEMPLATE, workflowId);
-	workflow.name = `${workflow.name} (${provider.label}, handshake e2e)`;
-	for (const node of workflow.nodes) {
-		if (node.type === 'n8n-nodes-base.webhook') {
-			node.parameters = {
-				...node.parameters,
-				path: `idempotent-webhook-handshake-${provider.value.toLowerCase()}`,
-			};
-			node.webhookId = randomUUID();
-		}
-		if (node.name === RESERVE) {
-			node.parameters = {
-				...node.parameters,
-				signature: provider.value,
-				keySource: provider.value,
-			};
-			node.credentials = { ...node.credentials, webhookSigningSecretApi: credential };
-		}
-	}
-	return workflow;
-}
+const switchedCopy = ({ provider, credential, workflowId }) =>
+	templateSwitchedTo(provider, {
+		id: workflowId,
+		webhookPath: `idempotent-webhook-handshake-${provider.value.toLowerCase()}`,
+		credential,
+		name: `${provider.label}, handshake e2e`,
+	});
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;

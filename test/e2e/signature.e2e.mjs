@@ -24,7 +24,7 @@ import {
 	startStack,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
-import { importableCopy, WEBHOOK_TEMPLATE } from '../../scripts/harness/templates.mjs';
+import { templateSwitchedTo } from '../../scripts/harness/templates.mjs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -53,28 +53,12 @@ const credentialOf = (/** @type {number} */ index) => ({
 	name: `Webhook Signing Secret (added ${index})`,
 });
 /** The template switched to one provider, as a user switches it, on its own path and credential. */
-function providerCopy(/** @type {any} */ provider, /** @type {number} */ index) {
-	const workflow = importableCopy(WEBHOOK_TEMPLATE, `IdemAdded${String(index).padStart(8, '0')}`);
-	workflow.name = `${workflow.name} (${provider.label}, e2e)`;
-	for (const node of workflow.nodes) {
-		if (node.type === 'n8n-nodes-base.webhook') {
-			node.parameters = {
-				...node.parameters,
-				path: `idempotent-webhook-${provider.value.toLowerCase()}`,
-			};
-			node.webhookId = randomUUID();
-		}
-		if (node.name === RESERVE) {
-			node.parameters = {
-				...node.parameters,
-				signature: provider.value,
-				keySource: provider.value,
-			};
-			node.credentials = { ...node.credentials, webhookSigningSecretApi: credentialOf(index) };
-		}
-	}
-	return workflow;
-}
+const providerCopy = (/** @type {any} */ provider, /** @type {number} */ index) =>
+	templateSwitchedTo(provider, {
+		id: `IdemAdded${String(index).padStart(8, '0')}`,
+		webhookPath: `idempotent-webhook-${provider.value.toLowerCase()}`,
+		credential: credentialOf(index),
+	});
 /** @type {any[]} the published copies, in ADDED_PROVIDERS' order */
 let added = [];
 
@@ -97,22 +81,14 @@ const GITHUB_CREDENTIAL = { id: 'WhSigGitHubE2E001', name: 'Webhook Signing Secr
  * GitHub secret; the Webhook listens on its own path. Everything else is the template's.
  */
 function githubCopy() {
-	const workflow = importableCopy(WEBHOOK_TEMPLATE, 'IdemWebhookGitHub');
-	workflow.name = `${workflow.name} (GitHub, e2e)`;
-	for (const node of workflow.nodes) {
-		if (node.type === 'n8n-nodes-base.webhook') {
-			node.parameters = { ...node.parameters, path: 'idempotent-webhook-github' };
-			node.webhookId = randomUUID();
-		}
-		if (node.name === RESERVE) {
-			node.parameters = { ...node.parameters, signature: 'github', keySource: 'github' };
-			node.credentials = {
-				...node.credentials,
-				webhookSigningSecretApi: GITHUB_CREDENTIAL,
-			};
-		}
-	}
-	return workflow;
+	return templateSwitchedTo(
+		{ value: 'github', label: 'GitHub' },
+		{
+			id: 'IdemWebhookGitHub',
+			webhookPath: 'idempotent-webhook-github',
+			credential: GITHUB_CREDENTIAL,
+		},
+	);
 }
 
 /** X-Hub-Signature-256 for these bytes, as GitHub signs: HMAC-SHA256 hex of the body. */

@@ -69,14 +69,7 @@ async function makeFast() {
 }
 
 /** Business INSERTs running in the keys database right now (the slow steps). */
-async function insertsRunning() {
-	const { rows } = await stack.keysDb.query(
-		`SELECT count(*)::int AS running FROM pg_stat_activity
-		 WHERE datname = $1 AND query ILIKE 'INSERT INTO business_log%' AND state = 'active'`,
-		[stack.keysDatabase],
-	);
-	return rows[0].running;
-}
+const insertsRunning = async () => await stack.businessInsertsRunning();
 
 const rowCount = async (id) => (await stack.businessRows(keyOf(id))).length;
 
