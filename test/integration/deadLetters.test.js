@@ -270,6 +270,44 @@ describe('the Idempotency Keys node', () => {
 		});
 	});
 
+	test('a dead letter another operator drops while the retry waits for its row: changed_meanwhile, nothing retried', async () => {
+		const psql = await db.connect();
+		try {
+			await psql.query('BEGIN');
+			await psql.query(`DELETE FROM ${TABLE} WHERE key = 'evt:dl_old'`);
+			const retry = run({ operation: 'retryDeadLetters', keys: 'evt:dl_old\nevt:dl_new' });
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			await psql.query('COMMIT');
+			expect(await retry).toEqual([
+				{ key: 'evt:dl_old', retried: false, reason: 'changed_meanwhile', status: 'dead_letter' },
+				{ key: 'evt:dl_new', retried: true },
+			]);
+		} finally {
+			await psql.end();
+		}
+		expect(await rowOf('evt:dl_old')).toBeUndefined();
+	});
+
+	test('a dead letter held by an open transaction: the retry gives up after the lock bound naming why, and changes nothing', async () => {
+		const psql = await db.connect();
+		try {
+			await psql.query('BEGIN');
+			await psql.query(`SELECT 1 FROM ${TABLE} WHERE key = 'evt:dl_old' FOR UPDATE`);
+			const started = Date.now();
+			const result = await runWorkflow(
+				keysWorkflow({ operation: 'retryDeadLetters', keys: 'evt:dl_old\nevt:dl_new' }),
+				[{ json: {} }],
+				{ credentials: db.credential() },
+			);
+			expect(result.status).toBe('error');
+			expect(result.error.message).toMatch(/another transaction.*retry the dead letters/);
+			expect(Date.now() - started).toBeLessThan(sql.LOCK_WAIT_MS + 3_000);
+		} finally {
+			await psql.end();
+		}
+		expect((await rowOf('evt:dl_new')).status).toBe('dead_letter');
+	});
+
 	test('Purge by state: Dead Letter selects only them; Completed or Legacy never deletes a dead letter', async () => {
 		const [dryRun] = await run({
 			operation: 'purge',

@@ -14,7 +14,10 @@ const ACTIONS = {
 	drop: { done: 'dropped', verb: 'drop', statement: 'drop the dead letters' },
 } as const;
 
-/** One key's item: changed, or why not (no such key, or a key that is not a dead letter, with its status). */
+/**
+ * One key's item: changed, or why not: no such key, a key that is not a dead letter (with its
+ * status), or a dead letter another operator's statement changed first.
+ */
 function outcomeJson(
 	action: 'retry' | 'drop',
 	key: string,
@@ -23,6 +26,10 @@ function outcomeJson(
 	const done = ACTIONS[action].done;
 	if (outcome?.changed === true) return { key, [done]: true };
 	if (outcome?.status === undefined) return { key, [done]: false, reason: 'not_found' };
+	// Read before the statement as a dead letter, yet not changed: another retry, drop or purge
+	// committed it first (the statement re-checks the row it waited for).
+	if (outcome.status === 'dead_letter')
+		return { key, [done]: false, reason: 'changed_meanwhile', status: outcome.status };
 	return { key, [done]: false, reason: 'not_dead_letter', status: outcome.status };
 }
 
