@@ -19,7 +19,7 @@ export class IdempotencyKeys implements INodeType {
 		version: 1,
 		subtitle: operationSubtitle,
 		description:
-			'See and steer what the idempotency key table holds: look up keys, report stuck keys and counts, purge selected keys',
+			'See and steer what the idempotency key table holds: look up keys, report stuck keys and counts, retry or drop dead letters, purge selected keys',
 		defaults: { name: 'Idempotency Keys' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],

@@ -520,6 +520,26 @@ describe('EXPLAIN on 1,000,000 keys: every statement walks an index, none scans 
 		expect(used).toEqual(['big_events_in_progress_idx']);
 	});
 
+	test('look up dead letters: the dead-letter index only', async () => {
+		const used = expectIndexed(await explain(sql.lookUpDeadLettersSql(ref), [100, false]));
+		expect(used).toEqual(['big_events_dead_letter_idx']);
+	});
+
+	test('retry and drop 1,000 dead letters: primary key probes', async () => {
+		const sorted = [...keys].sort();
+		for (const text of [sql.retryDeadLettersOutcomeSql(ref), sql.dropDeadLettersSql(ref)])
+			expect(expectIndexed(await explain(text, [sorted]))).toContain('big_events_pkey');
+	});
+
+	test('purge the dead letters by age: an index, not the table', async () => {
+		/** @type {import('../../dist/nodes/shared/store/sql').KeySelection} */
+		const selection = { by: 'age', status: 'deadLetter', includeRunningLeases: false, lease: true };
+		const cutoff = new Date(Date.now() - 30 * 86400_000);
+		expect(
+			expectIndexed(await explain(sql.keySelectionDeleteSql(ref, selection), [cutoff, 1000])),
+		).not.toEqual([]);
+	});
+
 	test('the report: first_seen and the partial indexes, never the table', async () => {
 		const cutoff = new Date(Date.now() - 30 * 86400_000);
 		const nodes = await explain(sql.reportSql(ref, { lease: true }), [
@@ -530,6 +550,7 @@ describe('EXPLAIN on 1,000,000 keys: every statement walks an index, none scans 
 		]);
 		const used = new Set(expectIndexed(nodes));
 		expect([...used].sort()).toEqual([
+			'big_events_dead_letter_idx',
 			'big_events_first_seen_idx',
 			'big_events_in_progress_idx',
 			'big_events_takeover_idx',

@@ -22,7 +22,7 @@ import {
 	wholeNumber,
 } from '../helpers/settings';
 
-type LookUpBy = 'keys' | 'prefix' | 'stuck';
+type LookUpBy = 'keys' | 'prefix' | 'stuck' | 'deadLetters';
 
 const show = (lookUpBy: LookUpBy[]) => ({ displayOptions: { show: { lookUpBy } } });
 
@@ -34,6 +34,12 @@ export const description: INodeProperties[] = [
 		noDataExpression: true,
 		default: 'keys',
 		options: [
+			{
+				name: 'Dead Letters',
+				value: 'deadLetters',
+				description:
+					'Keys the Redrive Trigger gave up on after Max Attempts, oldest first: retry or drop them with the operations of the same names. One item each, none when there are none.',
+			},
 			{
 				name: 'Keys',
 				value: 'keys',
@@ -62,7 +68,7 @@ export const description: INodeProperties[] = [
 		default: 50,
 		typeOptions: { minValue: 1, maxValue: MAX_LIST_LIMIT },
 		description: 'Max number of results to return',
-		...show(['prefix', 'stuck']),
+		...show(['prefix', 'stuck', 'deadLetters']),
 	},
 	{
 		displayName: 'Include Stored Response',
@@ -135,10 +141,22 @@ async function lookUpKeys(context: IExecuteFunctions): Promise<INodeExecutionDat
 	return [output];
 }
 
-/** Prefix and stuck keys: one question for the node, asked once, one item per key found. */
+const LIST_ACTIONS = {
+	prefix: 'list the keys',
+	stuck: 'list the stuck keys',
+	deadLetters: 'list the dead letters',
+} as const;
+
+const LIST_INDEXES = {
+	prefix: 'keyPrefix',
+	stuck: 'inProgress',
+	deadLetters: 'deadLetter',
+} as const;
+
+/** Prefix, stuck keys and dead letters: one question for the node, asked once, one item per key found. */
 async function lookUpList(
 	context: IExecuteFunctions,
-	by: 'prefix' | 'stuck',
+	by: Exclude<LookUpBy, 'keys'>,
 ): Promise<INodeExecutionData[][]> {
 	const opened = await openOperator(context, () => ({
 		includeResponse: context.getNodeParameter('includeResponse', 0, false) as boolean,
@@ -149,27 +167,26 @@ async function lookUpList(
 	}));
 	if (opened instanceof FailedStep) return opened.outputs;
 	const { settings } = opened;
-	const rows = await operatorStatement(
-		context,
-		opened,
-		by === 'prefix' ? 'list the keys' : 'list the stuck keys',
-		async (queries) => {
-			const { lease } = await queries.prepare({
-				indexes: [by === 'prefix' ? 'keyPrefix' : 'inProgress'],
-				addIndexes: settings.addIndexes,
+	const rows = await operatorStatement(context, opened, LIST_ACTIONS[by], async (queries) => {
+		const { lease } = await queries.prepare({
+			indexes: [LIST_INDEXES[by]],
+			addIndexes: settings.addIndexes,
+		});
+		if (by === 'prefix')
+			return await queries.lookUpPrefix(settings.prefix, settings.limit, settings.includeResponse);
+		if (by === 'deadLetters')
+			return await queries.lookUpDeadLetters(settings.limit, settings.includeResponse, {
+				lease,
 			});
-			return by === 'prefix'
-				? await queries.lookUpPrefix(settings.prefix, settings.limit, settings.includeResponse)
-				: await queries.lookUpStuck(
-						settings.graceSeconds,
-						settings.limit,
-						settings.includeResponse,
-						{
-							lease,
-						},
-					);
-		},
-	);
+		return await queries.lookUpStuck(
+			settings.graceSeconds,
+			settings.limit,
+			settings.includeResponse,
+			{
+				lease,
+			},
+		);
+	});
 	if (rows instanceof FailedStep) return rows.outputs;
 	return [rows.map((row) => ({ json: keyJson(row), pairedItem: { item: 0 } }))];
 }

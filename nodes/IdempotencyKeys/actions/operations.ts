@@ -3,16 +3,18 @@ import {
 	operationRouter,
 	type OperationEntry,
 } from '../../shared/parameters/operationTable';
+import * as dropDeadLetters from './dropDeadLetters.operation';
 import * as lookUp from './lookUp.operation';
 import * as purge from './purge.operation';
 import * as report from './report.operation';
+import * as retryDeadLetters from './retryDeadLetters.operation';
 
 /** The node's operations, once (see operationTable.ts). Values are stored in workflows: never rename them. */
 const OPERATIONS = {
 	lookUp: {
 		name: 'Look Up',
 		action: 'Look up keys',
-		description: 'What the table holds for keys, a prefix, or the stuck keys',
+		description: 'What the table holds for keys, a prefix, the stuck keys or the dead letters',
 		module: lookUp,
 	},
 	purge: {
@@ -24,8 +26,22 @@ const OPERATIONS = {
 	report: {
 		name: 'Report',
 		action: 'Report on the key table',
-		description: 'Counts by state, stuck keys, oldest key, recent reservations, takeovers',
+		description:
+			'Counts by state, stuck keys, dead letters, oldest key, recent reservations, takeovers',
 		module: report,
+	},
+	retryDeadLetters: {
+		name: 'Retry Dead Letters',
+		action: 'Retry dead letters',
+		description:
+			'Run the given dead letters again: due at once with fresh attempts, for the Redrive Trigger',
+		module: retryDeadLetters,
+	},
+	dropDeadLetters: {
+		name: 'Drop Dead Letters',
+		action: 'Drop dead letters',
+		description: 'Delete the given keys if they are dead letters, and nothing else',
+		module: dropDeadLetters,
 	},
 } satisfies Record<string, OperationEntry>;
 

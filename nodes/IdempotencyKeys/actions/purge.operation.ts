@@ -61,7 +61,12 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Completed or Legacy',
 				value: 'completedOrLegacy',
-				description: 'Everything Reserve treats as done',
+				description: 'Everything Reserve treats as done (never a dead letter)',
+			},
+			{
+				name: 'Dead Letter',
+				value: 'deadLetter',
+				description: 'Given up on by the Redrive Trigger, with their stored delivery',
 			},
 			{
 				name: 'In Progress',

@@ -29,8 +29,8 @@ export const description: INodeProperties[] = [
 ];
 
 /**
- * One item: counts by state, stuck keys, the oldest key, recent reservations, takeovers and a purge
- * preview, from one statement whose every part is a bounded range of an index.
+ * One item: counts by state, stuck keys, dead letters (the oldest named), the oldest key, recent
+ * reservations, takeovers and a purge preview, from one statement whose every part is a bounded range of an index.
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const opened = await openOperator(this, () => ({
@@ -47,7 +47,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const { settings } = opened;
 	const report = await operatorStatement(this, opened, 'report on the keys', async (queries) => {
 		const { lease } = await queries.prepare({
-			indexes: ['inProgress', 'takeover'],
+			indexes: ['inProgress', 'takeover', 'deadLetter'],
 			addIndexes: settings.addIndexes,
 		});
 		return await queries.report(settings, { lease });
@@ -67,13 +67,27 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			inProgress: counts.inProgress,
 			leaseRunning: counts.running,
 			stuck: counts.stuck,
+			deadLetters: counts.deadLetters,
 			completedOrLegacyEstimated:
-				estimatedTotal === null ? null : Math.max(0, estimatedTotal - counts.inProgress),
+				estimatedTotal === null
+					? null
+					: Math.max(0, estimatedTotal - counts.inProgress - counts.deadLetters),
 		},
 		stuck: {
 			count: counts.stuck,
 			graceSeconds: settings.graceSeconds,
 			oldestLeaseEnd: isoTime(report.oldestStuckLeaseUntilMs) ?? null,
+		},
+		// Events the Redrive Trigger gave up on: they wait for an operator (Retry or Drop Dead Letters).
+		deadLetters: {
+			count: counts.deadLetters,
+			oldestKeys: report.deadLetterKeys,
+			allListed: report.deadLetterKeys.length === counts.deadLetters,
+			...(counts.deadLetters > 0
+				? {
+						next: 'Look Up → Dead Letters lists them all; Retry Dead Letters runs them again, Drop Dead Letters deletes them',
+					}
+				: {}),
 		},
 		oldest:
 			report.oldest === undefined

@@ -5,10 +5,13 @@ import { previewSelection, purgeSelection, type SelectionPurgeResult } from './s
 import { fromStorableJson } from './storableJson';
 import { prefixEnd, purgeCutoffSql, type KeySelection } from './sql/keySelection';
 import {
+	dropDeadLettersSql,
+	lookUpDeadLettersSql,
 	lookUpKeysSql,
 	lookUpPrefixSql,
 	lookUpStuckSql,
 	reportSql,
+	retryDeadLettersOutcomeSql,
 	type OperatorIndex,
 } from './sql/operators';
 
@@ -16,7 +19,8 @@ import {
 export interface KeyRow {
 	key: string;
 	found: boolean;
-	status?: 'in_progress' | 'completed' | 'legacy';
+	status?: 'in_progress' | 'completed' | 'legacy' | 'dead_letter';
+	/** Runs so far (a dead letter's: the attempts the Redrive Trigger made before giving up). */
 	attempt?: number;
 	firstSeenMs?: number;
 	leaseUntilMs?: number;
@@ -52,9 +56,12 @@ export interface Report {
 		| 'lastHour'
 		| 'lastDay'
 		| 'purgeOlder'
-		| 'purgeKept',
+		| 'purgeKept'
+		| 'deadLetters',
 		number
 	>;
+	/** The oldest dead letters' keys (at most REPORT_DEAD_LETTER_KEYS). */
+	deadLetterKeys: string[];
 	oldestStuckLeaseUntilMs?: number;
 	oldest?: { key: string; firstSeenMs: number };
 	cutoff: Date;
@@ -75,6 +82,16 @@ export interface TargetedPurge {
 }
 
 export type TargetedPurgeResult = SelectionPurgeResult;
+
+/**
+ * What Retry or Drop Dead Letters did with one key: `changed` (retried or dropped), else the status
+ * it had (undefined: no such key), which says why it was left alone.
+ */
+export interface DeadLetterOutcome {
+	key: string;
+	changed: boolean;
+	status?: NonNullable<KeyRow['status']>;
+}
 
 // The tests compute the prefix range's end as the look-ups and the purge do.
 export { prefixEnd };
@@ -170,6 +187,53 @@ export class OperatorQueries {
 		return result.rows.map(keyRow);
 	}
 
+	/** Dead letters, oldest first, at most `limit`. */
+	async lookUpDeadLetters(
+		limit: number,
+		includeResponse: boolean,
+		{ lease }: { lease: boolean },
+	): Promise<KeyRow[]> {
+		// Without the lease columns there is no status, so no dead letter.
+		if (!lease) return [];
+		const result = await this.entry.pool.query<Row>(lookUpDeadLettersSql(this.ref), [
+			limit,
+			includeResponse,
+		]);
+		return result.rows.map(keyRow);
+	}
+
+	/**
+	 * Retry Dead Letters (`retry`) or Drop Dead Letters (`drop`) on `keys`, in one statement each:
+	 * only dead letters change. One outcome per distinct key, sorted.
+	 */
+	async changeDeadLetters(
+		action: 'retry' | 'drop',
+		keys: readonly string[],
+		{ lease }: { lease: boolean },
+	): Promise<Map<string, DeadLetterOutcome>> {
+		const sorted = [...new Set(keys)].sort();
+		const outcomes = new Map<string, DeadLetterOutcome>();
+		if (sorted.length === 0) return outcomes;
+		if (!lease) {
+			// The two-column table has no status: nothing there is a dead letter.
+			for (const row of await this.lookUpKeys(sorted, false))
+				outcomes.set(row.key, { key: row.key, changed: false, status: row.status });
+			return outcomes;
+		}
+		const text =
+			action === 'retry' ? retryDeadLettersOutcomeSql(this.ref) : dropDeadLettersSql(this.ref);
+		const result = await this.entry.pool.query<Row>(text, [sorted]);
+		for (const row of result.rows) {
+			const key = row.key as string;
+			outcomes.set(key, {
+				key,
+				changed: row.changed === true,
+				status: (row.status ?? undefined) as DeadLetterOutcome['status'],
+			});
+		}
+		return outcomes;
+	}
+
 	async report(options: ReportOptions, { lease }: { lease: boolean }): Promise<Report> {
 		const { pool } = this.entry;
 		const cutoff = (await pool.query<{ cutoff: Date }>(purgeCutoffSql(), [options.retention]))
@@ -195,7 +259,9 @@ export class OperatorQueries {
 				lastDay: count('last_day'),
 				purgeOlder: count('purge_older'),
 				purgeKept: count('purge_kept'),
+				deadLetters: count('dead_letters'),
 			},
+			deadLetterKeys: (row.dead_letter_keys as string[] | null) ?? [],
 			oldestStuckLeaseUntilMs: msOf(row.oldest_stuck_lease_until),
 			oldest:
 				typeof row.oldest_key === 'string' && oldestMs !== undefined

@@ -1,4 +1,5 @@
 import type { TableRef } from '../identifiers';
+import { DEAD_LETTER } from './redrive';
 
 /** The cutoff is computed once, in database time, so every batch of one purge uses the same instant. */
 export function purgeCutoffSql(): string {
@@ -8,8 +9,11 @@ export function purgeCutoffSql(): string {
 /** How a purge picks its keys (each an index range), and what it filters them by. */
 export interface KeySelection {
 	by: 'keys' | 'prefix' | 'age';
-	/** Only rows of this state; `completedOrLegacy` is what Reserve treats as done. */
-	status: 'any' | 'completed' | 'legacy' | 'completedOrLegacy' | 'inProgress';
+	/**
+	 * Only rows of this state; `completedOrLegacy` is what Reserve treats as done (never a dead
+	 * letter: its event did not run to the end, and waits for an operator).
+	 */
+	status: 'any' | 'completed' | 'legacy' | 'completedOrLegacy' | 'inProgress' | 'deadLetter';
 	/** Delete keys whose lease still runs too (never by default: their execution is working on them). */
 	includeRunningLeases: boolean;
 	/** The table has the lease columns (without, every row is legacy). */
@@ -83,8 +87,9 @@ function keySelectionWhere(selection: KeySelection): { where: string; order: str
 				any: '',
 				completed: `t.status = 'completed'`,
 				legacy: 't.status IS NULL',
-				completedOrLegacy: `t.status IS DISTINCT FROM 'in_progress'`,
+				completedOrLegacy: `(t.status IS NULL OR t.status = 'completed')`,
 				inProgress: `t.status = 'in_progress'`,
+				deadLetter: `t.status = '${DEAD_LETTER}'`,
 			}[selection.status]
 		: // Without the lease columns every row was written in simple mode: legacy, done.
 			['any', 'legacy', 'completedOrLegacy'].includes(selection.status)

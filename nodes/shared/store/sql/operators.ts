@@ -1,4 +1,6 @@
 import { quoteIdentifier, type TableRef } from '../identifiers';
+import { LOCK_BOUND_CTE } from './lockBound';
+import { DEAD_LETTER, retryDeadLettersSql } from './redrive';
 
 /*
  * The operators' view (Idempotency Keys node): look up, report, targeted purge. Every statement
@@ -8,12 +10,13 @@ import { quoteIdentifier, type TableRef } from '../identifiers';
  */
 
 /** The operators' indexes: what each serves and the statement that makes it. */
-export type OperatorIndex = 'inProgress' | 'takeover' | 'keyPrefix';
+export type OperatorIndex = 'inProgress' | 'takeover' | 'keyPrefix' | 'deadLetter';
 
 const OPERATOR_INDEX_SUFFIX: Record<OperatorIndex, string> = {
 	inProgress: '_in_progress_idx',
 	takeover: '_takeover_idx',
 	keyPrefix: '_key_c_idx',
+	deadLetter: '_dead_letter_idx',
 };
 
 /** Same 63-byte rule as firstSeenIndexName: the table part is cut to leave room for the suffix. */
@@ -27,7 +30,9 @@ export function operatorIndexName(ref: TableRef, index: OperatorIndex): string {
  *   keys, in-progress counts and the running leases a purge keeps are a range of it;
  * - takeover: only keys taken over at least once (attempts > 1), so counting them reads no other;
  * - keyPrefix: the key in byte order. The primary key sorts by the database's collation, where the
- *   keys starting with a prefix need not be next to each other; in "C" they are a range.
+ *   keys starting with a prefix need not be next to each other; in "C" they are a range;
+ * - deadLetter: only the dead letters (sql/redrive.ts), by first_seen: the report counts them and
+ *   Look Up lists them without reading any other key.
  */
 export function createOperatorIndexSql(ref: TableRef, index: OperatorIndex): string {
 	const name = quoteIdentifier(operatorIndexName(ref, index));
@@ -35,6 +40,7 @@ export function createOperatorIndexSql(ref: TableRef, index: OperatorIndex): str
 		inProgress: `(lease_until) WHERE status = 'in_progress'`,
 		takeover: `(first_seen) WHERE attempts > 1`,
 		keyPrefix: `(key COLLATE "C")`,
+		deadLetter: `(first_seen) WHERE status = '${DEAD_LETTER}'`,
 	}[index];
 	// CONCURRENTLY: a table in use keeps taking reservations while the index is built (a plain
 	// CREATE INDEX would hold back every INSERT until it is done, which on millions of keys means
@@ -109,12 +115,16 @@ ORDER BY t.lease_until
 LIMIT $2::int`;
 }
 
+/** How many dead letters the report names (the oldest); Look Up → Dead Letters lists them all. */
+export const REPORT_DEAD_LETTER_KEYS = 10;
+
 /**
  * The report, one statement of scalar subqueries, each a bounded range of one index: every count
  * stops at $1 rows (the caller reads a count of $1 as "at least"), so the report's cost does not
  * grow with the table. $2: the grace after a lease end before a key counts as stuck (seconds);
  * $3: the purge cutoff to preview. With `lease` (the table has the lease columns): in-progress,
- * running, stuck and takeover counts from their partial indexes; without, they are 0. The total is
+ * running, stuck, takeover and dead-letter counts from their partial indexes (and the oldest dead
+ * letters' keys); without, they are 0. The total is
  * the planner's estimate (pg_class.reltuples, -1 when never analysed): an exact count would read
  * the whole table, and PostgreSQL keeps no exact row count.
  */
@@ -122,6 +132,7 @@ export function reportSql(ref: TableRef, { lease }: { lease: boolean }): string 
 	const bounded = (where: string, order: string) =>
 		`(SELECT count(*)::int FROM (SELECT 1 FROM ${ref.qualified} t WHERE ${where} ORDER BY ${order} LIMIT $1::int) c)`;
 	const inProgress = `t.status = 'in_progress'`;
+	const deadLetter = `t.status = '${DEAD_LETTER}'`;
 	const leaseCounts = lease
 		? `${bounded(inProgress, 't.lease_until')} AS in_progress,
   ${bounded(`${inProgress} AND t.lease_until >= now()`, 't.lease_until')} AS running,
@@ -129,9 +140,11 @@ export function reportSql(ref: TableRef, { lease }: { lease: boolean }): string 
   (SELECT extract(epoch FROM min(t.lease_until))::float8 FROM ${ref.qualified} t
     WHERE ${inProgress} AND t.lease_until < now() - make_interval(secs => $2::float8)) AS oldest_stuck_lease_until,
   ${bounded('t.attempts > 1', 't.first_seen')} AS takeovers,
-  ${bounded(`${inProgress} AND t.lease_until > now() AND t.first_seen < $3::timestamptz`, 't.lease_until')} AS purge_kept`
+  ${bounded(`${inProgress} AND t.lease_until > now() AND t.first_seen < $3::timestamptz`, 't.lease_until')} AS purge_kept,
+  ${bounded(deadLetter, 't.first_seen')} AS dead_letters,
+  ARRAY(SELECT t.key FROM ${ref.qualified} t WHERE ${deadLetter} ORDER BY t.first_seen LIMIT ${REPORT_DEAD_LETTER_KEYS}) AS dead_letter_keys`
 		: `0 AS in_progress, 0 AS running, 0 AS stuck, NULL::float8 AS oldest_stuck_lease_until, 0 AS takeovers,
-  0 AS purge_kept`;
+  0 AS purge_kept, 0 AS dead_letters, ARRAY[]::text[] AS dead_letter_keys`;
 	return `SELECT
   (SELECT CASE WHEN c.reltuples < 0 THEN NULL ELSE c.reltuples::bigint END FROM pg_class c
     WHERE c.oid = to_regclass($4::text)) AS estimated_total,
@@ -143,4 +156,53 @@ export function reportSql(ref: TableRef, { lease }: { lease: boolean }): string 
   ${bounded('t.first_seen < $3::timestamptz', 't.first_seen')} AS purge_older,
   $2::float8 AS grace_seconds,
   extract(epoch FROM now())::float8 AS now`;
+}
+
+/**
+ * Dead letters (keys the Redrive Trigger gave up on), oldest first, at most $1. A range of the
+ * dead-letter index. $2: whether to return stored responses. Needs the lease columns.
+ */
+export function lookUpDeadLettersSql(ref: TableRef): string {
+	return `SELECT t.key, ${keyRowColumns('$2::boolean')}
+FROM ${ref.qualified} t CROSS JOIN LATERAL (SELECT to_jsonb(t) AS j) row_json
+WHERE t.status = '${DEAD_LETTER}'
+ORDER BY t.first_seen
+LIMIT $1::int`;
+}
+
+/**
+ * What the operator's retry or drop did with the keys in $1 (distinct, sorted): one row per key,
+ * whether `changed` holds it, and the key's status before the statement (NULL: no such key;
+ * 'legacy': a row without status). The rows are read from the statement's snapshot, so a changed
+ * key shows `dead_letter`, the state it was changed from.
+ */
+function deadLetterOutcomeSql(ref: TableRef, changed: string): string {
+	return `, changed AS (
+${changed}
+)
+SELECT u.key, EXISTS (SELECT 1 FROM changed c WHERE c.key = u.key) AS changed,
+  (SELECT coalesce(t.status, 'legacy') FROM ${ref.qualified} t WHERE t.key = u.key) AS status
+FROM unnest($1::text[]) AS u(key)
+ORDER BY u.key`;
+}
+
+/**
+ * Retry Dead Letters: retryDeadLettersSql (due again at once, a fresh count of attempts, only dead
+ * letters change) with each key's outcome. The lock wait is bounded like every write of the package.
+ */
+export function retryDeadLettersOutcomeSql(ref: TableRef): string {
+	const retry = retryDeadLettersSql(ref).replace(/\nWHERE /, '\nFROM lock_bound\nWHERE ');
+	// The UPDATE must read lock_bound, or the bound would not be set before its first row wait.
+	if (!retry.includes('FROM lock_bound')) throw new Error('retryDeadLettersSql changed shape');
+	return `WITH ${LOCK_BOUND_CTE}${deadLetterOutcomeSql(ref, retry)}`;
+}
+
+/** Drop Dead Letters: deletes the keys of $1 that are dead letters, and nothing else, with each key's outcome. */
+export function dropDeadLettersSql(ref: TableRef): string {
+	return `WITH ${LOCK_BOUND_CTE}${deadLetterOutcomeSql(
+		ref,
+		`DELETE FROM ${ref.qualified} AS t USING lock_bound
+WHERE t.key = ANY($1::text[]) AND t.status = '${DEAD_LETTER}'
+RETURNING t.key`,
+	)}`;
 }
