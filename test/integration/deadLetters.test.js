@@ -10,6 +10,7 @@ const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 const sql = require('../../dist/nodes/shared/store/sql');
 const { poolFor } = require('../../dist/nodes/shared/transport/poolCache');
 const { useTestDatabase } = require('../support/database');
+const { KEYS_NODE, keysWorkflow: keysNodeWorkflow } = require('../support/keysWorkflow');
 const { runWorkflow } = require('../support/engine');
 const { webhookItem } = require('../support/webhookItems');
 const purgeWorkflow = require('../fixtures/purge.workflow.json');
@@ -19,30 +20,13 @@ const stuckTemplate = require('../../workflows/stuck-keys-alert.json');
 
 const db = useTestDatabase();
 
-const NODE = 'Idempotency Keys';
+const NODE = KEYS_NODE;
 const TABLE = 'processed_events';
 const ref = tableRef('public', TABLE);
 
 /** A workflow of the Keys node, with these parameters (and node fields) on top of the defaults. */
-function keysWorkflow(parameters, nodeFields = {}) {
-	return {
-		name: 'Idempotency Keys (dead letters)',
-		nodes: [
-			{
-				parameters: { schema: 'public', table: TABLE, ...parameters },
-				id: 'a1a0c7d2-0000-4000-8000-000000000053',
-				name: NODE,
-				type: 'n8n-nodes-idempotency.idempotencyKeys',
-				typeVersion: 1,
-				position: [0, 0],
-				credentials: { idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' } },
-				...nodeFields,
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
-}
+const keysWorkflow = (parameters, nodeFields = {}) =>
+	keysNodeWorkflow(TABLE, parameters, nodeFields);
 
 async function run(parameters, items = [{ json: {} }], nodeFields = {}) {
 	const result = await runWorkflow(keysWorkflow(parameters, nodeFields), items, {

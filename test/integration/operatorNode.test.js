@@ -9,32 +9,15 @@ const { tableRef } = require('../../dist/nodes/shared/store/identifiers');
 const sql = require('../../dist/nodes/shared/store/sql');
 const { prefixEnd } = require('../../dist/nodes/shared/store/operatorQueries');
 const { useTestDatabase } = require('../support/database');
+const { KEYS_NODE, keysWorkflow: keysNodeWorkflow } = require('../support/keysWorkflow');
 const { runWorkflow } = require('../support/engine');
 const { waitFor } = require('../support/waitFor');
 
 const db = useTestDatabase();
 
-const NODE = 'Idempotency Keys';
+const NODE = KEYS_NODE;
 
-/** A workflow of the one node, with these parameters on top of the defaults n8n would save. */
-function keysWorkflow(parameters) {
-	return {
-		name: 'Idempotency Keys (test)',
-		nodes: [
-			{
-				parameters: { schema: 'public', table: 'ops_events', ...parameters },
-				id: 'a1a0c7d2-0000-4000-8000-000000000022',
-				name: NODE,
-				type: 'n8n-nodes-idempotency.idempotencyKeys',
-				typeVersion: 1,
-				position: [0, 0],
-				credentials: { idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' } },
-			},
-		],
-		connections: {},
-		settings: { executionOrder: 'v1' },
-	};
-}
+const keysWorkflow = (parameters) => keysNodeWorkflow('ops_events', parameters);
 
 async function run(parameters, items = [{ json: {} }]) {
 	const result = await runWorkflow(keysWorkflow(parameters), items, {
