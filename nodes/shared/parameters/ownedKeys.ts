@@ -25,18 +25,21 @@ function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
  * was reserved by the execution: the trigger claimed the key, and its item carries the key and the
  * claim's token (`idempotency.redrive`). The first package node that reads it adopts it as the
  * execution's reservation, so Key and Reservation left empty mean that claim from then on, in every
- * later node. Never in an execution that reserved with a lease itself. The token is checked by each
- * statement, so an item with a made-up claim can complete nothing.
+ * later node. Never in an execution that holds a lease already (every run Reserve started): that
+ * check comes first, so those runs look at no item. The token is checked by each statement, so an
+ * item with a made-up claim can complete nothing.
  */
-function redriveClaimOf(
-	context: IExecuteFunctions,
-	item: INodeExecutionData,
-): { key: string; token: string } | undefined {
-	if (existingExecutionToken(context) !== undefined) return undefined;
-	const claim = item.json.idempotency as IDataObject | undefined;
-	if (claim?.redrive !== true) return undefined;
-	const { key, token } = claim;
-	return typeof key === 'string' && typeof token === 'string' ? { key, token } : undefined;
+function adoptRedriveClaimOfInput(context: IExecuteFunctions): void {
+	if (existingExecutionToken(context) !== undefined) return;
+	for (const item of context.getInputData()) {
+		const claim = item.json.idempotency as IDataObject | undefined;
+		if (claim?.redrive !== true) continue;
+		const { key, token } = claim;
+		if (typeof key === 'string' && typeof token === 'string') {
+			adoptRedriveClaim(context, key, token);
+			return;
+		}
+	}
 }
 
 /**
@@ -49,18 +52,13 @@ export function ownedKeyReader(
 	context: IExecuteFunctions,
 	action: OwnedKeyAction,
 ): (item: INodeExecutionData, itemIndex: number) => OwnedKey {
-	// A redriven execution's first package node takes the trigger's claim as this execution's own.
-	if (isEmptyParameter(context, 'key') || isEmptyParameter(context, 'reservation')) {
-		const claim = context
-			.getInputData()
-			.map((item) => redriveClaimOf(context, item))
-			.find((found) => found !== undefined);
-		if (claim !== undefined) adoptRedriveClaim(context, claim.key, claim.token);
-	}
-	const readKey = isEmptyParameter(context, 'key')
+	const keyEmpty = isEmptyParameter(context, 'key');
+	const reservationEmpty = isEmptyParameter(context, 'reservation');
+	if (keyEmpty || reservationEmpty) adoptRedriveClaimOfInput(context);
+	const readKey = keyEmpty
 		? () => soleReservedKey(context, action)
 		: itemParameterReader(context, 'key');
-	const readToken = isEmptyParameter(context, 'reservation')
+	const readToken = reservationEmpty
 		? () => existingExecutionToken(context)
 		: itemParameterReader(context, 'reservation');
 	return (item, itemIndex) => {
