@@ -11,12 +11,7 @@
 import { BuiltInError } from './builtInError';
 import { checkBuiltInInputs, type BuiltInOptions } from './builtInInputs';
 import { checkNodes } from './builtInCheckNodes';
-import {
-	builtInHandshake,
-	handshakeNodes,
-	handshakeOutputs,
-	HANDSHAKE_NODES,
-} from './builtInHandshake';
+import { builtInHandshake, handshakeNodes, HANDSHAKE_NODES } from './builtInHandshake';
 import { digestOf, keyNodes, keysOnDigest } from './builtInKey';
 import { NODES, type BuiltInWorkflow, type WorkflowNode } from './builtInNodes';
 import { noteNode } from './builtInNotes';
@@ -76,7 +71,9 @@ export function builtInWorkflow(
 	const lease = settings.mode === 'lease';
 	const sql = builtInStatements(settings);
 	const handshake = builtInHandshake(PROVIDERS.find(({ value }) => value === signature.provider)!);
-	const answered = handshake?.answered ? handshakeNodes(handshake.handshake, line) : undefined;
+	const answered = handshake?.answered
+		? handshakeNodes(handshake.handshake, line, digestNode)
+		: undefined;
 
 	const nodes: WorkflowNode[] = [
 		...checkNodes(signature, line, inputs.webhookPath),
@@ -103,9 +100,7 @@ export function builtInWorkflow(
 		[NODES.sentAsSigned]: {
 			main: [to(answered ? HANDSHAKE_NODES.switch : digestNode), to(NODES.unsupportedMediaType)],
 		},
-		...(answered && handshake?.answered
-			? handshakeConnections(handshake.handshake, answered.answerFrom, digestNode)
-			: {}),
+		...answered?.connections,
 		[digestNode]: { main: [to(lease ? NODES.token : NODES.key)] },
 		...(lease ? { [NODES.token]: { main: [to(NODES.key)] } } : {}),
 		[NODES.key]: { main: [to(NODES.storable)] },
@@ -127,24 +122,5 @@ export function builtInWorkflow(
 		settings: { executionOrder: 'v1' },
 		pinData: {},
 		meta: { templateCredsSetupCompleted: false },
-	};
-}
-
-/** The Switch's outputs: the answer, the 400 of a handshake without its value (if any), the event. */
-function handshakeConnections(
-	handshake: Parameters<typeof handshakeOutputs>[0],
-	answerFrom: string,
-	digestNode: string,
-): BuiltInWorkflow['connections'] {
-	const to = (node: string) => [{ node, type: 'main' as const, index: 0 }];
-	const outputs =
-		handshakeOutputs(handshake) === 2
-			? [to(answerFrom), to(digestNode)]
-			: [to(answerFrom), to(HANDSHAKE_NODES.unanswerable), to(digestNode)];
-	return {
-		[HANDSHAKE_NODES.switch]: { main: outputs },
-		...(answerFrom === HANDSHAKE_NODES.hmac
-			? { [HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] } }
-			: {}),
 	};
 }

@@ -15,6 +15,7 @@ import {
 	isTrue,
 	respond,
 	SECRET_ENV,
+	type BuiltInWorkflow,
 	type WorkflowNode,
 } from './builtInNodes';
 
@@ -71,14 +72,6 @@ function echoedPath(handshake: HandshakeDefinition): readonly string[] | undefin
 		: undefined;
 }
 
-/**
- * The Switch: output 0 the handshake it can answer, output 1 (when the answer echoes a field) the
- * handshake without that field (400, as the package), the last output everything else.
- */
-export function handshakeOutputs(handshake: HandshakeDefinition): number {
-	return echoedPath(handshake) === undefined ? 2 : 3;
-}
-
 function answerBody(handshake: HandshakeDefinition): { body: string; type: string } {
 	const { answer } = handshake;
 	switch (answer.kind) {
@@ -104,11 +97,16 @@ function answerBody(handshake: HandshakeDefinition): { body: string; type: strin
 	}
 }
 
-/** The nodes that recognise and answer the handshake, and the node the answer path starts at. */
+/**
+ * The nodes that recognise and answer the handshake, and their connections. The Switch's outputs:
+ * 0 the handshake it can answer, 1 (when the answer echoes a field) the handshake without that
+ * field (400, as the package), the last one everything else, which goes on to `eventNode`.
+ */
 export function handshakeNodes(
 	handshake: HandshakeDefinition,
 	line: 1 | 2,
-): { nodes: WorkflowNode[]; answerFrom: string } {
+	eventNode: string,
+): { nodes: WorkflowNode[]; connections: BuiltInWorkflow['connections'] } {
 	const recognised = handshake.match.map(matchExpression).join(' && ');
 	const path = echoedPath(handshake);
 	const echoable =
@@ -164,8 +162,17 @@ export function handshakeNodes(
 						'text',
 					),
 				];
+	const to = (node: string) => [{ node, type: 'main' as const, index: 0 }];
+	const wired = (answerFrom: string) => ({
+		[HANDSHAKE_NODES.switch]: {
+			main: [to(answerFrom), ...unanswerable.map(({ name }) => to(name)), to(eventNode)],
+		},
+	});
 	if (handshake.answer.kind !== 'hmacBodyField')
-		return { nodes: [switchNode, answerNode, ...unanswerable], answerFrom: HANDSHAKE_NODES.answer };
+		return {
+			nodes: [switchNode, answerNode, ...unanswerable],
+			connections: wired(HANDSHAKE_NODES.answer),
+		};
 	const hmacNode: WorkflowNode = {
 		// Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret.
 		id: id(33),
@@ -186,6 +193,9 @@ export function handshakeNodes(
 	};
 	return {
 		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
-		answerFrom: HANDSHAKE_NODES.hmac,
+		connections: {
+			...wired(HANDSHAKE_NODES.hmac),
+			[HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] },
+		},
 	};
 }
