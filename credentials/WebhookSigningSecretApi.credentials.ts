@@ -28,7 +28,7 @@ export class WebhookSigningSecretApi implements ICredentialType {
 			default: '',
 			required: true,
 			description:
-				"The endpoint's signing secret as the sender shows it: Stripe whsec_…, Standard Webhooks and Svix whsec_<base64>, GitHub's webhook secret, Shopify's app client secret, Slack's signing secret",
+				"The endpoint's signing secret as the sender shows it: Stripe whsec_…, Standard Webhooks and Svix whsec_<base64>, GitHub's webhook secret, Shopify's app client secret, Slack's signing secret; for senders that sign nothing, the shared secret they repeat (Microsoft Graph's clientState, Okta's authentication secret)",
 		},
 		{
 			displayName: 'Previous Secret',
@@ -47,6 +47,15 @@ export class WebhookSigningSecretApi implements ICredentialType {
 			default: '',
 			description:
 				"For senders that check the URL with a token you choose (Meta: WhatsApp, Messenger, Instagram's hub.verify_token): the same token as in the sender's webhook settings. The node answers the check itself; a wrong or missing token gets 403.",
+		},
+		{
+			displayName: 'Secret Header',
+			name: 'secretHeader',
+			type: 'string',
+			default: '',
+			placeholder: 'Authorization',
+			description:
+				"For senders that send a shared secret in a header you name (Okta Event Hooks' Authentication field): that header's name. Empty: the provider's usual header (Authorization). Secret then holds the header's whole value.",
 		},
 	];
 }

@@ -39,12 +39,25 @@ export type BuiltInHandshake =
 export function builtInHandshake(provider: ProviderDefinition): BuiltInHandshake | undefined {
 	const { handshake } = provider;
 	if (handshake === undefined) return undefined;
-	if (!handshake.signed)
+	if (!handshake.signed) {
+		const query = handshake.match.find((one) => one.on === 'query');
+		const method = query?.on === 'query' ? query.method : 'GET';
+		const how =
+			method === 'GET'
+				? "as a GET, which the workflow's POST-only Webhook does not take"
+				: 'without a body, which the workflow refuses before anything is read (no raw body to check)';
+		const proof =
+			handshake.answer.kind === 'echoQueryWithVerifyToken'
+				? ', and the built-in path has no credential to hold the verify token an If node would compare'
+				: handshake.authenticated === 'sharedSecret'
+					? ', and the built-in path has no credential to hold the shared secret an If node would compare'
+					: '';
 		return {
 			answered: false,
 			name: handshake.name,
-			reason: `${provider.label}'s ${handshake.name} is not answered by this workflow: it comes unsigned as a GET, which the workflow's POST-only Webhook does not take${handshake.answer.kind === 'echoQueryWithVerifyToken' ? ', and the built-in path has no credential to hold the verify token an If node would compare' : ''}. Answer it from a Webhook node of its own set to GET, or use the package on a self-hosted n8n, whose Reserve answers it.`,
+			reason: `${provider.label}'s ${handshake.name} is not answered by this workflow: it comes unsigned ${how}${proof}. Answer it from a Webhook node of its own set to ${method}, or use the package on a self-hosted n8n, whose Reserve answers it.`,
 		};
+	}
 	return { answered: true, name: handshake.name, handshake };
 }
 
@@ -58,8 +71,12 @@ function matchExpression(match: HandshakeMatch): string {
 		return match.equals === undefined
 			? `(${bodyField(match.path)}) != null`
 			: `(${bodyField(match.path)}) === ${JSON.stringify(match.equals)}`;
-	if (match.on === 'header')
-		return `$json.headers?.[${JSON.stringify(match.name.toLowerCase())}] === ${JSON.stringify(match.equals)}`;
+	if (match.on === 'header') {
+		const header = `$json.headers?.[${JSON.stringify(match.name.toLowerCase())}]`;
+		return match.equals === undefined
+			? `typeof ${header} === 'string' && ${header} !== ''`
+			: `${header} === ${JSON.stringify(match.equals)}`;
+	}
 	// builtInHandshake answers only signed handshakes: a bodiless GET never reaches the Switch.
 	throw new Error(`a ${match.on} handshake condition has no built-in form`);
 }
@@ -93,6 +110,7 @@ function answerBody(handshake: HandshakeDefinition): { body: string; type: strin
 			};
 		case 'echoQueryWithVerifyToken':
 		case 'echoQuery':
+		case 'echoHeader':
 			throw new Error('an unsigned handshake has no built-in answer');
 	}
 }

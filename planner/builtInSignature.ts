@@ -13,6 +13,7 @@
  * credentials, so the secret would be written into the workflow: those providers are refused instead.
  */
 import {
+	isSigned,
 	isVerifiable,
 	PROVIDERS,
 	type ProviderDefinition,
@@ -22,11 +23,14 @@ import {
 import { EVERY_ELEMENT, perAttemptPaths } from '../nodes/shared/webhook/retryStableContent';
 import { parseSigns, type ContentPart } from '../nodes/shared/webhook/schemeReader';
 import { JSON_MEDIA_TYPE } from '../nodes/shared/webhook/signedParse';
-import type {
-	HmacAlgorithm,
-	SigningDescription,
-	TimestampSource,
+import {
+	isSharedSecret,
+	type HmacAlgorithm,
+	type SharedSecretDescription,
+	type SigningDescription,
+	type TimestampSource,
 } from '../nodes/shared/webhook/schemeTypes';
+import { secretPlace } from '../nodes/shared/webhook/schemeText';
 
 /** The Webhook node's name in the generated workflow; later nodes read its output by name. */
 export const WEBHOOK_NODE = 'Webhook';
@@ -213,7 +217,8 @@ function signedText(
  * Shopify sign the body alone).
  */
 export function senderSignsEventId(provider: ProviderDefinition): boolean {
-	if (!isVerifiable(provider)) return false;
+	// A shared secret signs nothing, the event id included.
+	if (!isSigned(provider)) return false;
 	const parts = parseSigns(provider.signing.signs);
 	// No id: the key is the body hash, signed whenever the body is.
 	if (provider.eventId.kind === 'body' || provider.eventId.kind === 'none')
@@ -233,6 +238,19 @@ const RENEWED_FORM_REASON =
 const FORM_REASON =
 	'it signs its form parameters sorted by name, which n8n expressions cannot rebuild byte for byte from the parsed form. Use the package on a self-hosted n8n for this provider.';
 
+/**
+ * Why a shared secret is not checked with built-in nodes: the comparison would be an If node's, and
+ * an If node reads no credential.
+ */
+function sharedSecretReason(description: SharedSecretDescription): string {
+	const where = secretPlace(description.sharedSecret);
+	const headerAuth =
+		description.sharedSecret.in === 'header'
+			? ` For a header, the Webhook node's own Header Auth (an n8n credential) does this check: set its Name to ${where} and its Value to the secret.`
+			: '';
+	return `it proves itself with a shared secret (${where}), not a signature. The check is an equality, which an If node could express, but an If node reads no credential: the secret would be written into the workflow, exported and shown with it, and compared in time that depends on where it differs.${headerAuth} Use the package's Verify Webhook Signature on a self-hosted n8n for the constant-time check.`;
+}
+
 /** What the built-in path does for one provider of the table. */
 export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
 	const refuse = (cause: string): SignatureSupport => ({
@@ -243,6 +261,7 @@ export function builtInSupport(provider: ProviderDefinition): SignatureSupport {
 		cause,
 	});
 	if (!isVerifiable(provider)) return refuse((provider.signing as Unverifiable).unverifiable);
+	if (isSharedSecret(provider.signing)) return refuse(sharedSecretReason(provider.signing));
 	const description = provider.signing;
 	if (description.algorithm === 'ed25519' || description.algorithm === 'ecdsaP256')
 		return refuse(KEY_PAIR_REASON);

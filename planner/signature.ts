@@ -36,6 +36,7 @@ import {
 	textOf,
 } from './signatureHints';
 import type { SignatureInput, SignatureReport } from './signatureInput';
+import { checkSharedSecret } from './sharedSecretCheck';
 
 export { PROVIDER_OPTIONS };
 export { duration } from './signatureHints';
@@ -63,6 +64,14 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 	});
 	const scheme = schemeOf(input);
 	if (!('read' in scheme)) return nodeFails(scheme.message, scheme.hint);
+	if (scheme.kind === 'sharedSecret') {
+		if (input.secret === '') return nodeFails('The secret is empty', 'Paste the shared secret.');
+		const encoder = new TextEncoder();
+		const keys = [input.secret, input.previousSecret]
+			.filter((secret) => secret !== '')
+			.map((secret) => encoder.encode(secret));
+		return checkSharedSecret(scheme, input, parseHeaders(input.headersText).headers, keys);
+	}
 	if (!isHmac(scheme.algorithm))
 		return {
 			verdict: 'not checked on this page',

@@ -9,6 +9,7 @@ import {
 	type HmacAlgorithm,
 	type SignatureScheme,
 	type SignedRequest,
+	type SignedScheme,
 } from '../nodes/shared/webhook/signatureSchemes';
 import {
 	decode,
@@ -102,7 +103,7 @@ function bodyVariants(body: Uint8Array): Array<[Uint8Array, string]> {
 }
 
 /** Keys the sender may have used instead, each with the cause: the secret's other encoding, or without stray spaces. */
-function secretVariants(scheme: SignatureScheme, secret: string): Array<[Uint8Array, string]> {
+function secretVariants(scheme: SignedScheme, secret: string): Array<[Uint8Array, string]> {
 	const variants: Array<[Uint8Array, string]> = [];
 	const trimmed = secret.trim();
 	if (trimmed !== secret && trimmed !== '') {
@@ -147,7 +148,7 @@ const MISMATCH_HINT =
 
 /** What the sender signed had the body been these bytes (the headers as pasted). */
 function contentWith(
-	scheme: SignatureScheme,
+	scheme: SignedScheme,
 	input: SignatureInput,
 	headers: unknown,
 	body: Uint8Array,
@@ -161,7 +162,7 @@ function contentWith(
 }
 
 function matchesAny(
-	scheme: SignatureScheme,
+	scheme: SignedScheme,
 	key: Uint8Array,
 	content: Uint8Array | undefined,
 	received: readonly Uint8Array[],
@@ -176,7 +177,7 @@ function matchesAny(
 
 /** The usual cause of a mismatch, found by trying what copies and settings commonly change. */
 export function mismatchHint(
-	scheme: SignatureScheme,
+	scheme: SignedScheme,
 	input: SignatureInput,
 	keys: readonly Uint8Array[],
 	request: SignedRequest,
@@ -221,7 +222,7 @@ const ALGORITHM_NAMES = { sha1: 'SHA-1', sha256: 'SHA-256', sha512: 'SHA-512' } 
 
 /** Why the headers are malformed, as precisely as the headers tell. */
 export function malformedHint(
-	scheme: SignatureScheme,
+	scheme: SignedScheme,
 	input: SignatureInput,
 	headers: unknown,
 ): string {
@@ -282,6 +283,7 @@ export function missingHint(scheme: SignatureScheme, headers: unknown): string {
 	const other = (Object.values(SIGNATURE_SCHEMES) as SignatureScheme[]).find(
 		(candidate) =>
 			candidate !== scheme &&
+			candidate.headers.length > 0 &&
 			candidate.headers.every((name) => readSignatureHeader(headers, name).kind === 'value'),
 	);
 	if (other !== undefined)

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const { ALGORITHM_NAMES, signatureShape } = require(
+const { ALGORITHM_NAMES, SHARED_SECRET_LIMITS, secretPlace, signatureShape } = require(
 	join(root, 'dist/nodes/shared/webhook/schemeText.js'),
 );
 const { describeHandshake } = require(join(root, 'dist/nodes/shared/webhook/handshakes.js'));
@@ -63,6 +63,9 @@ function keyCell(p) {
 	if (p.eventId.kind === 'body') return `${prefix} + body ${code(p.eventId.path.join('.'))}`;
 	if ('unverifiable' in p.signing)
 		return `${prefix} + ${eventIdCell(p.eventId)} (nothing verified)`;
+	// Nothing signed: the body as received stands for the delivery.
+	if ('sharedSecret' in p.signing)
+		return `${code('sha256:')} of the body as received (Replay Guard; nothing signed)`;
 	const s = p.signing;
 	const signed = [...s.signs.matchAll(/\{header:([^}]+)\}/g)].map((m) => m[1].toLowerCase());
 	if (
@@ -105,6 +108,14 @@ export function signaturesTable(providers) {
 		if ('unverifiable' in p.signing) {
 			rows.push(
 				`| ${name} | not verifiable from the request: ${cell(p.signing.unverifiable)} | | | | | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
+			);
+			continue;
+		}
+		if ('sharedSecret' in p.signing) {
+			const { sharedSecret } = p.signing;
+			const every = sharedSecret.in === 'header' ? '' : 'every element; ';
+			rows.push(
+				`| ${name} | no signature: a shared secret, ${code(secretPlace(sharedSecret))} equal to the secret (${every}constant time) | nothing: ${cell(SHARED_SECRET_LIMITS)}. ${cell(p.signing.caveat)} | equality, constant time | none | the secret as chosen (the same value as in the sender's settings) | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
 			);
 			continue;
 		}

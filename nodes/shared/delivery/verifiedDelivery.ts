@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { KeyError } from '../keys/KeyError';
 import { BODY_HASH_PREFIX, SIGNED_CONTENT_PREFIX } from '../keys/prefixes';
 import { retryStableContent, type BodyPath } from '../webhook/retryStableContent';
-import type { SigningDescription } from '../webhook/schemeTypes';
+import type { VerificationDescription } from '../webhook/schemeTypes';
 import {
 	isParseRefusal,
 	parseRefusalMessage,
@@ -16,7 +16,7 @@ import { sha256Hex } from './rawBody';
 export interface DeliveryRules {
 	/** The media types the sender uses: anything else is refused. */
 	contentTypes: readonly string[];
-	description: SigningDescription;
+	description: VerificationDescription;
 	/** Body fields the sender renews on each attempt, left out of the replay guard's digest. */
 	renewed: BodyPath[];
 }

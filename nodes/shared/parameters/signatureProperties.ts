@@ -17,7 +17,7 @@ import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../webhook/signedParse';
 export function timestampedFrom<P extends ProviderDefinition>(providers: readonly P[]): string[] {
 	return [
 		...verifiableFrom(providers)
-			.filter(({ signing }) => signing.timestamp !== undefined)
+			.filter(({ signing }) => 'timestamp' in signing && signing.timestamp !== undefined)
 			.map(({ value }) => value),
 		GENERIC_HMAC.value,
 	];

@@ -7,7 +7,9 @@ import {
 	isHandshake,
 	type HandshakeOutcome,
 	type HandshakeRequest,
+	unauthenticated,
 } from '../webhook/handshakes';
+import { verifySignature } from '../webhook/verifySignature';
 import type { SignatureSetup } from './signatureSetup';
 
 /** n8n's `$json.body` of a request that sent none: `{}` (n8n's parser), or nothing at all. */
@@ -43,6 +45,20 @@ export async function unsignedHandshake(
 		return undefined;
 	}
 	if (raw !== undefined && raw.length > 0) return undefined;
+	// Okta sends its shared secret with the verification too: checked as a delivery's, first.
+	if (handshake.authenticated === 'sharedSecret') {
+		const check = verifySignature(
+			setup.scheme,
+			{ headers: item.json.headers, body: new Uint8Array() },
+			setup.keys,
+			{ nowSeconds: 0, toleranceSeconds: 0 },
+		);
+		if (setup.scheme.kind !== 'sharedSecret' || !check.valid)
+			return unauthenticated(
+				handshake,
+				check.valid ? 'no shared secret to check' : `shared secret ${check.reason}`,
+			);
+	}
 	return answerHandshake(handshake, request, { verifyToken: setup.verifyToken });
 }
 

@@ -19,7 +19,7 @@ import {
 	type SecretFormat,
 	type SignatureScheme,
 } from '../webhook/signatureSchemes';
-import { schemeFromDescription } from '../webhook/schemeReader';
+import { schemeFromDescription, schemeFromSharedSecret } from '../webhook/schemeReader';
 import { signingKey, SigningSecretError } from '../webhook/verifySignature';
 
 function settingsError(
@@ -54,7 +54,10 @@ function keyOf(
 		return signingKey(secret, scheme.secretFormat, field);
 	} catch (error) {
 		// signingKey only throws SigningSecretError, whose message names the field, never the value.
-		const hint = SECRET_HINTS[scheme.secretFormat](scheme.label);
+		const hint =
+			scheme.kind === 'sharedSecret'
+				? `${scheme.label} sends a shared secret you chose (Graph's clientState, Okta's authentication secret): put the same value into the Webhook Signing Secret credential's Secret.`
+				: SECRET_HINTS[scheme.secretFormat](scheme.label);
 		throw settingsError(context, (error as SigningSecretError).message, hint);
 	}
 }
@@ -64,6 +67,8 @@ interface SigningSecretCredential {
 	previousSecret?: string;
 	/** The token a sender's unsigned handshake carries (Meta's hub.verify_token), as the user chose it. */
 	verifyToken?: string;
+	/** The header a shared-secret sender puts its secret in, where the user named it (Okta's field). */
+	secretHeader?: string;
 }
 
 export interface SignatureSetup {
@@ -99,7 +104,7 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
 	if (provider !== 'hmac') {
 		const scheme = SIGNATURE_SCHEMES[provider];
 		const definition = BY_VALUE.get(provider);
-		if (scheme === undefined || definition === undefined || !('algorithm' in definition.signing))
+		if (scheme === undefined || definition === undefined || 'unverifiable' in definition.signing)
 			throw settingsError(
 				context,
 				`Unknown provider "${String(provider)}"`,
@@ -114,7 +119,9 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
 				description,
 				renewed: perAttemptPaths(description, renewedFields),
 			},
-			toleranceSeconds: description.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
+			toleranceSeconds:
+				('toleranceSeconds' in description ? description.toleranceSeconds : undefined) ??
+				DEFAULT_TOLERANCE_SECONDS,
 			handshake: definition.handshake,
 		};
 	}
@@ -164,6 +171,17 @@ function toleranceOf(context: IExecuteFunctions, providerDefault: number): numbe
 }
 
 /**
+ * A header-borne shared secret read from the header the user named in the credential (Okta lets
+ * the user name it), else the table's; every other scheme as it is.
+ */
+function withSecretHeader(scheme: SignatureScheme, secretHeader: string | undefined): SignatureScheme {
+	const header = secretHeader?.trim() ?? '';
+	if (scheme.kind !== 'sharedSecret' || scheme.location.in !== 'header' || header === '')
+		return scheme;
+	return schemeFromSharedSecret(scheme.label, { in: 'header', header });
+}
+
+/**
  * Everything that is the same for all items: the scheme, the keys and the tolerance. A problem
  * here (unknown provider, a secret that does not decode) concerns the node, not an item.
  */
@@ -172,7 +190,7 @@ export async function signatureSetup(
 	provider: Provider,
 ): Promise<SignatureSetup> {
 	const {
-		scheme,
+		scheme: tableScheme,
 		rules,
 		toleranceSeconds: providerTolerance,
 		handshake,
@@ -180,6 +198,7 @@ export async function signatureSetup(
 	const credential = (await context.getCredentials(
 		SIGNING_SECRET_CREDENTIAL_TYPE,
 	)) as SigningSecretCredential;
+	const scheme = withSecretHeader(tableScheme, credential.secretHeader);
 	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
 	if (credential.previousSecret)
 		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));

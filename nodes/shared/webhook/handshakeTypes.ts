@@ -6,27 +6,32 @@
  * Pure data: the key planner bundles the table.
  *
  * The kinds, small on purpose (a provider that needs one is one entry):
- * - recognised by: a JSON body field equal to a value (`bodyField`), a header equal to a value
- *   (`header`), a bodiless request (a GET) with a query parameter equal to a value or present
- *   (`query`); all of the listed conditions must hold;
+ * - recognised by: a JSON body field equal to a value (`bodyField`), a header equal to a value or
+ *   present (`header`), a bodiless request (a GET, or Graph's empty POST) with a query parameter
+ *   equal to a value or present (`query`); all of the listed conditions must hold;
  * - answered with: a body field echoed as JSON `{name: value}` or as text (`echoBodyField`), a body
  *   field and its HMAC-SHA256 hex keyed with the secret as JSON (`hmacBodyField`), a fixed JSON body
  *   (`fixedJson`), a query parameter echoed as text once the request's verify token equals the
- *   credential's (`echoQueryWithVerifyToken`), a query parameter echoed as text to any bodiless GET
- *   (`echoQuery`: Dropbox's `challenge`, which proves nothing and starts nothing, so it needs no proof).
+ *   credential's (`echoQueryWithVerifyToken`), a query parameter echoed as text to any bodiless
+ *   request (`echoQuery`: Dropbox's `challenge`, Graph's `validationToken`, which prove nothing and
+ *   start nothing, so they need no proof), a header echoed as JSON to a bodiless request (`echoHeader`:
+ *   Okta's `X-Okta-Verification-Challenge`);
+ * - proven by: the signature (`signed`), or, for an unsigned one, the sender's shared secret where its
+ *   deliveries carry it (`authenticated: 'sharedSecret'`: Okta's authorization header; else 401).
  */
 
 /** One condition a handshake request meets. Paths as in `eventId` (digits index arrays). */
 export type HandshakeMatch =
 	/** A field of the JSON body equal to `equals` (same type: `1` is not `"1"`); without `equals`, present. */
 	| { on: 'bodyField'; path: readonly string[]; equals?: string | number | boolean }
-	/** A header equal to `equals` (the name in any case; the value exactly). */
-	| { on: 'header'; name: string; equals: string }
+	/** A header equal to `equals` (the name in any case; the value exactly); without `equals`, has a value. */
+	| { on: 'header'; name: string; equals?: string }
 	/**
-	 * A request without a body (n8n's Webhook item carries no method: a GET is the one with no body)
-	 * whose query parameter `parameter` equals `equals`; without `equals`, has a value.
+	 * A request without a body whose query parameter `parameter` equals `equals`; without `equals`,
+	 * has a value. n8n's Webhook item carries no method, so the bodiless request is what is checked:
+	 * `method` says how the sender sends it (docs, and which output of the template's Webhook).
 	 */
-	| { on: 'query'; method: 'GET'; parameter: string; equals?: string };
+	| { on: 'query'; method: 'GET' | 'POST'; parameter: string; equals?: string };
 
 /** What the handshake is answered with. */
 export type HandshakeAnswer =
@@ -50,7 +55,12 @@ export type HandshakeAnswer =
 	 * browser never renders the reflected value, and at most `ECHO_MAX_LENGTH` characters (else 400).
 	 * Only for a handshake that is not signed and carries nothing to check (Dropbox's `challenge`).
 	 */
-	| { kind: 'echoQuery'; parameter: string };
+	| { kind: 'echoQuery'; parameter: string }
+	/**
+	 * The header `header` as JSON `{[name]: value}`, to a request without a body only (Okta's
+	 * `{"verification": …}`), at most `ECHO_MAX_LENGTH` characters (else 400).
+	 */
+	| { kind: 'echoHeader'; header: string; name: string };
 
 /** The longest query value `echoQuery` reflects: a sender's random challenge is far shorter. */
 export const ECHO_MAX_LENGTH = 256;
@@ -67,6 +77,12 @@ export interface HandshakeDefinition {
 	 * whatever proves the sender (a verify token).
 	 */
 	signed: boolean;
+	/**
+	 * For an unsigned handshake of a shared-secret sender that sends its secret with the handshake
+	 * too (Okta's verification carries the authorization header): checked as a delivery's is, in
+	 * constant time, before anything is answered; a wrong or missing secret gets 401.
+	 */
+	authenticated?: 'sharedSecret';
 	answer: HandshakeAnswer;
 	/** The status of the answer; 200 when left out. */
 	statusCode?: number;

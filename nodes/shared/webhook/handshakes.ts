@@ -82,7 +82,8 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
 	}
 	if (condition.on === 'header') {
 		const header = readSignatureHeader(request.headers, condition.name);
-		return header.kind === 'value' && header.value === condition.equals;
+		if (header.kind !== 'value') return false;
+		return condition.equals === undefined ? header.value !== '' : header.value === condition.equals;
 	}
 	if (!request.bodiless) return false;
 	const value = queryParameter(request.query, condition.parameter);
@@ -96,7 +97,8 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
  * a request without a body, whatever its conditions say: a delivery is never taken for one.
  */
 export function isHandshake(handshake: HandshakeDefinition, request: HandshakeRequest): boolean {
-	if (handshake.answer.kind === 'echoQuery' && !request.bodiless) return false;
+	const bodilessOnly = handshake.answer.kind === 'echoQuery' || handshake.answer.kind === 'echoHeader';
+	if (bodilessOnly && !request.bodiless) return false;
 	return handshake.match.length > 0 && handshake.match.every((one) => matches(one, request));
 }
 
@@ -128,6 +130,17 @@ function echoable(value: unknown): string | undefined {
 function sameText(a: string, b: string): boolean {
 	const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 	return timingSafeEqual(digest(a), digest(b));
+}
+
+/** The refusal of a handshake whose sender's shared secret does not hold (`authenticated`). */
+export function unauthenticated(handshake: HandshakeDefinition, why: string): HandshakeOutcome {
+	return { answer: textAnswer(401, 'Unauthorized'), refused: `${handshake.name}: ${why}` };
+}
+
+/** A reflected value longer than a sender's challenge ever is: refused, never echoed. */
+function tooLong(what: string): HandshakeOutcome {
+	const refused = `${what} is longer than ${ECHO_MAX_LENGTH} characters`;
+	return { answer: reflectedTextAnswer(400, refused), refused };
 }
 
 function missing(handshake: HandshakeDefinition, what: string): HandshakeOutcome {
@@ -180,11 +193,16 @@ export function answerHandshake(
 				? echoable(queryParameter(request.query, answer.parameter))
 				: undefined;
 			if (challenge === undefined) return missing(handshake, answer.parameter);
-			if (challenge.length > ECHO_MAX_LENGTH) {
-				const refused = `${answer.parameter} is longer than ${ECHO_MAX_LENGTH} characters`;
-				return { answer: reflectedTextAnswer(400, refused), refused };
-			}
+			if (challenge.length > ECHO_MAX_LENGTH) return tooLong(answer.parameter);
 			return { answer: reflectedTextAnswer(status, challenge) };
+		}
+		case 'echoHeader': {
+			const header = readSignatureHeader(request.headers, answer.header);
+			const challenge =
+				request.bodiless && header.kind === 'value' ? echoable(header.value) : undefined;
+			if (challenge === undefined) return missing(handshake, answer.header);
+			if (challenge.length > ECHO_MAX_LENGTH) return tooLong(answer.header);
+			return { answer: jsonAnswer(status, { [answer.name]: challenge }) };
 		}
 	}
 }
@@ -198,7 +216,10 @@ function conditionText(condition: HandshakeMatch): string {
 			? `${field} present`
 			: `${field} = ${code(JSON.stringify(condition.equals))}`;
 	}
-	if (condition.on === 'header') return `${code(condition.name)}: ${code(condition.equals)}`;
+	if (condition.on === 'header')
+		return condition.equals === undefined
+			? `${code(condition.name)} present`
+			: `${code(condition.name)}: ${code(condition.equals)}`;
 	return condition.equals === undefined
 		? `${condition.method} with ${code(condition.parameter)}`
 		: `${condition.method} with ${code(`${condition.parameter}=${condition.equals}`)}`;
@@ -218,6 +239,8 @@ function answerText(answer: HandshakeAnswer, status: number): string {
 			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)`;
 		case 'echoQuery':
 			return `${status} text (nosniff): ${code(answer.parameter)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
+		case 'echoHeader':
+			return `${status} JSON ${code(`{"${answer.name}": …}`)}: header ${code(answer.header)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
 	}
 }
 
@@ -225,6 +248,10 @@ function answerText(answer: HandshakeAnswer, status: number): string {
 export function describeHandshake(handshake: HandshakeDefinition | undefined): string {
 	if (handshake === undefined) return 'no handshake';
 	const when = handshake.match.map(conditionText).join(' and ');
-	const how = handshake.signed ? 'signed' : 'unsigned';
+	const how = handshake.signed
+		? 'signed'
+		: handshake.authenticated === 'sharedSecret'
+			? 'unsigned, shared secret checked first (else 401)'
+			: 'unsigned';
 	return `${code(handshake.name)} (${when}; ${how}) → ${answerText(handshake.answer, handshake.statusCode ?? 200)}`;
 }

@@ -10,13 +10,16 @@
  * - `{timestamp}`, `{header:X}` and literal text: left out. Signed headers are renewed per attempt by
  *   some senders (Box's delivery id and timestamp, Twitch's timestamp); one that names the event
  *   (Standard Webhooks' webhook-id) is keyed on directly, never through this digest.
+ * - A shared secret (Graph, Okta) signs nothing: the body as received, hashed as it is (`sha256:`).
+ *   A replay of it is caught as any repeat of the same bytes; a changed body is a new key, which
+ *   is why such a sender's deliveries must be read again from its API before acting.
  * Parts are length-prefixed so no two lists of parts give one content. When the content is the raw
  * bytes alone, the caller keys it `sha256:` (exactly `sha256sum` of the body); any other content
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
  */
 import { concat, parseSigns, sortedForm } from './schemeReader';
-import type { SigningDescription } from './schemeTypes';
+import { isSharedSecret, type VerificationDescription } from './schemeTypes';
 
 /** A path into the signed JSON body. */
 export type BodyPath = readonly string[];
@@ -36,10 +39,11 @@ export interface SignedParts {
 
 /** The body paths a sender renews on each attempt: the table's, and a timestamp kept in the body. */
 export function perAttemptPaths(
-	description: SigningDescription,
+	description: VerificationDescription,
 	renewedBodyFields: readonly BodyPath[] = [],
 ): BodyPath[] {
 	const paths = [...renewedBodyFields];
+	if (isSharedSecret(description)) return paths;
 	if (description.timestamp?.from === 'body') paths.push(description.timestamp.path);
 	return paths;
 }
@@ -83,13 +87,15 @@ function joined(parts: readonly Uint8Array[]): Uint8Array {
  * which a verified delivery never is.
  */
 export function retryStableContent(
-	description: SigningDescription,
+	description: VerificationDescription,
 	renewed: readonly BodyPath[],
 	signed: SignedParts,
 ): RetryStableContent | undefined {
 	const parts: Uint8Array[] = [];
 	let onlyRawBody = true;
-	for (const part of parseSigns(description.signs)) {
+	// Nothing signed: the body as received stands for the delivery (the key planner says so).
+	const signs = isSharedSecret(description) ? '{body}' : description.signs;
+	for (const part of parseSigns(signs)) {
 		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
 		if (part.kind === 'body') {
 			if (renewed.length === 0 || signed.parsedBody === undefined) {

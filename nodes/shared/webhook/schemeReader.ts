@@ -1,12 +1,17 @@
-import type {
-	HeaderLookup,
-	ReadResult,
-	RequestParts,
-	SignatureFormat,
-	SignatureScheme,
-	SigningDescription,
-	TimestampSource,
-	TimestampUnit,
+import {
+	isSharedSecret,
+	type HeaderLookup,
+	type ReadResult,
+	type RequestParts,
+	type SecretLocation,
+	type SharedSecretScheme,
+	type SignatureFormat,
+	type SignatureScheme,
+	type SignedScheme,
+	type SigningDescription,
+	type VerificationDescription,
+	type TimestampSource,
+	type TimestampUnit,
 } from './schemeTypes';
 
 /**
@@ -138,12 +143,7 @@ function readSignatures(
 
 /** The value at a path of the body's JSON, as text; undefined when the body is not JSON or lacks it. */
 function bodyField(body: Uint8Array, path: readonly string[]): string | undefined {
-	let value: unknown;
-	try {
-		value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-	} catch {
-		return undefined;
-	}
+	let value = jsonBody(body);
 	for (const step of path) {
 		if (value === null || typeof value !== 'object') return undefined;
 		value = (value as Record<string, unknown>)[step];
@@ -212,17 +212,92 @@ function signedHeaderNames(parts: readonly ContentPart[], timestamp?: TimestampS
 	return names;
 }
 
-/** A description made runnable. `label` is the provider's. */
+/** The parsed JSON body, or undefined when the bytes are not UTF-8 JSON. */
+function jsonBody(body: Uint8Array): unknown {
+	try {
+		return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+	} catch {
+		return undefined;
+	}
+}
+
+/** Each secret value the request carries where the location says; a problem when one is absent. */
+function readSecrets(location: SecretLocation, request: RequestParts): string[] | Problem {
+	if (location.in === 'header') {
+		const value = headerText(request.header, location.header);
+		if (isProblem(value)) return value;
+		return value === '' ? MALFORMED : [value];
+	}
+	let array: unknown = jsonBody(request.body);
+	for (const step of location.array) {
+		if (array === null || typeof array !== 'object' || Array.isArray(array)) return MALFORMED;
+		array = (array as Record<string, unknown>)[step];
+	}
+	// No notification at all proves nothing: an empty batch is refused, never valid by default.
+	if (!Array.isArray(array) || array.length === 0) return MALFORMED;
+	const values: string[] = [];
+	for (const element of array) {
+		const value =
+			element !== null && typeof element === 'object' && !Array.isArray(element)
+				? (element as Record<string, unknown>)[location.field]
+				: undefined;
+		if (typeof value !== 'string' || value === '') return MALFORMED;
+		values.push(value);
+	}
+	return values;
+}
+
+/**
+ * A shared secret made runnable: `read` returns every value the request carries where the secret
+ * should be (each must equal a key: verifySignature.ts), and no content, since nothing is signed.
+ */
+export function schemeFromSharedSecret(
+	label: string,
+	location: SecretLocation,
+): SharedSecretScheme {
+	return {
+		kind: 'sharedSecret',
+		label,
+		location,
+		headers: location.in === 'header' ? [location.header] : [],
+		secretFormat: 'text',
+		hasTimestamp: false,
+		signedHeaders: [],
+		signs: '',
+		signsBody: false,
+		needsUrl: false,
+		read: (request): ReadResult => {
+			const values = readSecrets(location, request);
+			return isProblem(values) ? values : { signatures: values, content: new Uint8Array() };
+		},
+	};
+}
+
+/** A description made runnable, signed or shared secret. `label` is the provider's. */
 export function schemeFromDescription(
 	label: string,
 	description: SigningDescription,
+): SignedScheme;
+export function schemeFromDescription(
+	label: string,
+	description: VerificationDescription,
+): SignatureScheme;
+export function schemeFromDescription(
+	label: string,
+	description: VerificationDescription,
 ): SignatureScheme {
+	if (isSharedSecret(description)) return schemeFromSharedSecret(label, description.sharedSecret);
+	return signedScheme(label, description);
+}
+
+function signedScheme(label: string, description: SigningDescription): SignedScheme {
 	const parts = parseSigns(description.signs);
 	const signedHeaders = signedHeaderNames(parts, description.timestamp);
 	const timestampHeader =
 		description.timestamp?.from === 'header' ? [description.timestamp.header] : [];
 	const encoder = new TextEncoder();
 	return {
+		kind: 'signature',
 		label,
 		headers: [...new Set([...signedHeaders, ...timestampHeader, ...description.signatureHeaders])],
 		algorithm: description.algorithm,

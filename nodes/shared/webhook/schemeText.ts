@@ -1,4 +1,10 @@
-import type { SignatureFormat, SigningAlgorithm, SigningDescription } from './schemeTypes';
+import {
+	isSharedSecret,
+	type SecretLocation,
+	type SignatureFormat,
+	type SigningAlgorithm,
+	type VerificationDescription,
+} from './schemeTypes';
 
 /**
  * A signing description in words, for the node panel's option lines, the planner and
@@ -23,8 +29,24 @@ export function signatureShape(format: SignatureFormat): string {
 		: `${format.timestampKey}=…${format.separator}${signature}`;
 }
 
-/** One line: the header and its shape, the algorithm, the encoding and what is signed. */
-export function describeSigning(description: SigningDescription): string {
+/** Where a shared secret is: `Authorization` or `value[].clientState`. */
+export function secretPlace(location: SecretLocation): string {
+	return location.in === 'header'
+		? location.header
+		: `${location.array.join('.')}[].${location.field}`;
+}
+
+/** What a shared secret does not protect, in one sentence: the same for every such sender. */
+export const SHARED_SECRET_LIMITS =
+	'nothing is signed: whoever sees one delivery holds the secret and can forge others, and the body is not integrity-protected, so read the resource from the sender\'s API before acting on it';
+
+/**
+ * One line: the header and its shape, the algorithm, the encoding and what is signed; for a shared
+ * secret, where it is and that nothing is signed.
+ */
+export function describeSigning(description: VerificationDescription): string {
+	if (isSharedSecret(description))
+		return `${secretPlace(description.sharedSecret)} equals the secret (shared secret, constant-time compare; nothing signed)`;
 	const [header] = description.signatureHeaders;
 	return `${header}: ${signatureShape(description.signature)} (${ALGORITHM_NAMES[description.algorithm]} ${description.encoding} of ${description.signs})`;
 }

@@ -69,6 +69,40 @@ export interface SigningDescription {
 	toleranceSeconds?: number;
 }
 
+/**
+ * Where a sender that signs nothing puts the shared secret it repeats in every delivery (Microsoft
+ * Graph's clientState, Okta's authorization header). Proof that the sender knows the secret, nothing
+ * more: no byte of the body is covered.
+ */
+export type SecretLocation =
+	/** A header's whole value, compared as it is (Okta: the header the user named, Authorization by default). */
+	| { in: 'header'; header: string }
+	/**
+	 * The text field `field` of every element of the body's JSON array at `array` (Graph's
+	 * value[].clientState): every element must carry it; a missing or empty array is refused.
+	 */
+	| { in: 'bodyArray'; array: readonly string[]; field: string };
+
+/**
+ * A sender authenticated by a shared secret instead of a signature: the secret (the credential's
+ * Secret, its text as it is) must equal the value at `sharedSecret`, compared in constant time.
+ */
+export interface SharedSecretDescription {
+	sharedSecret: SecretLocation;
+	/**
+	 * What the secret does not protect, and what to do about it: said in docs/signatures.md and the
+	 * node's option. Whoever sees one delivery holds the secret; the body is not integrity-protected.
+	 */
+	caveat: string;
+}
+
+/** Whatever proves a sender from the request alone: a signature, or a shared secret it repeats. */
+export type VerificationDescription = SigningDescription | SharedSecretDescription;
+
+export const isSharedSecret = (
+	description: VerificationDescription,
+): description is SharedSecretDescription => 'sharedSecret' in description;
+
 export type InvalidReason =
 	| 'missing_header'
 	| 'malformed'
@@ -99,13 +133,11 @@ export interface RequestParts {
 	url?: string;
 }
 
-/** A description made runnable (schemeReader.ts): what the nodes, the planner and the generator use. */
-export interface SignatureScheme {
+/** What every runnable scheme has, signed or shared secret. */
+interface SchemeBase {
 	label: string;
 	/** The headers it reads, as the sender spells them (shown in the node's option descriptions). */
 	headers: readonly string[];
-	algorithm: SigningAlgorithm;
-	encoding: SignatureEncoding;
 	secretFormat: SecretFormat;
 	/** Whether a timestamp is checked against the tolerance. */
 	hasTimestamp: boolean;
@@ -120,5 +152,24 @@ export interface SignatureScheme {
 	signs: string;
 	/** Whether the signed content needs the request's URL (`{url}`). */
 	needsUrl: boolean;
+	/**
+	 * A signature scheme: the signatures and the signed content. A shared-secret scheme: each secret
+	 * value the request carries in `signatures` (every one must equal a key), the content empty.
+	 */
 	read: (request: RequestParts) => ReadResult;
 }
+
+/** A description made runnable (schemeReader.ts): what the nodes, the planner and the generator use. */
+export interface SignedScheme extends SchemeBase {
+	kind: 'signature';
+	algorithm: SigningAlgorithm;
+	encoding: SignatureEncoding;
+}
+
+/** A shared secret made runnable: nothing is signed (`signedHeaders` empty, `signsBody` false). */
+export interface SharedSecretScheme extends SchemeBase {
+	kind: 'sharedSecret';
+	location: SecretLocation;
+}
+
+export type SignatureScheme = SignedScheme | SharedSecretScheme;

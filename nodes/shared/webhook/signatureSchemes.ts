@@ -11,6 +11,7 @@ import type {
 	HmacAlgorithm,
 	SignatureEncoding,
 	SignatureScheme,
+	SignedScheme,
 	SigningDescription,
 } from './schemeTypes';
 
@@ -24,6 +25,8 @@ export type {
 	SignatureEncoding,
 	SignatureScheme,
 	SignedRequest,
+	SignedScheme,
+	SharedSecretScheme,
 	SigningAlgorithm,
 	SigningDescription,
 } from './schemeTypes';
@@ -82,7 +85,7 @@ export function hmacDescription(settings: HmacSettings): SigningDescription {
 }
 
 /** Generic HMAC: `<header>: <prefix><signature>` over the raw body, or over `<timestamp>.<raw body>` with a timestamp header. */
-export function hmacScheme(settings: HmacSettings): SignatureScheme {
+export function hmacScheme(settings: HmacSettings): SignedScheme {
 	return schemeFromDescription(GENERIC_HMAC.label, hmacDescription(settings));
 }
 

@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, timingSafeEqual, verify } from 'crypto';
+import { createHash, createHmac, createPublicKey, timingSafeEqual, verify } from 'crypto';
 
 import { readSignatureHeader } from './headers';
 import type {
@@ -121,6 +121,29 @@ function matches(
 	}
 }
 
+/** Equal bytes, in time that depends on neither where they differ nor their lengths (digests of both). */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+	const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest();
+	return timingSafeEqual(digest(a), digest(b));
+}
+
+/**
+ * A shared secret's verdict: every value the request carries (each of Graph's notifications, Okta's
+ * one header) must equal one of the keys, compared in constant time. One wrong value refuses the
+ * whole delivery: a forged notification slipped into a genuine batch is never half-trusted.
+ */
+function sharedSecretVerdict(values: readonly string[], keys: readonly Uint8Array[]): Verification {
+	const encoder = new TextEncoder();
+	let allMatch = values.length > 0;
+	for (const value of values) {
+		let matched = false;
+		// Every comparison runs, so the time taken does not depend on which key matched.
+		for (const key of keys) matched = sameBytes(encoder.encode(value), key) || matched;
+		allMatch = matched && allMatch;
+	}
+	return allMatch ? { valid: true } : { valid: false, reason: 'mismatch' };
+}
+
 export interface VerifyOptions {
 	nowSeconds: number;
 	toleranceSeconds: number;
@@ -135,7 +158,8 @@ export interface VerifiedRequest {
 }
 
 /**
- * Checks a delivery's signature over its exact raw bytes with each key (current secret, then the
+ * Checks a delivery's signature over its exact raw bytes (or a shared secret's values: every one
+ * must equal a key; nothing else is checked, since nothing is signed) with each key (current secret, then the
  * previous one during a rotation). Every signature the headers carry must be well formed (a
  * truncated or doubled header is `malformed`, never half-trusted); one of them must match one key;
  * then the timestamp, if the scheme has one, must lie within the tolerance on either side of now (a
@@ -153,11 +177,13 @@ export function verifySignature(
 		url: request.url,
 	});
 	if ('invalid' in read) return { valid: false, reason: read.invalid };
+	if (scheme.kind === 'sharedSecret') return sharedSecretVerdict(read.signatures, keys);
 
 	const signatures: Buffer[] = [];
+	const { algorithm, encoding } = scheme;
 	for (const text of read.signatures) {
-		const signature = decode(text, scheme.encoding);
-		if (signature === undefined || !signatureLengthFits(scheme.algorithm, signature.length))
+		const signature = decode(text, encoding);
+		if (signature === undefined || !signatureLengthFits(algorithm, signature.length))
 			return { valid: false, reason: 'malformed' };
 		signatures.push(signature);
 	}
@@ -166,7 +192,7 @@ export function verifySignature(
 	for (const key of keys) {
 		// Every comparison runs, so the time taken does not depend on which signature or key matched.
 		for (const signature of signatures)
-			matched = matches(scheme.algorithm, key, read.content, signature) || matched;
+			matched = matches(algorithm, key, read.content, signature) || matched;
 	}
 	if (!matched) return { valid: false, reason: 'mismatch' };
 

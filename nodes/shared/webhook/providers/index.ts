@@ -1,4 +1,4 @@
-import type { SigningDescription } from '../schemeTypes';
+import type { SigningDescription, VerificationDescription } from '../schemeTypes';
 import { COMMERCE } from './commerce';
 import { DEV_TOOLS } from './devTools';
 import { ESTABLISHED } from './established';
@@ -33,20 +33,27 @@ export const PROVIDERS = [
 type Table = (typeof PROVIDERS)[number];
 /** A provider's value, as stored in workflows. */
 export type ProviderValue = Table['value'];
-/** A provider whose signature the request alone proves. */
-export type VerifiableProvider = Extract<Table, { signing: SigningDescription }>;
+/** A provider the request alone proves: by its signature, or by the shared secret it repeats. */
+export type VerifiableProvider = Extract<Table, { signing: VerificationDescription }>;
 export type VerifiableValue = VerifiableProvider['value'];
 
 export function isVerifiable<P extends ProviderDefinition>(
 	provider: P,
-): provider is P & { signing: SigningDescription } {
+): provider is P & { signing: VerificationDescription } {
 	return !('unverifiable' in provider.signing);
+}
+
+/** A provider that signs its deliveries (not one proven by a shared secret alone). */
+export function isSigned<P extends ProviderDefinition>(
+	provider: P,
+): provider is P & { signing: SigningDescription } {
+	return isVerifiable(provider) && !('sharedSecret' in provider.signing);
 }
 
 /** The providers a signature check can be chosen for, in the table's order. */
 export function verifiableFrom<P extends ProviderDefinition>(
 	providers: readonly P[],
-): Array<P & { signing: SigningDescription }> {
+): Array<P & { signing: VerificationDescription }> {
 	return providers.filter(isVerifiable);
 }
 
@@ -63,6 +70,6 @@ export const GENERIC_HMAC = {
 /** Every choice of signature scheme, in the nodes' order: the verifiable providers, Generic HMAC last. */
 export function signatureChoices<P extends ProviderDefinition>(
 	providers: readonly P[],
-): ReadonlyArray<(P & { signing: SigningDescription }) | typeof GENERIC_HMAC> {
+): ReadonlyArray<(P & { signing: VerificationDescription }) | typeof GENERIC_HMAC> {
 	return [...verifiableFrom(providers), GENERIC_HMAC];
 }

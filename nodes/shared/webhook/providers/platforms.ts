@@ -296,20 +296,33 @@ export const PLATFORMS = [
 		value: 'microsoftGraph',
 		label: 'Microsoft Graph',
 		// A delivery is a `value` array of notifications (subscriptionId, changeType, resource,
-		// clientState) with no id of its own: the key is the body hash.
+		// clientState) with no id that names the delivery: the key is SHA-256 of the raw body, which
+		// a retry of the same batch repeats.
 		eventId: { kind: 'none' },
+		// Graph signs nothing: each notification repeats the clientState given when the subscription
+		// was created. Every one must equal the credential's Secret (one wrong value refuses the batch).
 		signing: {
-			unverifiable:
-				"Microsoft Graph signs nothing in a change notification: each one repeats the clientState you set on the subscription, a secret compare over nothing signed, so whoever sees one delivery can forge others. Compare every value[].clientState with your secret (an IF node) and treat a notification as a hint: read the resource from Graph before acting on it. Graph's validation (a POST with ?validationToken=… and no body, answered within 10 s with 200 text/plain holding the decoded token) is not answered by these nodes: answer it with a Respond to Webhook node.",
+			sharedSecret: { in: 'bodyArray', array: ['value'], field: 'clientState' },
+			caveat:
+				'Treat each notification as a hint: read the resource it names from Graph (GET https://graph.microsoft.com/v1.0/<resource>) before acting on it. One wrong clientState refuses the whole batch; an empty value[] is refused.',
 		},
 		contentTypes: ['application/json'],
 		retries:
 			'A 2xx is delivered; any other answer within 10 s is retried with exponential backoff for up to 4 hours; an endpoint often slower than 10 s is throttled and its notifications can be dropped for good',
 		retry: {
-			keeps: 'unknown',
+			keeps: 'unknown: the same notifications in the body, as far as a retry resends the batch',
 			renews: 'unknown',
 			source:
-				"unknown: Microsoft's page read gives the retry rules, not what a retried notification keeps or renews",
+				"unknown: Microsoft's page read gives the retry rules, not what a retried notification keeps or renews; nothing is signed, so the replay guard hashes the body as received",
+		},
+		// When a subscription is created or renewed: a POST with ?validationToken=… and no body,
+		// unsigned and carrying no secret. Answered to any bodiless request, as Dropbox's echo is:
+		// 200 text/plain with the token as Express decoded it, capped, nosniff; nothing reserved.
+		handshake: {
+			name: 'validation request',
+			match: [{ on: 'query', method: 'POST', parameter: 'validationToken' }],
+			signed: false,
+			answer: { kind: 'echoQuery', parameter: 'validationToken' },
 		},
 		timeout: {
 			seconds: 10,
@@ -320,11 +333,15 @@ export const PLATFORMS = [
 	{
 		value: 'oktaEventHooks',
 		label: 'Okta Event Hooks',
-		// The delivery's eventId; each event of data.events has its own uuid.
+		// The delivery's eventId; each event of data.events has its own uuid (the first event's is in
+		// the body too, but the delivery's id names what Okta sent).
 		eventId: { kind: 'body', path: ['eventId'] },
+		// Okta signs nothing: every request carries the Authentication field's header (Authorization
+		// unless the user named another: the credential's Secret Header) with the secret as its whole value.
 		signing: {
-			unverifiable:
-				"Okta signs nothing: an event hook carries the static header value you set as its Authentication secret (usually Authorization), a token compare over nothing signed, so whoever sees one delivery can forge others. Check that header with the Webhook node's Header Auth and, before acting, look each event up in Okta's System Log API by its uuid. Okta's one-time verification (a GET with X-Okta-Verification-Challenge, answered 200 JSON {\"verification\": <that value>}) is not answered by these nodes: answer it with a Respond to Webhook node.",
+			sharedSecret: { in: 'header', header: 'Authorization' },
+			caveat:
+				"Before acting, look each event up in Okta's System Log API by its uuid. Secret holds the header's whole value; when the hook's Authentication field is not Authorization, name it in the credential's Secret Header.",
 		},
 		contentTypes: ['application/json'],
 		retries:
@@ -332,11 +349,22 @@ export const PLATFORMS = [
 		retry: {
 			keeps: 'unknown',
 			renews: 'unknown',
-			source: "unknown: Okta's pages read do not say what a redelivery keeps or renews",
+			source:
+				"unknown: Okta's pages read do not say what a redelivery keeps or renews; nothing is signed, so the replay guard hashes the body as received",
+		},
+		// Once, when the hook is verified: a GET with X-Okta-Verification-Challenge and the same
+		// authentication header as deliveries (Okta's support article shows `Authorization:
+		// my-shared-secret` on it), so the secret is checked first: a wrong one gets 401.
+		handshake: {
+			name: 'one-time verification',
+			match: [{ on: 'header', name: 'X-Okta-Verification-Challenge' }],
+			signed: false,
+			authenticated: 'sharedSecret',
+			answer: { kind: 'echoHeader', header: 'X-Okta-Verification-Challenge', name: 'verification' },
 		},
 		timeout: {
 			unknown:
-				"Okta's 3 s default that was found is for inline hooks; its event hook pages read state none",
+				"Okta's 3 s found is for inline hooks and the verification request; its event hook pages read state none for deliveries",
 		},
 		docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
 	},

@@ -1,5 +1,5 @@
 import type { HandshakeDefinition } from '../handshakeTypes';
-import type { SigningDescription } from '../schemeTypes';
+import type { VerificationDescription } from '../schemeTypes';
 
 /** Where a provider puts the event id. Presets fall back to the body hash when it is missing or empty. */
 export type EventIdLocation =
@@ -22,8 +22,11 @@ export interface ProviderDefinition {
 	label: string;
 	/** Where the event id is: the Key Source preset of this provider reads it there. */
 	eventId: EventIdLocation;
-	/** How it signs (schemeTypes.ts), or why the request alone cannot prove it. */
-	signing: SigningDescription | Unverifiable;
+	/**
+	 * How it signs (schemeTypes.ts), or the shared secret it repeats instead (`sharedSecret`: nothing
+	 * signed, see its `caveat`), or why the request alone cannot prove it.
+	 */
+	signing: VerificationDescription | Unverifiable;
 	/** The content types its deliveries use (docs/signatures.md; multipart is never verifiable). */
 	contentTypes: readonly string[];
 	/** How it retries and for how long (docs/signatures.md): the key's retention must outlast it. */
@@ -37,7 +40,8 @@ export interface ProviderDefinition {
 	timeout: AnswerTimeout;
 	/**
 	 * How it checks the endpoint before it delivers (handshakeTypes.ts): Reserve and Verify Webhook
-	 * Signature answer it themselves, nothing reserved, no business step. Only with a signing scheme.
+	 * Signature answer it themselves, nothing reserved, no business step. Only with a signing scheme
+	 * or a shared secret.
 	 */
 	handshake?: HandshakeDefinition;
 	/** The provider's own page on signing, where the table entry was read from. */
