@@ -49,8 +49,8 @@ export class WebhookSigningSecretApi implements ICredentialType {
 				"For senders that check the URL with a token you choose (Meta: WhatsApp, Messenger, Instagram's hub.verify_token): the same token as in the sender's webhook settings. The node answers the check itself; a wrong or missing token gets 403.",
 		},
 		{
-			displayName: 'Secret Header',
-			name: 'secretHeader',
+			displayName: 'Shared Secret Header',
+			name: 'headerName',
 			type: 'string',
 			default: '',
 			placeholder: 'Authorization',

@@ -5,7 +5,12 @@
  * handshake (Graph's bodiless POST ?validationToken=…, Okta's GET with X-Okta-Verification-Challenge),
  * what Reserve and Verify Webhook Signature answer. No value of the secret is ever shown.
  */
-import { answerHandshake, isHandshake, unauthenticated } from '../nodes/shared/webhook/handshakes';
+import {
+	answerHandshake,
+	describeHandshake,
+	isHandshake,
+	unauthenticated,
+} from '../nodes/shared/webhook/handshakes';
 import { readSignatureHeader } from '../nodes/shared/webhook/headers';
 import { PROVIDERS, type ProviderDefinition } from '../nodes/shared/webhook/providers';
 import { isSharedSecret, type SharedSecretScheme } from '../nodes/shared/webhook/schemeTypes';
@@ -33,6 +38,10 @@ function handshakeAnswer(
 ): string | undefined {
 	const handshake = provider?.handshake;
 	if (handshake === undefined) return undefined;
+	// The page takes no URL: a bodiless paste may still be a handshake recognised by its query.
+	const byQuery = handshake.match.find((one) => one.on === 'query');
+	if (input.body.length === 0 && input.url === undefined && byQuery?.on === 'query')
+		return `An empty body: if the request's URL carried ?${byQuery.parameter}=…, this is ${scheme.label}'s ${handshake.name} handshake, which Reserve and Verify Webhook Signature answer themselves, nothing reserved: ${describeHandshake(handshake)}.`;
 	const request = {
 		headers,
 		query: queryOf(input.url),
@@ -101,7 +110,7 @@ export function checkSharedSecret(
 	});
 	let hint: string;
 	if (verification.reason === 'missing_header')
-		hint = `No ${place} header: this request did not come from ${scheme.label}, the header was lost on the way (a proxy), or Okta sends it under another name (set the credential's Secret Header to the Authentication field's name).`;
+		hint = `No ${place} header: this request did not come from ${scheme.label}, the header was lost on the way (a proxy), or the hook names another header (set the credential's Shared Secret Header to the Authentication field's name).`;
 	else if ('invalid' in read)
 		hint =
 			scheme.location.in === 'header'

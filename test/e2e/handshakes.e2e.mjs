@@ -95,16 +95,20 @@ const counts = async () => ({
 /**
  * Sends a request to the sender's copy and waits for the execution n8n recorded for it.
  * @param {any} sender
- * @param {{ body?: string, headers?: Record<string, string>, method?: string, query?: Record<string, string> }} [request]
+ * @param {{ body?: string, headers?: Record<string, string>, method?: string, query?: Record<string, string>, contentType?: string }} [request]
  */
-async function send(sender, { body = '', headers = {}, method = 'POST', query } = {}) {
+async function send(
+	sender,
+	{ body = '', headers = {}, method = 'POST', query, contentType = 'application/json' } = {},
+) {
 	const copy = published.get(sender.provider.value);
-	const url = query ? `${copy.webhookUrl}?${new URLSearchParams(query)}` : copy.webhookUrl;
+	const search = query ? new URLSearchParams(query).toString() : '';
+	const url = search ? `${copy.webhookUrl}?${search}` : copy.webhookUrl;
 	const response = await sendEvent(url, Buffer.from(body), {
 		method,
 		headers,
 		sign: false,
-		contentType: 'application/json',
+		contentType,
 	});
 	const execution = await stack.executions.waitForRequest(copy.id, response.requestId);
 	return { response, execution };
@@ -182,16 +186,27 @@ for (const sender of senders.filter(({ provider }) => !provider.handshake.signed
 	const { provider } = sender;
 	const example = UNSIGNED_EXAMPLES[provider.value];
 
-	test(`${provider.label}: the GET ${provider.handshake.name} through the template's GET output: the challenge, and what must not get it refused`, () =>
+	const method = example?.method ?? 'GET';
+
+	test(`${provider.label}: the ${method} ${provider.handshake.name} through the template's ${method} output: the challenge, and what must not get it refused`, () =>
 		withStackLogs(stack, async () => {
 			assert.ok(example, `an example of ${provider.label}'s handshake`);
 			const countsBefore = await counts();
-			const right = await send(sender, { method: 'GET', query: example.query });
+			const bodiless = {
+				method,
+				...(example.contentType ? { contentType: example.contentType } : {}),
+			};
+			const right = await send(sender, {
+				...bodiless,
+				query: example.query,
+				headers: example.headers?.(sender.signer.secret) ?? {},
+			});
 			assertAnswer(right.response, example.expected);
 			await assertNothingRan(right.execution, countsBefore);
 
-			for (const query of example.refused) {
-				const wrong = await send(sender, { method: 'GET', query });
+			for (const refused of example.refused) {
+				const { query, headers = {} } = 'query' in refused ? refused : { query: refused };
+				const wrong = await send(sender, { ...bodiless, query, headers });
 				assertAnswer(wrong.response, example.refusedAnswer);
 				await assertNothingRan(wrong.execution, countsBefore);
 			}

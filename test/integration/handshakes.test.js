@@ -7,17 +7,23 @@
 // nothing answered). Meta's GET is checked against the credential's Verify Token (403 otherwise).
 const { describe, test, expect } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
-const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
+const { registerTestNode, runWorkflow } = require('../support/engine');
 const { signDelivery, signerFor } = require('../support/signDelivery');
-const { SIGNED_EXAMPLES, META_VERIFICATION, TEXT_TYPE } = require('../support/handshakeExamples');
+const {
+	SIGNED_EXAMPLES,
+	UNSIGNED_EXAMPLES,
+	META_VERIFICATION,
+	GRAPH_VALIDATION_TOKEN,
+	oktaVerification,
+	TEXT_TYPE,
+} = require('../support/handshakeExamples');
+const { VECTORS } = require('../vectors');
 const { deliveryItem, webhookItem } = require('../support/webhookItems');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
-const { reserveOutputs } = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
 
 const db = useTestDatabase();
 
-const RESERVE = 'Idempotency Reserve';
-const VERIFY = 'Verify Webhook Signature';
+const { RESERVE, VERIFY, reserveNode, verifyNode } = require('../support/signatureNodes');
 
 // Whatever reaches a node after the one under test: the business step that must not run.
 registerTestNode('afterHandshake', async function () {
@@ -32,7 +38,12 @@ const unsignedOnes = withHandshake.filter((provider) => !provider.handshake.sign
 
 test('the handshakes this file covers are the ones the table has', () => {
 	expect(signedOnes.map(({ value }) => value).sort()).toEqual(Object.keys(SIGNED_EXAMPLES).sort());
-	expect(unsignedOnes.map(({ value }) => value).sort()).toEqual(['dropbox', 'whatsApp']);
+	expect(unsignedOnes.map(({ value }) => value).sort()).toEqual([
+		'dropbox',
+		'microsoftGraph',
+		'oktaEventHooks',
+		'whatsApp',
+	]);
 });
 
 /** The node under test with every output it has wired to a node of its own. */
@@ -57,33 +68,8 @@ function workflowFor(node, outputCount) {
 	};
 }
 
-const RESERVE_PARAMETERS = {
-	mode: 'lease',
-	leaseSeconds: 60,
-	keySource: 'eventIdOrBodyHash',
-	eventId: '={{ $json.body.id }}',
-	rawBodyProperty: 'data',
-	namespace: '',
-	schema: 'public',
-	table: 'processed_events',
-	createTable: true,
-};
-
 async function throughReserve(provider, items, credential) {
-	const parameters = { ...RESERVE_PARAMETERS, signature: provider.value };
-	const outputs = reserveOutputs(parameters, 2.1);
-	const node = {
-		id: 'reserve',
-		name: RESERVE,
-		type: `${PACKAGE}.idempotencyReserve`,
-		typeVersion: 2.1,
-		position: [0, 0],
-		parameters,
-		credentials: {
-			idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' },
-			webhookSigningSecretApi: { id: '2', name: 'Webhook Signing Secret' },
-		},
-	};
+	const { node, outputs } = reserveNode(provider.value);
 	const run = await runWorkflow(workflowFor(node, outputs.count), items, {
 		credentials: db.credential(),
 		credentialsByType: { webhookSigningSecretApi: credential },
@@ -92,19 +78,11 @@ async function throughReserve(provider, items, credential) {
 }
 
 async function throughVerify(provider, items, credential) {
-	const node = {
-		id: 'verify',
-		name: VERIFY,
-		type: `${PACKAGE}.verifyWebhookSignature`,
-		typeVersion: 1.1,
-		position: [0, 0],
-		parameters: { provider: provider.value, rawBodyProperty: 'data' },
-		credentials: { webhookSigningSecretApi: { id: '2', name: 'Webhook Signing Secret' } },
-	};
-	const run = await runWorkflow(workflowFor(node, 2), items, {
+	const { node, outputs } = verifyNode(provider.value);
+	const run = await runWorkflow(workflowFor(node, outputs.count), items, {
 		credentialsByType: { webhookSigningSecretApi: credential },
 	});
-	return { run, outputs: { count: 2, invalidSignature: 1 }, node: VERIFY };
+	return { run, outputs, node: VERIFY };
 }
 
 /** @type {Array<[string, (provider: any, items: object[], credential: object) => Promise<any>]>} */
@@ -138,6 +116,25 @@ const afterRan = ({ run, outputs }) =>
 	Array.from({ length: outputs.count }, (_, index) => `After ${index}`).filter((name) =>
 		run.ran(name),
 	);
+
+/** A bodiless request as n8n's Webhook node emits it with Raw Body on: `{}`, no bytes. */
+function bodilessItem(query, headers = {}) {
+	const item = webhookItem({ body: {}, rawBody: '' });
+	delete item.json.headers['content-type'];
+	Object.assign(item.json.headers, headers);
+	item.json.query = query;
+	return item;
+}
+
+/** The node answered `answer` itself: nothing routed, nothing after it ran, nothing reserved; `hint` said. */
+async function expectAnsweredAlone(result, answer, hint = undefined) {
+	expect(result.run.status).toBe('success');
+	expect(result.run.webhookResponses).toEqual([answer]);
+	expect(routed(result)).toEqual([]);
+	expect(afterRan(result)).toEqual([]);
+	expect(await keyCount()).toBe(0);
+	if (hint !== undefined) expect(hintsOf(result)).toEqual([hint]);
+}
 
 function signedItem(provider, signer, body, headers) {
 	const bytes = Buffer.from(body);
@@ -218,27 +215,16 @@ describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 	const APP_SECRET = 'meta_app_secret';
 	const TOKEN = META_VERIFICATION.token;
 
-	/** A GET as n8n's Webhook node emits it with Raw Body on: no content-type, `{}`, no bytes. */
-	function getItem(query) {
-		const item = webhookItem({ body: {}, rawBody: '' });
-		delete item.json.headers['content-type'];
-		item.json.query = query;
-		return item;
-	}
 	const documented = META_VERIFICATION.query;
 
 	describe.each(NODES)('through %s', (_name, through) => {
 		test('the right token: 200 with hub.challenge as text; nothing reserved or run after', async () => {
 			await db.query('DROP TABLE IF EXISTS processed_events');
-			const result = await through(provider, [getItem(documented)], {
+			const result = await through(provider, [bodilessItem(documented)], {
 				secret: APP_SECRET,
 				verifyToken: TOKEN,
 			});
-			expect(result.run.status).toBe('success');
-			expect(result.run.webhookResponses).toEqual([META_VERIFICATION.expected]);
-			expect(routed(result)).toEqual([]);
-			expect(afterRan(result)).toEqual([]);
-			expect(await keyCount()).toBe(0);
+			await expectAnsweredAlone(result, META_VERIFICATION.expected);
 		});
 
 		test.each([
@@ -246,7 +232,7 @@ describe('Meta (WhatsApp Cloud API): the GET verification request', () => {
 			['no token', { 'hub.mode': 'subscribe', 'hub.challenge': '1158201444' }, TOKEN],
 			['no Verify Token in the credential', documented, undefined],
 		])('%s: 403, nothing echoed, nothing reserved', async (_case, query, verifyToken) => {
-			const result = await through(provider, [getItem(query)], {
+			const result = await through(provider, [bodilessItem(query)], {
 				secret: APP_SECRET,
 				...(verifyToken === undefined ? {} : { verifyToken }),
 			});
@@ -286,35 +272,22 @@ describe('Dropbox: the GET verification request, echoed without a token', () => 
 	const provider = TABLE.find(({ value }) => value === 'dropbox');
 	const REFLECTED = { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' };
 
-	/** A GET as n8n's Webhook node emits it with Raw Body on: no content-type, `{}`, no bytes. */
-	function getItem(query) {
-		const item = webhookItem({ body: {}, rawBody: '' });
-		delete item.json.headers['content-type'];
-		item.json.query = query;
-		return item;
-	}
-
 	describe.each(NODES)('through %s', (_name, through) => {
 		// https://www.dropbox.com/developers/reference/webhooks (dropbox_hook.py's default challenge)
 		test('?challenge=…: 200 with the challenge as text/plain, nosniff; nothing reserved or run after', async () => {
 			await db.query('DROP TABLE IF EXISTS processed_events');
-			const result = await through(provider, [getItem({ challenge: 'challenge123' })], {
+			const result = await through(provider, [bodilessItem({ challenge: 'challenge123' })], {
 				secret: 'ABC123',
 			});
-			expect(result.run.status).toBe('success');
-			expect(result.run.webhookResponses).toEqual([
+			await expectAnsweredAlone(
+				result,
 				{ statusCode: 200, headers: REFLECTED, body: 'challenge123' },
-			]);
-			expect(routed(result)).toEqual([]);
-			expect(afterRan(result)).toEqual([]);
-			expect(await keyCount()).toBe(0);
-			expect(hintsOf(result)).toEqual([
 				"Answered Dropbox's verification request handshake (200): nothing reserved, no business step",
-			]);
+			);
 		});
 
 		test('a challenge too long to echo: 400, not reflected, nothing reserved', async () => {
-			const result = await through(provider, [getItem({ challenge: 'x'.repeat(300) })], {
+			const result = await through(provider, [bodilessItem({ challenge: 'x'.repeat(300) })], {
 				secret: 'ABC123',
 			});
 			expect(result.run.webhookResponses).toEqual([
@@ -341,6 +314,108 @@ describe('Dropbox: the GET verification request, echoed without a token', () => 
 				[0, 0],
 				[result.outputs.invalidSignature, 1],
 			]);
+		});
+	});
+});
+
+describe('Microsoft Graph: the validation request (a bodiless POST), echoed without a secret', () => {
+	const provider = TABLE.find(({ value }) => value === 'microsoftGraph');
+	const example = UNSIGNED_EXAMPLES.microsoftGraph;
+	const SECRET = VECTORS.microsoftGraph.secret;
+	// Graph posts it as text/plain with no body: n8n's parse is then `{}` or '' and no bytes.
+	const validation = (query) =>
+		bodilessItem(query, { 'content-type': 'text/plain; charset=utf-8' });
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('?validationToken=…: 200 text/plain with the decoded token, nosniff; nothing reserved or run after', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const result = await through(
+				provider,
+				[validation({ validationToken: GRAPH_VALIDATION_TOKEN })],
+				{ secret: SECRET },
+			);
+			await expectAnsweredAlone(
+				result,
+				example.expected,
+				"Answered Microsoft Graph's validation request handshake (200): nothing reserved, no business step",
+			);
+		});
+
+		test('a token too long to echo: 400, not reflected, nothing reserved', async () => {
+			const result = await through(provider, [validation(example.refused[0])], {
+				secret: SECRET,
+			});
+			expect(result.run.webhookResponses).toEqual([example.refusedAnswer]);
+			expect(routed(result)).toEqual([]);
+			expect(await keyCount()).toBe(0);
+		});
+
+		test('a notification POSTed with the same query is no handshake: its clientState decides', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const genuine = await VECTORS.microsoftGraph.genuine();
+			const item = deliveryItem(provider, { rawBody: Buffer.from(genuine.body), headers: {} });
+			item.json.query = { validationToken: GRAPH_VALIDATION_TOKEN };
+			const forged = deliveryItem(provider, {
+				rawBody: Buffer.from(
+					String(genuine.body).replace('secretClientValue', 'guessedClientValue'),
+				),
+				headers: {},
+			});
+			forged.json.query = { validationToken: GRAPH_VALIDATION_TOKEN };
+			const result = await through(provider, [item, forged], { secret: SECRET });
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([
+				[0, 0],
+				[result.outputs.invalidSignature, 1],
+			]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+	});
+});
+
+describe('Okta Event Hooks: the one-time verification (a GET), answered once the shared secret holds', () => {
+	const provider = TABLE.find(({ value }) => value === 'oktaEventHooks');
+	const example = UNSIGNED_EXAMPLES.oktaEventHooks;
+	const SECRET = VECTORS.oktaEventHooks.secret;
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('the right Authorization: 200 {"verification": …} as Okta prints it; nothing reserved or run after', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const result = await through(provider, [bodilessItem({}, oktaVerification(SECRET))], {
+				secret: SECRET,
+			});
+			await expectAnsweredAlone(
+				result,
+				example.expected,
+				"Answered Okta Event Hooks's one-time verification handshake (200): nothing reserved, no business step",
+			);
+		});
+
+		test.each([
+			[
+				'a wrong secret',
+				oktaVerification('my-shared-secret-but-not-yours'),
+				/shared secret mismatch$/,
+			],
+			['no Authorization header', oktaVerification(undefined), /shared secret missing_header$/],
+		])('%s: 401, the challenge not echoed, nothing reserved', async (_case, headers, why) => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const result = await through(provider, [bodilessItem({}, headers)], { secret: SECRET });
+			await expectAnsweredAlone(result, example.refusedAnswer);
+			const [hint] = hintsOf(result);
+			expect(hint).toMatch(/^Refused Okta Event Hooks's one-time verification handshake \(401\): /);
+			expect(hint).toMatch(why);
+		});
+
+		test('the header the user named in the credential (Shared Secret Header) is the one checked', async () => {
+			const headers = { ...oktaVerification(undefined), 'x-okta-auth': SECRET };
+			const named = await through(provider, [bodilessItem({}, headers)], {
+				secret: SECRET,
+				headerName: 'X-Okta-Auth',
+			});
+			expect(named.run.webhookResponses).toEqual([example.expected]);
+			const unnamed = await through(provider, [bodilessItem({}, headers)], { secret: SECRET });
+			expect(unnamed.run.webhookResponses).toEqual([example.refusedAnswer]);
 		});
 	});
 });

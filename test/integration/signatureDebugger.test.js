@@ -19,7 +19,12 @@ const { runWorkflow } = require('../support/engine');
 const { PROVIDERS, nowSeconds } = require('../support/providerVectors');
 const { webhookItem } = require('../support/webhookItems');
 const { signDelivery, signerFor } = require('../support/signDelivery');
-const { SIGNED_EXAMPLES } = require('../support/handshakeExamples');
+const {
+	SIGNED_EXAMPLES,
+	OKTA_CHALLENGE,
+	oktaVerification,
+} = require('../support/handshakeExamples');
+const { VECTORS } = require('../vectors');
 const { PROVIDERS: ALL_PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const {
 	chromiumAvailable,
@@ -589,6 +594,86 @@ describeInBrowser('webhook debugger: check a signature', () => {
 			});
 			expect(event.hint).toMatch(/the node sends this delivery to valid\.$/);
 		}
+	});
+
+	test('a shared-secret sender (Graph, Okta): the verdict, which value failed, what the secret does not protect, and its handshake', async () => {
+		const { page } = browser;
+		const graph = VECTORS.microsoftGraph;
+		const graphBody = String((await graph.genuine()).body);
+		const genuine = await checkSignature(page, {
+			provider: 'microsoftGraph',
+			secret: graph.secret,
+			headers: { 'content-type': 'application/json' },
+			bodyText: graphBody,
+		});
+		expect(genuine.verdict).toBe('valid');
+		expect(genuine.hint).toMatch(
+			/^value\[\]\.clientState equals the secret: the node sends this delivery to valid\./,
+		);
+		expect(genuine.hint).toContain('read the resource it names from Graph');
+		// One forged notification slipped into Microsoft's batch: the whole delivery refused, as the node does.
+		const json = JSON.parse(graphBody);
+		json.value.push({ ...json.value[0], clientState: 'guessed' });
+		const forgedBody = JSON.stringify(json);
+		const forged = await checkSignature(page, {
+			provider: 'microsoftGraph',
+			secret: graph.secret,
+			headers: { 'content-type': 'application/json' },
+			bodyText: forgedBody,
+		});
+		expect(forged.verdict).toBe('invalid mismatch');
+		expect(forged.hint).toMatch(/^1 of 2 clientState values do not equal the secret \(element 1\)/);
+		expect(forged.hint).not.toContain('guessed');
+		const node = await runWorkflow(
+			verifyWorkflow,
+			[webhookItem({ body: json, rawBody: forgedBody })],
+			{
+				credentialsByType: { webhookSigningSecretApi: { secret: graph.secret } },
+				nodeOverrides: {
+					'Verify Webhook Signature': { parameters: { provider: 'microsoftGraph' } },
+				},
+			},
+		);
+		expect(node.output('Verify Webhook Signature', 1)[0].json.signature.reason).toBe('mismatch');
+		// Graph's validation comes bodiless with its token in the URL, which the page does not take.
+		const empty = await checkSignature(page, {
+			provider: 'microsoftGraph',
+			secret: graph.secret,
+			headers: { 'content-type': 'text/plain; charset=utf-8' },
+			bodyText: '',
+		});
+		expect(empty.hint).toContain(
+			"if the request's URL carried ?validationToken=…, this is Microsoft Graph's validation request handshake",
+		);
+
+		const okta = VECTORS.oktaEventHooks;
+		const verification = await checkSignature(page, {
+			provider: 'oktaEventHooks',
+			secret: okta.secret,
+			headers: oktaVerification(okta.secret),
+			bodyText: '',
+		});
+		expect(verification.hint).toBe(
+			`This is Okta Event Hooks's one-time verification handshake. Reserve and Verify Webhook Signature answer it themselves, 200 application/json; charset=utf-8: {"verification":"${OKTA_CHALLENGE}"} (nothing is reserved, no node after them runs).`,
+		);
+		const wrong = await checkSignature(page, {
+			provider: 'oktaEventHooks',
+			secret: okta.secret,
+			headers: oktaVerification('not-the-secret'),
+			bodyText: '',
+		});
+		expect(wrong.hint).toMatch(
+			/^This is Okta Event Hooks's one-time verification handshake, refused \(one-time verification: shared secret mismatch\): the node answers 401/,
+		);
+		const { body: oktaBody, headers: oktaHeaders } = await okta.genuine();
+		const delivery = await checkSignature(page, {
+			provider: 'oktaEventHooks',
+			secret: okta.secret,
+			headers: { ...oktaHeaders, Authorization: 'Bearer my-shared-secret' },
+			bodyText: String(oktaBody),
+		});
+		expect(delivery.verdict).toBe('invalid mismatch');
+		expect(delivery.hint).toContain('the whole header value is compared, any "Bearer " included');
 	});
 
 	test('the page made no request: only its own file:// load; no console errors', async () => {

@@ -15,7 +15,7 @@
 // Bounded: 3 runs of up to 4 mutations per provider (about 35 providers), a few seconds in all.
 const { describe, test, expect } = require('@jest/globals');
 const fc = require('fast-check');
-const { PROVIDERS, verifiableFrom } = require('../../dist/nodes/shared/webhook/providers');
+const { PROVIDERS, isSigned } = require('../../dist/nodes/shared/webhook/providers');
 const { formFields } = require('../../dist/nodes/shared/webhook/signedParse');
 const { useTestDatabase } = require('../support/database');
 const { runWorkflow } = require('../support/engine');
@@ -246,11 +246,14 @@ function expectKeyFromSigned(provider, key, namespace, id) {
 	}
 }
 
-/** @type {Array<[string, any]>} */
-const CASES = verifiableFrom(PROVIDERS).map((/** @type {any} */ provider) => [
-	provider.value,
-	provider,
-]);
+/**
+ * The providers that sign: a shared-secret sender (Graph, Okta) covers no byte, so "no unsigned
+ * change" has nothing to hold against (test/integration/sharedSecret.test.js shows what it does).
+ * @type {Array<[string, any]>}
+ */
+const CASES = /** @type {any[]} */ ([...PROVIDERS])
+	.filter((provider) => isSigned(provider))
+	.map((provider) => [provider.value, provider]);
 
 describe.each(CASES)('%s: reserve only what was verified', (_value, provider) => {
 	const signer = signerFor(provider.signing);

@@ -99,8 +99,37 @@ const META_VERIFICATION = {
 };
 
 /**
- * Each unsigned handshake (a GET) as its sender sends it, the answer it checks, and the requests
- * that must not get the challenge back: `refused` (each query) answered `refusedAnswer`.
+ * Microsoft Graph's validation request: a POST with `?validationToken=…`, Content-Type text/plain and
+ * no body, answered within 10 s with 200 text/plain and the URL-decoded token. Microsoft prints no
+ * token value ("{opaqueTokenCreatedByMicrosoftGraph}", and says to treat it as opaque):
+ * https://learn.microsoft.com/graph/change-notifications-delivery-webhooks#notificationurl-validation
+ * (microsoftgraph/microsoft-graph-docs-contrib concepts/includes/change-notifications-delivery-notificationurl-validation.md
+ * at commit 0d928665b3df9c6bc0cf9957f10634c16b072d31); this one has spaces and colons, so the answer must be
+ * the decoded text, never the encoded query.
+ */
+const GRAPH_VALIDATION_TOKEN =
+	'Validation: Testing client application reachability for subscription Request-Id: 46e4f6ff-d4f7-4b1b-8d6f-2b4c1d9cfa1c';
+
+/**
+ * Okta's one-time verification request as its support article prints it, with the shared secret in
+ * Authorization (https://support.okta.com/help/s/article/Unable-to-verify-event-hook-Hook-hook-name-execution-failed),
+ * and the answer printed there: {"verification":"<the header's value>"}.
+ */
+const OKTA_CHALLENGE = 'Me_rShK8JHsTnbyYrWXCEoMGbM_zsZ6k0hLPZ_Pg';
+const oktaVerification = (/** @type {string | undefined} */ authorization) => ({
+	'user-agent': 'Okta-Integrations',
+	accept: 'application/json',
+	'x-okta-request-id': 'XOZfPkReFFZ10KWyGkzAMwAAADA',
+	'x-okta-verification-challenge': OKTA_CHALLENGE,
+	'x-any-key': 'my-header-value',
+	...(authorization === undefined ? {} : { authorization }),
+});
+
+/**
+ * Each unsigned handshake as its sender sends it (a GET unless `method` says otherwise; `headers`
+ * made from the credential's secret where the sender sends it too), the answer it checks, and the
+ * requests that must not get the challenge back: `refused` (each a query, or `{ query, headers }`)
+ * answered `refusedAnswer`.
  */
 const UNSIGNED_EXAMPLES = {
 	whatsApp: {
@@ -112,6 +141,42 @@ const UNSIGNED_EXAMPLES = {
 			{ 'hub.mode': 'subscribe', 'hub.challenge': '1158201444' },
 		],
 		refusedAnswer: META_VERIFICATION.refused,
+	},
+	microsoftGraph: {
+		credential: {},
+		method: 'POST',
+		contentType: 'text/plain; charset=utf-8',
+		query: { validationToken: GRAPH_VALIDATION_TOKEN },
+		expected: {
+			statusCode: 200,
+			headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
+			body: GRAPH_VALIDATION_TOKEN,
+		},
+		refused: [{ validationToken: 'x'.repeat(300) }],
+		refusedAnswer: {
+			statusCode: 400,
+			headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
+			body: 'validationToken is longer than 256 characters',
+		},
+	},
+	oktaEventHooks: {
+		credential: {},
+		query: {},
+		headers: (/** @type {string} */ secret) => oktaVerification(secret),
+		expected: {
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: `{"verification":"${OKTA_CHALLENGE}"}`,
+		},
+		refused: [
+			{ query: {}, headers: oktaVerification('my-shared-secret-but-not-yours') },
+			{ query: {}, headers: oktaVerification(undefined) },
+		],
+		refusedAnswer: {
+			statusCode: 401,
+			headers: { 'content-type': TEXT_TYPE },
+			body: 'Unauthorized',
+		},
 	},
 	// https://www.dropbox.com/developers/reference/webhooks (dropbox_hook.py's default challenge)
 	dropbox: {
@@ -131,4 +196,13 @@ const UNSIGNED_EXAMPLES = {
 	},
 };
 
-module.exports = { SIGNED_EXAMPLES, UNSIGNED_EXAMPLES, META_VERIFICATION, JSON_TYPE, TEXT_TYPE };
+module.exports = {
+	SIGNED_EXAMPLES,
+	UNSIGNED_EXAMPLES,
+	META_VERIFICATION,
+	GRAPH_VALIDATION_TOKEN,
+	OKTA_CHALLENGE,
+	oktaVerification,
+	JSON_TYPE,
+	TEXT_TYPE,
+};

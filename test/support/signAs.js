@@ -43,6 +43,8 @@ function signAs(
 ) {
 	const { signing } = provider;
 	if ('unverifiable' in signing) throw new Error(`${provider.value} signs nothing`);
+	// A shared secret is no signature: withSharedSecret and signDelivery (signDelivery.js) place it.
+	if ('sharedSecret' in signing) throw new Error(`${provider.value} sends a shared secret`);
 	const timestamp = timestampText(signing.timestamp?.unit ?? 'seconds', nowSeconds);
 	/** @type {Record<string, unknown>} */
 	const json = structuredClone(body);

@@ -1,6 +1,7 @@
 // Signs any bytes as a provider of the table would, for property tests over every verifiable
 // provider: HMAC with a text, base64 or whsec_ secret, Ed25519 (Discord) and ECDSA P-256 (SendGrid)
-// with a key pair made here. The signed content is built by the package's own reader from the
+// with a key pair made here; a shared-secret sender (Graph, Okta) "signs" by repeating its secret
+// in its header, or in every element of its body array (withSharedSecret). The signed content is built by the package's own reader from the
 // provider's description; that the descriptions are the providers' real schemes is proven by
 // test/vectors against their documented examples and official libraries.
 const { createHmac, generateKeyPairSync, randomBytes, sign: signWithKey } = require('node:crypto');
@@ -29,6 +30,12 @@ function headerValue(format, signature, timestamp) {
  * @returns {{ secret: string, sign: (content: Uint8Array) => string }}
  */
 function signerFor(signing, secret = undefined) {
+	// A shared secret (Graph's clientState, Okta's header) is not a signature: the sender "signs" by
+	// repeating the secret where the table says (signDelivery, withSharedSecret).
+	if ('sharedSecret' in signing) {
+		const shared = secret ?? `shared_${randomBytes(18).toString('hex')}`;
+		return { secret: shared, sign: () => shared };
+	}
 	if (signing.algorithm === 'ed25519') {
 		const { publicKey, privateKey } = generateKeyPairSync('ed25519');
 		const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
@@ -70,6 +77,12 @@ function signerFor(signing, secret = undefined) {
  */
 function signDelivery(provider, signer, { bytes, headers, url, nowSeconds }) {
 	const { signing } = provider;
+	if ('sharedSecret' in signing) {
+		const { sharedSecret } = signing;
+		// In a body array, the bytes carry it already (withSharedSecret): the headers are left as they are.
+		if (sharedSecret.in !== 'header') return { ...headers };
+		return { ...headers, [sharedSecret.header.toLowerCase()]: signer.sign(bytes) };
+	}
 	const timestamp = timestampText(signing.timestamp?.unit ?? 'seconds', nowSeconds);
 	const out = { ...headers };
 	if (signing.timestamp?.from === 'header') out[signing.timestamp.header.toLowerCase()] = timestamp;
@@ -87,6 +100,26 @@ function signDelivery(provider, signer, { bytes, headers, url, nowSeconds }) {
 	return out;
 }
 
+/**
+ * A shared-secret sender's body with its secret where the table puts it: each element of a body
+ * array gets `field` = secret (Graph's value[].clientState; an element added by hand counts too).
+ * A header-borne secret leaves the body alone (signDelivery sets the header).
+ * @param {any} provider a shared-secret entry of the provider table
+ * @param {string} secret
+ * @param {object} json the body
+ * @returns {Buffer}
+ */
+function withSharedSecret(provider, secret, json) {
+	const { sharedSecret } = provider.signing;
+	const copy = structuredClone(json);
+	if (sharedSecret.in === 'bodyArray') {
+		let array = copy;
+		for (const step of sharedSecret.array) array = array[step];
+		for (const element of array) element[sharedSecret.field] = secret;
+	}
+	return Buffer.from(JSON.stringify(copy));
+}
+
 /** Sets a value at a path of plain objects, making the objects on the way. */
 function setPath(target, path, value) {
 	let node = target;
@@ -97,4 +130,11 @@ function setPath(target, path, value) {
 	node[path[path.length - 1]] = value;
 }
 
-module.exports = { headerValue, setPath, signDelivery, signerFor, timestampText };
+module.exports = {
+	headerValue,
+	setPath,
+	signDelivery,
+	signerFor,
+	timestampText,
+	withSharedSecret,
+};

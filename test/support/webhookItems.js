@@ -207,6 +207,8 @@ function sortedFormText(bytes) {
 function expectedDigest(provider, { rawBody, url }) {
 	const { signing } = provider;
 	const bytes = Buffer.from(rawBody);
+	// A shared secret signs nothing: the body as received, hashed as it is.
+	if ('sharedSecret' in signing) return `sha256:${sha256Hex(bytes)}`;
 	const renewed = [...(provider.retry?.renewedBodyFields ?? [])];
 	if (signing.timestamp?.from === 'body') renewed.push(signing.timestamp.path);
 	const parts = [];

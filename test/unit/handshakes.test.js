@@ -187,8 +187,14 @@ describe('the real table', () => {
 			expect([provider.value, isVerifiable(provider)]).toEqual([provider.value, true]);
 			// An unsigned handshake must prove its sender some other way (a verify token), or answer
 			// what proves nothing and starts nothing: the echo of a bodiless GET.
-			if (!provider.handshake.signed)
+			// An echo of a header (Okta) only once the sender's shared secret holds.
+			if (!provider.handshake.signed && provider.handshake.authenticated === undefined)
 				expect(['echoQueryWithVerifyToken', 'echoQuery']).toContain(provider.handshake.answer.kind);
+			if (provider.handshake.authenticated === 'sharedSecret')
+				expect([provider.value, 'sharedSecret' in provider.signing]).toEqual([
+					provider.value,
+					true,
+				]);
 			// The echo without a check is never for a signed sender's delivery: unsigned only.
 			if (provider.handshake.answer.kind === 'echoQuery')
 				expect([provider.value, provider.handshake.signed]).toEqual([provider.value, false]);
@@ -264,5 +270,64 @@ describe('the real table', () => {
 			expect(describeHandshake(provider.handshake)).toMatch(
 				provider.handshake ? new RegExp(`^\`${provider.handshake.name}\` \\(`) : /^no handshake$/,
 			);
+	});
+});
+
+describe('the shared-secret senders: Graph bodiless POST, Okta authenticated GET', () => {
+	const byValue = (value) =>
+		/** @type {any} */ (/** @type {any[]} */ ([...PROVIDERS]).find((p) => p.value === value))
+			.handshake;
+	const REFLECTED = { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' };
+
+	test('Graph: ?validationToken on a bodiless request only, echoed as Express decoded it, capped', () => {
+		const graph = byValue('microsoftGraph');
+		const token = 'Validation: Testing client application reachability';
+		const post = request({ query: { validationToken: token }, bodiless: true });
+		expect(isHandshake(graph, post)).toBe(true);
+		expect(answerHandshake(graph, post, {}).answer).toEqual({
+			statusCode: 200,
+			headers: REFLECTED,
+			body: token,
+		});
+		// A notification POSTed to a URL with the same query is no handshake: its clientState decides.
+		expect(
+			isHandshake(graph, request({ query: { validationToken: token }, bodiless: false })),
+		).toBe(false);
+		const long = request({
+			query: { validationToken: 'x'.repeat(ECHO_MAX_LENGTH + 1) },
+			bodiless: true,
+		});
+		expect(answerHandshake(graph, long, {}).answer.statusCode).toBe(400);
+		expect(describeHandshake(graph)).toBe(
+			`\`validation request\` (POST with \`validationToken\`; unsigned) → 200 text (nosniff): \`validationToken\`, up to ${ECHO_MAX_LENGTH} characters (else 400)`,
+		);
+	});
+
+	test('Okta: the challenge header present on a bodiless request, echoed as {"verification"}; the secret checked first', () => {
+		const okta = byValue('oktaEventHooks');
+		const headers = { 'X-Okta-Verification-Challenge': 'Me_rShK8' };
+		const get = request({ headers, bodiless: true });
+		expect(okta.authenticated).toBe('sharedSecret');
+		expect(isHandshake(okta, get)).toBe(true);
+		expect(answerHandshake(okta, get, {}).answer).toEqual({
+			statusCode: 200,
+			headers: { 'content-type': JSON_TYPE },
+			body: '{"verification":"Me_rShK8"}',
+		});
+		expect(isHandshake(okta, request({ headers, bodiless: false }))).toBe(false);
+		expect(
+			isHandshake(
+				okta,
+				request({ headers: { 'x-okta-verification-challenge': '' }, bodiless: true }),
+			),
+		).toBe(false);
+		const long = request({
+			headers: { 'x-okta-verification-challenge': 'x'.repeat(ECHO_MAX_LENGTH + 1) },
+			bodiless: true,
+		});
+		expect(answerHandshake(okta, long, {}).answer.statusCode).toBe(400);
+		expect(describeHandshake(okta)).toBe(
+			`\`one-time verification\` (\`X-Okta-Verification-Challenge\` present; unsigned, shared secret checked first (else 401)) → 200 JSON \`{"verification": …}\`: header \`X-Okta-Verification-Challenge\`, up to ${ECHO_MAX_LENGTH} characters (else 400)`,
+		);
 	});
 });

@@ -11,8 +11,14 @@ const { VECTORS } = require('../vectors');
 
 /** @type {any[]} the table's verifiable providers (plain data for the tests) */
 const VERIFIABLE = verifiableFrom(PROVIDERS);
-/** @type {Array<[string, any]>} */
-const CASES = VERIFIABLE.map((provider) => [provider.value, provider]);
+/** @type {Array<[string, any]>} the providers that sign */
+const CASES = VERIFIABLE.filter((provider) => !('sharedSecret' in provider.signing)).map(
+	(provider) => [provider.value, provider],
+);
+/** @type {Array<[string, any]>} the providers proven by a shared secret (nothing signed) */
+const SHARED_SECRET_CASES = VERIFIABLE.filter((provider) => 'sharedSecret' in provider.signing).map(
+	(provider) => [provider.value, provider],
+);
 
 /** @param {import('../vectors').Delivery} delivery */
 function check(value, delivery, secret, nowSeconds = delivery.nowSeconds) {
@@ -22,7 +28,7 @@ function check(value, delivery, secret, nowSeconds = delivery.nowSeconds) {
 		scheme,
 		{ headers: delivery.headers, body: Buffer.from(delivery.body), url: delivery.url },
 		[signingKey(secret, scheme.secretFormat, 'secret')],
-		{ nowSeconds, toleranceSeconds: provider.signing.toleranceSeconds ?? 300 },
+		{ nowSeconds, toleranceSeconds: provider.signing.toleranceSeconds ?? 0 },
 	);
 }
 
@@ -134,4 +140,116 @@ describe.each(CASES)('%s', (value, provider) => {
 				await vector.accepts({ ...delivery, body: oneByteChanged(delivery.body) }, vector.secret),
 			).toBe(false);
 		});
+});
+
+/** The delivery's JSON body changed by `change` (a copy), as bytes. */
+function changedJson(delivery, change) {
+	const json = JSON.parse(Buffer.from(delivery.body).toString('utf8'));
+	change(json);
+	return { ...delivery, body: JSON.stringify(json) };
+}
+
+/** The array of secret-bearing elements of a bodyArray location. */
+function secretArray(json, location) {
+	return location.array.reduce((value, step) => value[step], json);
+}
+
+// A shared secret (Microsoft Graph's clientState, Okta's authorization header) signs nothing: the
+// documented delivery is valid, the secret anywhere missing or wrong is refused, and the body is
+// NOT protected (a changed body with the right secret stays valid: why the table says to read the
+// resource from the sender's API before acting).
+describe.each(SHARED_SECRET_CASES)('%s (shared secret)', (value, provider) => {
+	const vector = VECTORS[value];
+	const location = provider.signing.sharedSecret;
+
+	test('its documented delivery is valid', async () => {
+		expect(check(value, await vector.genuine(), vector.secret)).toEqual({ valid: true });
+	});
+
+	test('another secret: mismatch', async () => {
+		expect(check(value, await vector.genuine(), vector.otherSecret)).toEqual({
+			valid: false,
+			reason: 'mismatch',
+		});
+	});
+
+	test('the body is not integrity-protected: a field added with the secret kept is still valid', async () => {
+		const changed = changedJson(await vector.genuine(), (json) => {
+			json.forged = true;
+		});
+		expect(check(value, changed, vector.secret)).toEqual({ valid: true });
+	});
+
+	test('the time of checking does not matter (nothing dated)', async () => {
+		const delivery = await vector.genuine();
+		expect(check(value, delivery, vector.secret, delivery.nowSeconds + 10 * 86400)).toEqual({
+			valid: true,
+		});
+	});
+
+	if (location.in === 'header') {
+		test('the secret header missing or empty: missing_header; sent twice: malformed', async () => {
+			const delivery = await vector.genuine();
+			const headers = without(delivery.headers, location.header);
+			expect(Object.keys(headers).length).toBeLessThan(Object.keys(delivery.headers).length);
+			const withHeader = (/** @type {unknown} */ sent) => ({
+				...delivery,
+				headers: { ...headers, [location.header.toLowerCase()]: sent },
+			});
+			for (const lacking of [{ ...delivery, headers }, withHeader('')])
+				expect(check(value, lacking, vector.secret)).toEqual({
+					valid: false,
+					reason: 'missing_header',
+				});
+			// Two copies joined or kept apart are never half-trusted, even if one of them is the secret.
+			expect(check(value, withHeader([vector.secret, vector.secret]), vector.secret)).toEqual({
+				valid: false,
+				reason: 'malformed',
+			});
+		});
+
+		test('the secret with anything around it (a "Bearer " prefix, a space): mismatch', async () => {
+			const delivery = await vector.genuine();
+			const headers = without(delivery.headers, location.header);
+			for (const sent of [`Bearer ${vector.secret}`, `${vector.secret} `, vector.secret.slice(1)])
+				expect(
+					check(
+						value,
+						{ ...delivery, headers: { ...headers, [location.header.toLowerCase()]: sent } },
+						vector.secret,
+					),
+				).toEqual({ valid: false, reason: 'mismatch' });
+		});
+	} else {
+		test('one of several elements with another secret: the whole delivery refused (mismatch)', async () => {
+			const forged = changedJson(await vector.genuine(), (json) => {
+				const array = secretArray(json, location);
+				array.push({ ...array[0], [location.field]: vector.otherSecret });
+			});
+			expect(check(value, forged, vector.secret)).toEqual({ valid: false, reason: 'mismatch' });
+			const both = changedJson(await vector.genuine(), (json) => {
+				const array = secretArray(json, location);
+				array.push({ ...array[0] });
+			});
+			expect(check(value, both, vector.secret)).toEqual({ valid: true });
+		});
+
+		test('an element without the secret, an empty array, no array, not JSON: malformed', async () => {
+			const delivery = await vector.genuine();
+			const variants = [
+				changedJson(delivery, (json) => {
+					delete secretArray(json, location)[0][location.field];
+				}),
+				changedJson(delivery, (json) => {
+					secretArray(json, location).length = 0;
+				}),
+				changedJson(delivery, (json) => {
+					delete json[location.array[0]];
+				}),
+				{ ...delivery, body: 'not json' },
+			];
+			for (const variant of variants)
+				expect(check(value, variant, vector.secret)).toEqual({ valid: false, reason: 'malformed' });
+		});
+	}
 });

@@ -207,7 +207,7 @@ describe('the real table makes what the nodes use', () => {
 		expect(PROVIDER_OPTIONS.map(({ value }) => value)).toEqual([...verifiable, 'hmac']);
 		expect(timestampedFrom(PROVIDERS)).toEqual([
 			...verifiableFrom(PROVIDERS)
-				.filter(({ signing }) => signing.timestamp !== undefined)
+				.filter(({ signing }) => 'timestamp' in signing && signing.timestamp !== undefined)
 				.map(({ value }) => value),
 			'hmac',
 		]);

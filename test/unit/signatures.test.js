@@ -386,6 +386,8 @@ describe('generic HMAC', () => {
 test('every scheme in the table reads its headers and has a label', () => {
 	for (const [value, scheme] of Object.entries(SIGNATURE_SCHEMES)) {
 		expect(scheme.label).toBeTruthy();
+		// A shared secret in the body (Graph's clientState) reads no header: tested in providerVectors.
+		if (scheme.kind === 'sharedSecret' && scheme.location.in !== 'header') continue;
 		expect(scheme.headers.length).toBeGreaterThan(0);
 		expect(ours(value, BODY, {}, [VECTORS[value].secret])).toEqual({
 			valid: false,

@@ -7,6 +7,32 @@ const { createHmac } = require('node:crypto');
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** Microsoft's printed change notification, byte for byte (indentation and spacing as printed). */
+const GRAPH_NOTIFICATION = `{
+  "value": [
+    {
+      "id": "lsgTZMr9KwAAA",
+      "subscriptionId":"{subscription_guid}",
+      "subscriptionExpirationDateTime":"2016-03-19T22:11:09.952Z",
+      "clientState":"secretClientValue",
+      "changeType":"created",
+      "resource":"users/{user_guid}@{tenant_guid}/messages/{long_id_string}",
+      "tenantId": "84bd8158-6d4d-4958-8b9f-9d6445542f95",
+      "resourceData":
+      {
+        "@odata.type":"#Microsoft.Graph.Message",
+        "@odata.id":"Users/{user_guid}@{tenant_guid}/Messages/{long_id_string}",
+        "@odata.etag":"W/\\"CQAAABYAAADkrWGo7bouTKlsgTZMr9KwAAAUWRHf\\"",
+        "id":"{long_id_string}"
+      }
+    }
+  ]
+}`;
+
+/** An Okta event hook delivery with the fields Okta names (source in the vector). */
+const OKTA_DELIVERY =
+	'{"eventType":"com.okta.event_hook","eventTypeVersion":"1.0","cloudEventsVersion":"0.1","source":"https://example.okta.com/api/v1/eventHooks/who8vt36qfNpCGz9H1e6","eventId":"b5a188b9-5ece-4636-b041-482ffda96311","eventTime":"2026-03-11T17:51:16.000Z","contentType":"application/json","data":{"events":[{"uuid":"14a42b00-74e5-11ee-8a5a-69d62fcd0f8b","published":"2026-03-11T17:51:15.770Z","eventType":"user.lifecycle.create","version":"0","displayMessage":"Create Okta user","severity":"INFO","actor":{"id":"00u1qw1mqitPHM8AJ0g7","type":"User","alternateId":"admin@example.com","displayName":"Jane Doe"},"outcome":{"result":"SUCCESS"},"target":[{"id":"00u1xut94qEWYx5ss1e5","type":"User","alternateId":"john.doe@example.com","displayName":"John Doe"}]}]}}';
+
 /** A header as the test hands it over (any case), or undefined. */
 function header(headers, name) {
 	const wanted = name.toLowerCase();
@@ -321,6 +347,40 @@ module.exports = {
 				'Content-type': 'application/json',
 			},
 			// No timestamp is signed: any moment will do.
+			nowSeconds: 1700000000,
+		}),
+	},
+	// Microsoft Graph signs nothing: the vector is Microsoft's own printed change notification, whose
+	// clientState is the secret the subscription was created with.
+	microsoftGraph: {
+		kind: 'documented',
+		source:
+			'Microsoft\'s "Change notification example": https://learn.microsoft.com/graph/change-notifications-delivery-webhooks#change-notification-example (microsoftgraph/microsoft-graph-docs-contrib concepts/change-notifications-delivery-webhooks.md @01c641aced9437aea8a5c1f17fd65078bff7391e), clientState "secretClientValue"; the body exactly as printed there',
+		secret: 'secretClientValue',
+		// The clientState of the same page's subscription request: another subscription's secret.
+		otherSecret: 'SecretClientState',
+		genuine: async () => ({
+			body: GRAPH_NOTIFICATION,
+			headers: { 'content-type': 'application/json' },
+			nowSeconds: 1700000000,
+		}),
+	},
+	// Okta signs nothing: every request carries the hook's Authentication field (Authorization) with
+	// the secret as its whole value, as Okta's own example of its verification request shows.
+	oktaEventHooks: {
+		kind: 'documented',
+		source:
+			"The header as Okta's support article prints it on the verification request (`Authorization: my-shared-secret`): https://support.okta.com/help/s/article/Unable-to-verify-event-hook-Hook-hook-name-execution-failed; deliveries carry the same header (https://developer.okta.com/docs/concepts/event-hooks/). The body has the fields Okta's event hook page names (eventType com.okta.event_hook, eventId, data.events[].uuid); no stored copy of a sample printed by Okta was found, so its values are this test's",
+		secret: 'my-shared-secret',
+		otherSecret: 'my-other-shared-secret',
+		genuine: async () => ({
+			body: OKTA_DELIVERY,
+			headers: {
+				Accept: 'application/json',
+				'Content-Type': 'application/json',
+				Authorization: 'my-shared-secret',
+				'X-Okta-Request-Id': 'XOZfPkReFFZ10KWyGkzAMwAAADA',
+			},
 			nowSeconds: 1700000000,
 		}),
 	},

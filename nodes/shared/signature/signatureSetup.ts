@@ -68,7 +68,7 @@ interface SigningSecretCredential {
 	/** The token a sender's unsigned handshake carries (Meta's hub.verify_token), as the user chose it. */
 	verifyToken?: string;
 	/** The header a shared-secret sender puts its secret in, where the user named it (Okta's field). */
-	secretHeader?: string;
+	headerName?: string;
 }
 
 export interface SignatureSetup {
@@ -174,8 +174,11 @@ function toleranceOf(context: IExecuteFunctions, providerDefault: number): numbe
  * A header-borne shared secret read from the header the user named in the credential (Okta lets
  * the user name it), else the table's; every other scheme as it is.
  */
-function withSecretHeader(scheme: SignatureScheme, secretHeader: string | undefined): SignatureScheme {
-	const header = secretHeader?.trim() ?? '';
+function withSecretHeader(
+	scheme: SignatureScheme,
+	headerName: string | undefined,
+): SignatureScheme {
+	const header = headerName?.trim() ?? '';
 	if (scheme.kind !== 'sharedSecret' || scheme.location.in !== 'header' || header === '')
 		return scheme;
 	return schemeFromSharedSecret(scheme.label, { in: 'header', header });
@@ -198,7 +201,7 @@ export async function signatureSetup(
 	const credential = (await context.getCredentials(
 		SIGNING_SECRET_CREDENTIAL_TYPE,
 	)) as SigningSecretCredential;
-	const scheme = withSecretHeader(tableScheme, credential.secretHeader);
+	const scheme = withSecretHeader(tableScheme, credential.headerName);
 	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
 	if (credential.previousSecret)
 		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));

@@ -97,7 +97,8 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
  * a request without a body, whatever its conditions say: a delivery is never taken for one.
  */
 export function isHandshake(handshake: HandshakeDefinition, request: HandshakeRequest): boolean {
-	const bodilessOnly = handshake.answer.kind === 'echoQuery' || handshake.answer.kind === 'echoHeader';
+	const bodilessOnly =
+		handshake.answer.kind === 'echoQuery' || handshake.answer.kind === 'echoHeader';
 	if (bodilessOnly && !request.bodiless) return false;
 	return handshake.match.length > 0 && handshake.match.every((one) => matches(one, request));
 }

@@ -274,10 +274,7 @@ export function schemeFromSharedSecret(
 }
 
 /** A description made runnable, signed or shared secret. `label` is the provider's. */
-export function schemeFromDescription(
-	label: string,
-	description: SigningDescription,
-): SignedScheme;
+export function schemeFromDescription(label: string, description: SigningDescription): SignedScheme;
 export function schemeFromDescription(
 	label: string,
 	description: VerificationDescription,

@@ -38,7 +38,7 @@ export function secretPlace(location: SecretLocation): string {
 
 /** What a shared secret does not protect, in one sentence: the same for every such sender. */
 export const SHARED_SECRET_LIMITS =
-	'nothing is signed: whoever sees one delivery holds the secret and can forge others, and the body is not integrity-protected, so read the resource from the sender\'s API before acting on it';
+	"nothing is signed: whoever sees one delivery holds the secret and can forge others, and the body is not integrity-protected, so read the resource from the sender's API before acting on it";
 
 /**
  * One line: the header and its shape, the algorithm, the encoding and what is signed; for a shared

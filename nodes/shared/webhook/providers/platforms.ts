@@ -337,11 +337,11 @@ export const PLATFORMS = [
 		// the body too, but the delivery's id names what Okta sent).
 		eventId: { kind: 'body', path: ['eventId'] },
 		// Okta signs nothing: every request carries the Authentication field's header (Authorization
-		// unless the user named another: the credential's Secret Header) with the secret as its whole value.
+		// unless the user named another: the credential's Shared Secret Header) with the secret as its whole value.
 		signing: {
 			sharedSecret: { in: 'header', header: 'Authorization' },
 			caveat:
-				"Before acting, look each event up in Okta's System Log API by its uuid. Secret holds the header's whole value; when the hook's Authentication field is not Authorization, name it in the credential's Secret Header.",
+				"Before acting, look each event up in Okta's System Log API by its uuid. Secret holds the header's whole value; when the hook's Authentication field is not Authorization, name it in the credential's Shared Secret Header.",
 		},
 		contentTypes: ['application/json'],
 		retries:
