@@ -115,7 +115,7 @@ export function signaturesTable(providers) {
 			const { sharedSecret } = p.signing;
 			const every = sharedSecret.in === 'header' ? '' : 'every element; ';
 			rows.push(
-				`| ${name} | no signature: a shared secret, ${code(secretPlace(sharedSecret))} equal to the secret (${every}constant time) | nothing: ${cell(SHARED_SECRET_LIMITS)}. ${cell(p.signing.caveat)} | equality, constant time | none | the secret as chosen (the same value as in the sender's settings) | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
+				`| ${name} | no signature: a shared secret, ${code(secretPlace(sharedSecret))} equal to the secret (${every}constant time) | ${cell(SHARED_SECRET_LIMITS)}. ${cell(p.signing.caveat)} | equality, constant time | none | the secret as chosen (the same value as in the sender's settings) | ${id} | ${keyCell(p)} | ${types} | ${cell(p.retries)} | ${timeoutCell(p)} | ${retryCell(p)} | ${connecting} |`,
 			);
 			continue;
 		}

@@ -23,7 +23,8 @@ import {
 import { templateSwitchedTo } from '../../scripts/harness/templates.mjs';
 
 const require = createRequire(import.meta.url);
-const { signDelivery, signerFor } = require('../support/signDelivery.js');
+const { signDelivery, signerFor, withSharedSecret } = require('../support/signDelivery.js');
+const { VECTORS } = require('../vectors/index.js');
 const { SIGNED_EXAMPLES, UNSIGNED_EXAMPLES } = require('../support/handshakeExamples.js');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 
@@ -210,5 +211,40 @@ for (const sender of senders.filter(({ provider }) => !provider.handshake.signed
 				assertAnswer(wrong.response, example.refusedAnswer);
 				await assertNothingRan(wrong.execution, countsBefore);
 			}
+		}));
+}
+
+// Graph and Okta sign nothing: their deliveries pass on the shared secret alone (clientState in
+// every notification, Okta's Authorization header); another secret gets the template's 401.
+for (const sender of senders.filter(({ provider }) => 'sharedSecret' in provider.signing)) {
+	const { provider, signer } = sender;
+
+	test(`${provider.label}: a delivery with the shared secret is processed; another secret is refused 401, nothing reserved`, () =>
+		withStackLogs(stack, async () => {
+			const countsBefore = await counts();
+			const documented = JSON.parse(String((await VECTORS[provider.value].genuine()).body));
+			const deliver = async (secret) => {
+				const bytes = withSharedSecret(provider, secret, documented);
+				const headers = signDelivery(provider, signerFor(provider.signing, secret), {
+					bytes,
+					headers: {},
+					nowSeconds: Math.floor(Date.now() / 1000),
+				});
+				return await send(sender, { body: bytes.toString('utf8'), headers });
+			};
+			const forged = await deliver('a-guessed-shared-secret');
+			assert.equal(forged.response.status, 401, forged.response.text);
+			assert.match(forged.response.headers['content-type'], /^application\/problem\+json/);
+			assert.ok(!forged.execution.nodesRun.includes(BUSINESS_STEP));
+			assert.deepEqual(await counts(), countsBefore);
+
+			const genuine = await deliver(signer.secret);
+			assert.equal(genuine.response.status, 200, genuine.response.text);
+			assert.deepEqual(genuine.response.json, { status: 'processed' });
+			assert.ok(genuine.execution.nodesRun.includes(BUSINESS_STEP));
+			assert.deepEqual(await counts(), {
+				keys: countsBefore.keys + 1,
+				business: countsBefore.business + 1,
+			});
 		}));
 }
