@@ -448,3 +448,87 @@ describe('adding a provider is one entry of the table', () => {
 		);
 	});
 });
+
+// A made-up sender of each shared-secret shape: one entry each, found in every derived place.
+describe('a shared-secret provider is one entry of the table', () => {
+	/** @type {any} */
+	const TOKEN = {
+		value: 'tokenHooks',
+		label: 'Token Hooks',
+		eventId: { kind: 'body', path: ['id'] },
+		signing: {
+			sharedSecret: { in: 'header', header: 'X-Token' },
+			caveat: 'Read the event from the Token Hooks API before acting.',
+		},
+		contentTypes: ['application/json'],
+		retries: 'None',
+		timeout: { unknown: 'a made-up sender' },
+		docs: 'https://token.example/webhooks',
+	};
+	/** @type {any} */
+	const BATCH = {
+		value: 'batchHooks',
+		label: 'Batch Hooks',
+		eventId: { kind: 'none' },
+		signing: {
+			sharedSecret: { in: 'bodyArray', array: ['data', 'items'], field: 'secret' },
+			caveat: 'Read each item from the Batch Hooks API before acting.',
+		},
+		contentTypes: ['application/json'],
+		retries: 'None',
+		timeout: { unknown: 'a made-up sender' },
+		docs: 'https://batch.example/webhooks',
+	};
+	const WITH_SHARED = [...PROVIDERS, TOKEN, BATCH];
+	const keys = [Buffer.from('s3cret')];
+	const check = (scheme, headers, body) =>
+		verifySignature(scheme, { headers, body: Buffer.from(body) }, keys, {
+			nowSeconds: 0,
+			toleranceSeconds: 0,
+		});
+
+	test('it becomes a scheme that compares the secret where the entry says, signing nothing', () => {
+		const schemes = schemesFrom(WITH_SHARED);
+		expect(schemes.tokenHooks).toMatchObject({
+			kind: 'sharedSecret',
+			headers: ['X-Token'],
+			signedHeaders: [],
+			signsBody: false,
+			hasTimestamp: false,
+		});
+		expect(check(schemes.tokenHooks, { 'x-token': 's3cret' }, '{}')).toEqual({ valid: true });
+		expect(check(schemes.tokenHooks, { 'x-token': 's3creT' }, '{}')).toEqual({
+			valid: false,
+			reason: 'mismatch',
+		});
+		const batch = (...secrets) =>
+			JSON.stringify({ data: { items: secrets.map((secret) => ({ secret })) } });
+		expect(check(schemes.batchHooks, {}, batch('s3cret', 's3cret'))).toEqual({ valid: true });
+		expect(check(schemes.batchHooks, {}, batch('s3cret', 'other'))).toEqual({
+			valid: false,
+			reason: 'mismatch',
+		});
+		expect(check(schemes.batchHooks, {}, batch())).toEqual({ valid: false, reason: 'malformed' });
+	});
+
+	test('the panel lists it with where the secret is; the generator refuses it with the reason; the docs row says what it does not protect', async () => {
+		const options = providerOptionsFrom(WITH_SHARED);
+		expect(options.find(({ value }) => value === 'batchHooks')?.description).toBe(
+			'data.items[].secret equals the secret (shared secret, constant-time compare; nothing signed)',
+		);
+		const refused = /** @type {any} */ (builtInSupport(TOKEN));
+		expect(refused.supported).toBe(false);
+		expect(refused.cause).toMatch(/^it proves itself with a shared secret \(X-Token\)/);
+		expect(refused.cause).toContain("the Webhook node's own Header Auth");
+		expect(/** @type {any} */ (builtInSupport(BATCH)).cause).not.toContain('Header Auth');
+		const { signaturesTable } = await import(
+			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'docs-signatures.mjs')).href
+		);
+		const table = signaturesTable(WITH_SHARED);
+		expect(table).toContain(
+			'| [Batch Hooks](https://batch.example/webhooks) | no signature: a shared secret, `data.items[].secret` equal to the secret (every element; constant time) | nothing is signed: whoever sees one delivery holds the secret and can forge others',
+		);
+		expect(table).toContain('Read each item from the Batch Hooks API before acting.');
+		expect(table).toContain('`sha256:` of the body as received (Replay Guard; nothing signed)');
+	});
+});
