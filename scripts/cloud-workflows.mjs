@@ -44,8 +44,8 @@ const cell = (/** @type {string} */ text) => text.replace(/\|/g, '\\|').replace(
  */
 export function providersTable(builtIn, providers) {
 	const rows = [
-		'| provider | built-in nodes | endpoint handshake | import from URL, or why not |',
-		'| --- | --- | --- | --- |',
+		'| provider | built-in nodes | endpoint handshake | import from URL, or why not | seeing "duplicate" |',
+		'| --- | --- | --- | --- | --- |',
 	];
 	const firstSentence = (/** @type {string} */ text) => /^.*?\.(?=\s|$)/.exec(text)?.[0] ?? text;
 	for (const support of builtIn.BUILT_IN_SIGNATURES) {
@@ -58,10 +58,13 @@ export function providersTable(builtIn, providers) {
 					: handshake.answered
 						? `answered (${handshake.name})`
 						: `not answered: ${cell(firstSentence(handshake.reason))}`;
-			rows.push(`| ${label} | yes | ${answers} | \`${RAW_BASE}${provider}.json\` |`);
+			const entry = providers.find((p) => p.value === provider);
+			rows.push(
+				`| ${label} (\`${provider}\`) | yes | ${answers} | \`${RAW_BASE}${provider}.json\` | ${cell(builtIn.seeDuplicate(entry))} |`,
+			);
 		} else {
 			// Its first sentence: the rest (what to use instead) is said once below the table.
-			rows.push(`| ${support.label} | **no** | — | ${cell(firstSentence(support.cause))} |`);
+			rows.push(`| ${support.label} | **no** | — | ${cell(firstSentence(support.cause))} | — |`);
 		}
 	}
 	return rows.join('\n');
