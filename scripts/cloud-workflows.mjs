@@ -70,16 +70,38 @@ export function providersTable(builtIn, providers) {
 	return rows.join('\n');
 }
 
-/** docs/cloud.md with the table between the markers replaced. */
+export const NOTES_START = '<!-- cloud-notes:start (npm run cloud-workflows writes this list) -->';
+export const NOTES_END = '<!-- cloud-notes:end -->';
+
+/** The text between two markers of the doc replaced. */
+function between(
+	/** @type {string} */ doc,
+	/** @type {string} */ from,
+	/** @type {string} */ to,
+	/** @type {string} */ text,
+) {
+	const start = doc.indexOf(from);
+	const end = doc.indexOf(to);
+	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${from} … ${to}`);
+	return `${doc.slice(0, start + from.length)}\n${text}\n${doc.slice(end)}`;
+}
+
+/**
+ * docs/cloud.md with the provider table and the workflow's notes (BUILT_IN_NOTES, which name senders
+ * from the provider table) between their markers replaced.
+ */
 export function docWithProvidersTable(
 	/** @type {string} */ doc,
 	/** @type {any} */ builtIn,
 	/** @type {readonly any[]} */ providers,
 ) {
-	const start = doc.indexOf(START);
-	const end = doc.indexOf(END);
-	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${START} … ${END}`);
-	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn, providers)}\n${doc.slice(end)}`;
+	const notes = builtIn.BUILT_IN_NOTES.map((/** @type {string} */ note) => `- ${note}`).join('\n');
+	return between(
+		between(doc, START, END, providersTable(builtIn, providers)),
+		NOTES_START,
+		NOTES_END,
+		notes,
+	);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
