@@ -103,11 +103,13 @@ export function noteNode(
 		name: NODES.note,
 		type: 'n8n-nodes-base.stickyNote',
 		typeVersion: 1,
-		position: [0, -420],
+		// Above the nodes (the first row is at y 300) with room for the whole text: a note that runs
+		// over the nodes hides them from the user's clicks.
+		position: [0, -1400],
 		parameters: {
 			content: stickyNote(settings, signature, sql, line, keyOnBody, handshake),
-			height: 900,
-			width: 900,
+			height: 1650,
+			width: 1300,
 		},
 	};
 }

@@ -38,7 +38,7 @@ export const ESTABLISHED = [
 		retries:
 			'No automatic retry: failures are recorded; redelivery is manual or through the REST API (3 days)',
 		resend: {
-			how: "the webhook's settings → Recent Deliveries → the delivery → Redeliver",
+			how: 'Settings → Webhooks → the webhook → Recent Deliveries → the delivery → Redeliver (deliveries of the past 3 days)',
 			docs: 'https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks',
 		},
 		retry: {
