@@ -1,4 +1,4 @@
-// No list of providers is written by hand in docs/, scripts/ or planner/: three or more provider
+// No list of providers is written by hand in README.md, CONTRIBUTING.md, docs/, scripts/ or planner/: three or more provider
 // names in a row ("Stripe, GitHub, Shopify", "`stripe`|`github`|`slack`", "A, B and C") go stale the
 // day a provider is added (the CLI's usage line offered 4 of 23, a note named 2 of the 10 senders
 // that sign a text). Such lists are made from the provider table (nodes/shared/webhook/providers/)
@@ -59,6 +59,8 @@ function filesUnder(dir, extension) {
 }
 
 const FILES = [
+	'README.md',
+	'CONTRIBUTING.md',
 	...filesUnder('docs', /\.md$/),
 	...filesUnder('scripts', /\.(mjs|js)$/),
 	...filesUnder('planner', /\.ts$/),
