@@ -103,6 +103,26 @@ function signatureNodes(signature: BuiltInSignature, line: 1 | 2): WorkflowNode[
 	];
 }
 
+/**
+ * The Webhook node's webhookId, made from its path: the same file always carries the same id (the
+ * prebuilt workflows are compared with what the generator writes), and two paths get two ids, so
+ * workflows published side by side never share one. FNV-1a, four seeds, laid out as a version 4
+ * UUID; pure, so the page and the CLI give the same id.
+ */
+export function webhookIdFor(webhookPath: string): string {
+	const hex = [0x811c9dc5, 0x050c5d1f, 0x1b873593, 0x27d4eb2f]
+		.map((seed) => {
+			let hash = seed;
+			for (const byte of new TextEncoder().encode(webhookPath)) {
+				hash ^= byte;
+				hash = Math.imul(hash, 0x01000193) >>> 0;
+			}
+			return hash.toString(16).padStart(8, '0');
+		})
+		.join('');
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** The nodes up to the signature's verdict, in the workflow's order. */
 export function checkNodes(
 	signature: BuiltInSignature,
@@ -116,7 +136,7 @@ export function checkNodes(
 			type: 'n8n-nodes-base.webhook',
 			typeVersion: 2.1,
 			position: [0, 300],
-			webhookId: id(99),
+			webhookId: webhookIdFor(webhookPath),
 			parameters: {
 				httpMethod: 'POST',
 				path: webhookPath,

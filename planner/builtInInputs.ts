@@ -38,7 +38,14 @@ export interface BuiltInOptions {
 	replayGuard?: ReplayGuard;
 }
 
-export const DEFAULT_WEBHOOK_PATH = 'idempotent-webhook-builtin';
+/**
+ * The Webhook node's path when none is given: one per provider, so two providers' workflows
+ * (workflows/cloud/<provider>.json) can be published side by side on one n8n. n8n refuses to
+ * publish a second workflow on a path already taken.
+ */
+export function defaultWebhookPath(provider: string): string {
+	return `idempotent-webhook-builtin-${provider}`;
+}
 
 /** The Event ID or Custom Key field: one `{{ … }}` expression (its JavaScript), or fixed text used as it is. */
 export type IdField = { kind: 'expression'; code: string } | { kind: 'fixed'; text: string };
@@ -90,7 +97,10 @@ function inputsOf(settings: PlannerSettings, options: BuiltInOptions): Input[] {
 		...(settings.mode === 'lease'
 			? [{ name: 'lease', flag: '--lease', value: settings.leaseSeconds }]
 			: []),
-		{ name: 'webhook path', flag: '--path', value: options.webhookPath ?? DEFAULT_WEBHOOK_PATH },
+		// The default path is made from a provider value, checked once the provider is known (builtIn.ts).
+		...(options.webhookPath === undefined
+			? []
+			: [{ name: 'webhook path', flag: '--path', value: options.webhookPath }]),
 		{ name: 'n8n version', flag: '--n8n', value: options.n8nLine ?? 2 },
 		{ name: 'replay guard', flag: '--replay-guard', value: options.replayGuard ?? 'on' },
 	];
@@ -185,8 +195,8 @@ export function checkBuiltInInputs(
 	if (!REPLAY_GUARDS.includes(replayGuard))
 		refuse(input('--replay-guard'), 'is neither on nor off', 'Use on (the default) or off');
 
-	const webhookPath = options.webhookPath ?? DEFAULT_WEBHOOK_PATH;
-	if (!WEBHOOK_PATH.test(webhookPath))
+	const webhookPath = options.webhookPath ?? defaultWebhookPath(options.provider);
+	if (options.webhookPath !== undefined && !WEBHOOK_PATH.test(webhookPath))
 		refuse(
 			input('--path'),
 			'is not a plain webhook path',

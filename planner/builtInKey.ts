@@ -10,7 +10,7 @@
  */
 import { clientErrorDetails } from '../nodes/shared/keys/clientErrors';
 import { MAX_KEY_BYTES } from '../nodes/shared/keys/composeKey';
-import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
+import { KEY_SOURCES, keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
 import {
 	BODY_HASH_PREFIX,
 	eventIdPrefix,
@@ -97,7 +97,7 @@ function idExpression(
 	if (definition === undefined)
 		throw new BuiltInError(
 			`Unknown key source "${settings.keySource}"`,
-			'Use eventIdOrBodyHash, bodyHash, custom or a provider preset (stripe, github, shopify, slack, …).',
+			`Use one of ${KEY_SOURCES.map(({ value }) => value).join(', ')}.`,
 		);
 	const location = definition.location;
 	switch (location.kind) {

@@ -175,7 +175,7 @@ export function explainDuplicate(
 			...base,
 			verdict: 'not a duplicate: reserved by this execution',
 			rule: 'new',
-			explain: `This item went to the true output: the key was ${pick(row, 'attempt') !== undefined && Number(pick(row, 'attempt')) > 1 ? 'taken over after its lease ended' : 'new'}.`,
+			explain: `This item went to the new output (true on a version 1 node): the key was ${pick(row, 'attempt') !== undefined && Number(pick(row, 'attempt')) > 1 ? 'taken over after its lease ended' : 'new'}.`,
 			next: 'Nothing to explain: the business step ran for it.',
 		};
 	if (pick(row, 'found') === false)

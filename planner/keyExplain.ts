@@ -91,7 +91,7 @@ function parsedJson(bytes: Uint8Array): unknown {
 
 /**
  * The key above is Reserve's without a signature check. The downloaded workflow checks the preset's
- * own signature, and where that leaves the id header unsigned (GitHub, Shopify, Linear, Twilio) its
+ * own signature, and where that leaves the id header unsigned (GitHub or Linear, for instance) its
  * Replay Guard keys on the retry-stable signed content instead (retryStableContent.ts): say so,
  * with that key where the pasted delivery holds all of it (a signed URL is not pasted).
  */

@@ -5,6 +5,7 @@
  */
 import type { FingerprintSource } from '../nodes/IdempotencyReserve/helpers/reserveSettings';
 import type { KeySource } from '../nodes/shared/keys/keySourceTable';
+import { DEFAULT_PROVIDER } from '../nodes/shared/webhook/providers/defaultProvider';
 import apiTemplate from '../workflows/idempotent-api.json';
 import template from '../workflows/idempotent-webhook.json';
 import { BUILT_IN_NOTES, BUILT_IN_SIGNATURES, BuiltInError, builtInWorkflow } from './builtIn';
@@ -84,7 +85,9 @@ for (const support of BUILT_IN_SIGNATURES) {
 	const [value, label] = support.supported
 		? [support.signature.provider, support.signature.label]
 		: [support.provider, `${support.label} (not with built-in nodes)`];
-	fields.builtInProvider.add(new Option(label, value, value === 'stripe', value === 'stripe'));
+	fields.builtInProvider.add(
+		new Option(label, value, value === DEFAULT_PROVIDER, value === DEFAULT_PROVIDER),
+	);
 }
 for (const note of BUILT_IN_NOTES) {
 	const item = document.createElement('li');

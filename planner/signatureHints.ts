@@ -4,13 +4,16 @@
  * timestamp. The verdict itself is the node's (planner/signature.ts).
  */
 import { readSignatureHeader } from '../nodes/shared/webhook/headers';
+import { PROVIDERS, verifiableFrom } from '../nodes/shared/webhook/providers';
 import {
 	SIGNATURE_SCHEMES,
 	type HmacAlgorithm,
 	type SignatureScheme,
 	type SignedRequest,
 	type SignedScheme,
+	type SigningDescription,
 } from '../nodes/shared/webhook/signatureSchemes';
+import { isSharedSecret } from '../nodes/shared/webhook/schemeTypes';
 import {
 	decode,
 	DIGEST_BYTES,
@@ -220,6 +223,53 @@ function repeatedHeaders(text: string): Set<string> {
 
 const ALGORITHM_NAMES = { sha1: 'SHA-1', sha256: 'SHA-256', sha512: 'SHA-512' } as const;
 
+/** The signing description a scheme was made from (the provider table's entry), if it is a provider's. */
+function descriptionOf(scheme: SignatureScheme): SigningDescription | undefined {
+	const provider = verifiableFrom(PROVIDERS).find(
+		({ value }) => (SIGNATURE_SCHEMES as Record<string, SignatureScheme>)[value] === scheme,
+	);
+	const signing = provider?.signing;
+	return signing === undefined || isSharedSecret(signing) ? undefined : signing;
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const UNIT_WORDS = { seconds: 'seconds', milliseconds: 'milliseconds', iso8601: 'time' } as const;
+
+/**
+ * What the signature header's value lacks, read from the provider's description (schemeTypes.ts
+ * SignatureFormat): a `key=value` list without its signature field, a prefix missing, a version
+ * list without the checked version. Undefined when the format says nothing more.
+ */
+function signatureFormatHint(
+	scheme: SignatureScheme,
+	values: readonly string[],
+): string | undefined {
+	const description = descriptionOf(scheme);
+	if (description === undefined) return undefined;
+	const header = description.signatureHeaders[0];
+	const at = scheme.headers.findIndex((name) => name.toLowerCase() === header.toLowerCase());
+	const value = values[at] ?? '';
+	const format = description.signature;
+	const encoding = description.encoding;
+	if (format.format === 'fields') {
+		const { separator, signatureKey, timestampKey } = format;
+		if (!new RegExp(`(^|${escape(separator)})\\s*${escape(signatureKey)}=`).test(value))
+			return `The ${header} header has no ${signatureKey} signature (other fields are ignored, as the sender's own libraries do): paste the whole header.`;
+		const unit =
+			description.timestamp?.from === 'signature' ? UNIT_WORDS[description.timestamp.unit] : 'time';
+		const stamp = timestampKey === undefined ? '' : `${timestampKey}=<${unit}>${separator}`;
+		return `The ${header} header is not ${stamp}${signatureKey}=<${encoding}>[${separator}${signatureKey}=<${encoding}>]: it was cut short or changed when copied; paste the whole header.`;
+	}
+	if (format.format === 'whole' && format.prefix && !value.startsWith(format.prefix))
+		return `${header} starts with ${format.prefix}: paste the whole ${header} header.`;
+	if (format.format === 'versions') {
+		const versioned = new RegExp(`(^|${escape(format.separator)})${escape(format.version)},`);
+		if (value !== '' && !versioned.test(value))
+			return `The ${header} header has no ${format.version} (HMAC) signature: signatures of other versions (such as v1a, ed25519) are not checked by the node; ask the sender for HMAC (${format.version}) signing.`;
+	}
+	return undefined;
+}
+
 /** Why the headers are malformed, as precisely as the headers tell. */
 export function malformedHint(
 	scheme: SignedScheme,
@@ -241,23 +291,8 @@ export function malformedHint(
 	});
 	const timestampName = scheme.headers.find((name) => /timestamp|time/i.test(name));
 	if ('invalid' in read) {
-		if (scheme === SIGNATURE_SCHEMES.stripe) {
-			if (!/(^|,)\s*v1=/.test(values[0]))
-				return "The Stripe-Signature header has no v1 signature (v0 and other schemes are ignored, as Stripe's libraries do): paste the whole header.";
-			return 'The Stripe-Signature header is not t=<seconds>,v1=<hex>[,v1=<hex>]: it was cut short or changed when copied; paste the whole header.';
-		}
-		if (scheme === SIGNATURE_SCHEMES.github && !values[0].startsWith('sha256='))
-			return 'X-Hub-Signature-256 starts with sha256= (the older X-Hub-Signature with sha1= is not checked): paste the X-Hub-Signature-256 header.';
-		if (scheme === SIGNATURE_SCHEMES.slack && !values[0].startsWith('v0='))
-			return 'X-Slack-Signature starts with v0=: paste the whole header.';
-		if (
-			scheme.headers.some((name) => /signature/i.test(name)) &&
-			scheme.secretFormat === 'whsecBase64'
-		) {
-			const list = values[scheme.headers.length - 1] ?? '';
-			if (list !== '' && !/(^|\s)v1,/.test(list))
-				return `The ${scheme.headers[scheme.headers.length - 1]} header has no v1 (HMAC) signature: v1a (ed25519) signatures are not checked by the node; ask the sender for HMAC (v1) signing.`;
-		}
+		const formatHint = signatureFormatHint(scheme, values);
+		if (formatHint !== undefined) return formatHint;
 		if (timestampName !== undefined) {
 			const value = readSignatureHeader(headers, timestampName);
 			if (value.kind === 'value' && !/^\d{1,15}$/.test(value.value))

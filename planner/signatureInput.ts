@@ -17,7 +17,7 @@ export interface SignatureInput {
 	headersText: string;
 	/** The exact bytes of the body. */
 	body: Uint8Array;
-	/** The URL the sender was given, for schemes that sign it (Square, HubSpot, Twilio). */
+	/** The URL the sender was given, for schemes that sign it (a `{url}` in the signed content). */
 	url?: string;
 	toleranceSeconds: number;
 	nowSeconds: number;

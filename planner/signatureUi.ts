@@ -10,6 +10,7 @@ import {
 	type Provider,
 	type SignatureEncoding,
 } from '../nodes/shared/webhook/signatureSchemes';
+import { DEFAULT_PROVIDER } from '../nodes/shared/webhook/providers/defaultProvider';
 import { element } from './dom';
 import {
 	bodyFacts,
@@ -51,7 +52,7 @@ export function startSignatureCheck(): void {
 
 	// The node's order (the provider table's, Stripe first and Generic HMAC last) and values.
 	for (const { value, label } of PROVIDER_OPTIONS)
-		fields.provider.add(new Option(label, value, false, value === 'stripe'));
+		fields.provider.add(new Option(label, value, false, value === DEFAULT_PROVIDER));
 	fields.hmacHeader.value = DEFAULT_HMAC.header;
 
 	let fileBytes: Uint8Array | undefined;

@@ -44,8 +44,8 @@ const cell = (/** @type {string} */ text) => text.replace(/\|/g, '\\|').replace(
  */
 export function providersTable(builtIn, providers) {
 	const rows = [
-		'| provider | built-in nodes | endpoint handshake | import from URL, or why not |',
-		'| --- | --- | --- | --- |',
+		'| provider | built-in nodes | endpoint handshake | import from URL, or why not | seeing "duplicate" |',
+		'| --- | --- | --- | --- | --- |',
 	];
 	const firstSentence = (/** @type {string} */ text) => /^.*?\.(?=\s|$)/.exec(text)?.[0] ?? text;
 	for (const support of builtIn.BUILT_IN_SIGNATURES) {
@@ -58,25 +58,50 @@ export function providersTable(builtIn, providers) {
 					: handshake.answered
 						? `answered (${handshake.name})`
 						: `not answered: ${cell(firstSentence(handshake.reason))}`;
-			rows.push(`| ${label} | yes | ${answers} | \`${RAW_BASE}${provider}.json\` |`);
+			const entry = providers.find((p) => p.value === provider);
+			rows.push(
+				`| ${label} (\`${provider}\`) | yes | ${answers} | \`${RAW_BASE}${provider}.json\` | ${cell(builtIn.seeDuplicate(entry))} |`,
+			);
 		} else {
 			// Its first sentence: the rest (what to use instead) is said once below the table.
-			rows.push(`| ${support.label} | **no** | — | ${cell(firstSentence(support.cause))} |`);
+			rows.push(`| ${support.label} | **no** | — | ${cell(firstSentence(support.cause))} | — |`);
 		}
 	}
 	return rows.join('\n');
 }
 
-/** docs/cloud.md with the table between the markers replaced. */
+export const NOTES_START = '<!-- cloud-notes:start (npm run cloud-workflows writes this list) -->';
+export const NOTES_END = '<!-- cloud-notes:end -->';
+
+/** The text between two markers of the doc replaced. */
+function between(
+	/** @type {string} */ doc,
+	/** @type {string} */ from,
+	/** @type {string} */ to,
+	/** @type {string} */ text,
+) {
+	const start = doc.indexOf(from);
+	const end = doc.indexOf(to);
+	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${from} … ${to}`);
+	return `${doc.slice(0, start + from.length)}\n${text}\n${doc.slice(end)}`;
+}
+
+/**
+ * docs/cloud.md with the provider table and the workflow's notes (BUILT_IN_NOTES, which name senders
+ * from the provider table) between their markers replaced.
+ */
 export function docWithProvidersTable(
 	/** @type {string} */ doc,
 	/** @type {any} */ builtIn,
 	/** @type {readonly any[]} */ providers,
 ) {
-	const start = doc.indexOf(START);
-	const end = doc.indexOf(END);
-	if (start < 0 || end < start) throw new Error(`docs/cloud.md lacks ${START} … ${END}`);
-	return `${doc.slice(0, start + START.length)}\n${providersTable(builtIn, providers)}\n${doc.slice(end)}`;
+	const notes = builtIn.BUILT_IN_NOTES.map((/** @type {string} */ note) => `- ${note}`).join('\n');
+	return between(
+		between(doc, START, END, providersTable(builtIn, providers)),
+		NOTES_START,
+		NOTES_END,
+		notes,
+	);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

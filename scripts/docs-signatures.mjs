@@ -13,6 +13,7 @@ const { ALGORITHM_NAMES, SHARED_SECRET_LIMITS, secretPlace, signatureShape } = r
 	join(root, 'dist/nodes/shared/webhook/schemeText.js'),
 );
 const { describeHandshake } = require(join(root, 'dist/nodes/shared/webhook/handshakes.js'));
+const { UNSCOPED_PROVIDER } = require(join(root, 'dist/nodes/shared/keys/prefixes.js'));
 
 export const DOC = join(root, 'docs', 'signatures.md');
 export const START = '<!-- providers:start (npm run docs-signatures writes this table) -->';
@@ -59,7 +60,7 @@ function eventIdCell(eventId) {
 
 /** What a verified delivery of this provider is keyed on (the Key Source preset, Replay Guard on). */
 function keyCell(p) {
-	const prefix = code(p.value === 'stripe' ? 'evt:' : `${p.value}:`);
+	const prefix = code(p.value === UNSCOPED_PROVIDER ? 'evt:' : `${p.value}:`);
 	if (p.eventId.kind === 'body') return `${prefix} + body ${code(p.eventId.path.join('.'))}`;
 	if ('unverifiable' in p.signing)
 		return `${prefix} + ${eventIdCell(p.eventId)} (nothing verified)`;

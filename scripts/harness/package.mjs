@@ -1,7 +1,8 @@
 // Builds the package, packs it like `npm publish` would, and installs the tarball where n8n 2.x
 // loads community packages at start-up: $N8N_USER_FOLDER/.n8n/nodes/node_modules/<name>. The
 // package has no runtime dependencies (pg is bundled); n8n's NODE_PATH provides n8n-workflow.
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -80,20 +81,92 @@ export async function installIntoUserFolder(tarball, userFolder) {
 	return target;
 }
 
+/** The bash blocks of the README's Install section, in order, each as its non-empty lines. */
+function installBlocks() {
+	const readme = readFileSync(path.join(REPO_DIR, 'README.md'), 'utf8');
+	const start = readme.indexOf('\n## Install\n');
+	if (start < 0) throw new Error('README.md has no "## Install" section');
+	const end = readme.indexOf('\n## ', start + 1);
+	const section = readme.slice(start, end < 0 ? undefined : end);
+	return [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) =>
+		match[1].split('\n').filter((line) => line.trim() !== ''),
+	);
+}
+
 /**
  * The README's install lines that put a packed tarball into ~/.n8n/nodes: the lines of the Install
  * section's first bash block after `npm pack` (the clone and the build before them need the network
  * and a fresh clone, which the suites already stand for).
  */
 export function readmeInstallLines() {
-	const readme = readFileSync(path.join(REPO_DIR, 'README.md'), 'utf8');
-	const section = readme.slice(readme.indexOf('\n## Install\n'));
-	const block = /```bash\n([\s\S]*?)```/.exec(section)?.[1];
-	if (block === undefined) throw new Error('README.md has no bash block under "## Install"');
-	const lines = block.split('\n').filter((line) => line.trim() !== '');
+	const lines = installBlocks()[0];
+	if (lines === undefined) throw new Error('README.md has no bash block under "## Install"');
 	const packed = lines.findIndex((line) => /\bnpm pack\b/.test(line));
 	if (packed < 0) throw new Error('The README\'s install block has no "npm pack" line');
 	return lines.slice(packed + 1);
+}
+
+/**
+ * The README's Docker block: the Install section's bash block whose every line is a `docker` command.
+ */
+export function readmeDockerLines() {
+	const block = installBlocks().find((lines) => lines.every((line) => /^docker\s/.test(line)));
+	if (block === undefined)
+		throw new Error('README.md has no Docker block (only docker lines) under "## Install"');
+	return block;
+}
+
+/**
+ * Runs the README's Docker block as written, without a Docker engine: each line is read as Docker
+ * reads it and done on this machine, with the container's file system at `containerRoot` (so the
+ * image's /home/node/.n8n/nodes is <containerRoot>/home/node/.n8n/nodes). `docker exec n8n <command>`
+ * runs the command with every container path moved under `containerRoot`; `docker cp <file> n8n:<dir>`
+ * copies a file that must exist where the README's shell is (the clone, `cwd`); `docker restart n8n`
+ * is the one line no test here can do. A line of any other form fails: the README said something
+ * this reading does not know. Returns the installed package's folder.
+ */
+export function installAsReadmeDockerBlockSays(cwd, containerRoot) {
+	const { name } = packageManifest();
+	const inContainer = (/** @type {string} */ text) =>
+		text.replace(/(^|\s)\/home\/node\//g, `$1${containerRoot}/home/node/`);
+	mkdirSync(containerRoot, { recursive: true });
+	const restarts = [];
+	for (const line of readmeDockerLines()) {
+		const exec = /^docker exec n8n (.+)$/.exec(line);
+		const copy = /^docker cp (\S+) n8n:(\S+)$/.exec(line);
+		let script;
+		if (exec) script = inContainer(exec[1]);
+		else if (copy) {
+			if (!existsSync(path.join(cwd, copy[1])))
+				throw new Error(`The README's Docker block copies ${copy[1]}, which is not in ${cwd}`);
+			script = `cp ${copy[1]} ${inContainer(` ${copy[2]}`).trim()}`;
+		} else if (line === 'docker restart n8n') {
+			restarts.push(line);
+			continue;
+		} else throw new Error(`The README's Docker block has a line this test cannot read: ${line}`);
+		// Short local commands (mkdir, cp, an offline npm install of one tarball): run in place, no
+		// tracked process, so a Jest test can run the block too.
+		const run = spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], {
+			cwd,
+			encoding: 'utf8',
+			timeout: 120_000,
+		});
+		if (run.status !== 0)
+			throw new Error(`The README's Docker line failed: ${line}\n${run.stdout}${run.stderr}`);
+	}
+	if (restarts.length !== 1)
+		throw new Error("The README's Docker block does not end by restarting n8n");
+	const target = path.join(
+		containerRoot,
+		'home',
+		'node',
+		'.n8n',
+		'nodes',
+		'node_modules',
+		...name.split('/'),
+	);
+	readFileSync(path.join(target, 'package.json'));
+	return target;
 }
 
 /**

@@ -21,8 +21,14 @@ const FLAGS = {
 	'--replay-guard': 'replayGuard',
 };
 
-export const USAGE =
-	'Usage: npm run planner -- --built-in --provider <stripe|github|shopify|slack> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>] [--replay-guard <on|off>]';
+/**
+ * The usage line, its providers read from the bundle (the provider table's, in its order), so a
+ * provider added to the table is offered here too.
+ * @param {{ BUILT_IN_SIGNATURES: readonly { supported: boolean, signature?: { provider: string } }[] }} builtIn
+ */
+export function usage(builtIn) {
+	return `Usage: npm run planner -- --built-in --provider <${expressibleProviders(builtIn).join('|')}> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>] [--replay-guard <on|off>]`;
+}
 
 class UsageError extends Error {}
 
@@ -126,7 +132,8 @@ export function builtInFromArgs(args, bundle) {
 		});
 		return { ok: true, json: `${JSON.stringify(workflow, null, 2)}\n` };
 	} catch (error) {
-		if (error instanceof UsageError) return { ok: false, message: `${error.message}\n${USAGE}` };
+		if (error instanceof UsageError)
+			return { ok: false, message: `${error.message}\n${usage(builtIn)}` };
 		if (error instanceof builtIn.BuiltInError)
 			return {
 				ok: false,

@@ -6,7 +6,7 @@
 // With N8N_LINE=1 it runs on n8n 1.123.81 (scripts/harness/install.mjs) the CLI's `--n8n 1` variant:
 // 1.x has only Crypto v1, whose HMAC secret is a node parameter, read there from $env.
 // The GitHub variant (`--provider github`, keyed on the signed body by its replay guard) is published
-// beside it as an extra workflow on its own path, signed with the same secret; so is the workflow of
+// beside it as an extra workflow on its own default path, signed with the same secret; so is the workflow of
 // every other provider the built-in path can express (the provider table decides which), each sent
 // a fresh genuine delivery twice and a forged one.
 import assert from 'node:assert/strict';
@@ -65,7 +65,6 @@ let workflow;
 
 /** @type {any} the GitHub variant, as published (stack.extraWorkflows entry) */
 let github;
-const GITHUB_PATH = 'idempotent-webhook-builtin-github';
 
 /** Every provider the built-in path expresses besides Stripe and GitHub, which have tests of their own. */
 const OTHER_PROVIDERS = require('../../dist/planner/builtIn.cjs')
@@ -113,10 +112,12 @@ function createTableFromNote() {
 before(
 	async () => {
 		workflow = workflowFromCli();
-		const githubWorkflow = workflowFromCli(['--provider', 'github', '--path', GITHUB_PATH]);
+		// No --path anywhere: each provider's default path and webhookId are its own (builtInInputs.ts),
+		// so every workflow publishes beside the others as a user importing two files would have them.
+		const githubWorkflow = workflowFromCli(['--provider', 'github']);
 		const others = OTHER_PROVIDERS.map((value, index) => ({
 			workflow: {
-				...workflowFromCli(['--provider', value, '--path', `builtin-${value.toLowerCase()}`]),
+				...workflowFromCli(['--provider', value]),
 				id: `BuiltInOther${String(index).padStart(4, '0')}`,
 			},
 		}));

@@ -596,6 +596,61 @@ describeInBrowser('webhook debugger: check a signature', () => {
 		}
 	});
 
+	test("a signature header not in its sender's form: the hint says what is missing, read from the provider table", async () => {
+		const { page } = browser;
+		// Every HMAC sender whose description says how its header is written (a prefix, key=value
+		// fields, a version list): its genuine header broken in that one respect.
+		/** @type {any[]} */
+		const described = ALL_PROVIDERS.filter(
+			(/** @type {any} */ p) =>
+				['sha1', 'sha256', 'sha512'].includes(p.signing.algorithm) &&
+				(p.signing.signature.format !== 'whole' || p.signing.signature.prefix),
+		);
+		const values = described.map((/** @type {any} */ p) => p.value);
+		for (const value of ['stripe', 'github', 'slack', 'mux', 'workOs', 'zoom', 'whatsApp'])
+			expect(values).toContain(value);
+		const rows = [];
+		for (const provider of described) {
+			const signer = signerFor(provider.signing);
+			const headers = signDelivery(provider, signer, {
+				bytes: Buffer.from('{"id":"evt_1"}'),
+				headers: {},
+				nowSeconds: nowSeconds(),
+			});
+			const header = provider.signing.signatureHeaders[0];
+			const name = Object.keys(headers).find((n) => n.toLowerCase() === header.toLowerCase());
+			const format = provider.signing.signature;
+			const [broken, expected] =
+				format.format === 'whole'
+					? [headers[name].slice(format.prefix.length), `${header} starts with ${format.prefix}`]
+					: format.format === 'fields'
+						? [
+								headers[name].replaceAll(`${format.signatureKey}=`, `x${format.signatureKey}=`),
+								`The ${header} header has no ${format.signatureKey} signature`,
+							]
+						: [
+								headers[name].replaceAll(`${format.version},`, 'v9,'),
+								`The ${header} header has no ${format.version} (HMAC) signature`,
+							];
+			const shown = await checkSignature(page, {
+				provider: provider.value,
+				secret: signer.secret,
+				headers: { ...headers, [name]: broken },
+				bodyText: '{"id":"evt_1"}',
+			});
+			rows.push({
+				provider: provider.value,
+				verdict: shown.verdict,
+				hint: shown.hint.startsWith(expected)
+					? 'as expected'
+					: `${shown.hint} (expected: ${expected}…)`,
+			});
+		}
+		expect(rows).toEqual(
+			rows.map((row) => ({ ...row, verdict: 'invalid malformed', hint: 'as expected' })),
+		);
+	});
+
 	test('a shared-secret sender (Graph, Okta): the verdict, which value failed, what the secret does not protect, and its handshake', async () => {
 		const { page } = browser;
 		const graph = VECTORS.microsoftGraph;

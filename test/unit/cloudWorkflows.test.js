@@ -32,6 +32,29 @@ test('each file is byte for byte what the generator writes (run npm run cloud-wo
 		expect({ file, json: readFileSync(path.join(cloudDir, file), 'utf8') }).toEqual({ file, json });
 });
 
+test('each file on its own webhook path and webhookId, so any two can be published side by side', async () => {
+	const webhooks = readdirSync(cloudDir).map((file) => {
+		const workflow = JSON.parse(readFileSync(path.join(cloudDir, file), 'utf8'));
+		const nodes = workflow.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook');
+		expect({ file, webhooks: nodes.length }).toEqual({ file, webhooks: 1 });
+		return { file, path: nodes[0].parameters.path, webhookId: nodes[0].webhookId };
+	});
+	expect(webhooks.length).toBeGreaterThan(1);
+	for (const key of /** @type {const} */ (['path', 'webhookId'])) {
+		const seen = new Map();
+		for (const webhook of webhooks) {
+			expect(typeof webhook[key]).toBe('string');
+			expect({ [key]: webhook[key], files: [seen.get(webhook[key]), webhook.file] }).toEqual({
+				[key]: webhook[key],
+				files: [undefined, webhook.file],
+			});
+			seen.set(webhook[key], webhook.file);
+		}
+	}
+	for (const { webhookId } of webhooks)
+		expect(webhookId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
 test('each opens with a sticky note holding both CREATE TABLEs and where to run them on Cloud', async () => {
 	for (const { file } of await generated()) {
 		const workflow = JSON.parse(readFileSync(path.join(cloudDir, file), 'utf8'));
@@ -61,10 +84,22 @@ test("docs/cloud.md's provider table is the one npm run cloud-workflows writes: 
 	for (const file of readdirSync(cloudDir))
 		expect(rows.filter((row) => row.includes(`\`${RAW_BASE}${file}\``))).toHaveLength(1);
 	for (const row of rows.filter((r) => r.includes('| **no** |')))
-		expect(row).toMatch(/\| \*\*no\*\* \| — \| \S.*\. \|$/);
+		expect(row).toMatch(/\| \*\*no\*\* \| — \| \S.*\. \| — \|$/);
+	// How each sender's delivery is seen answered "duplicate": its resend button from the table, else its retries.
+	for (const provider of PROVIDERS) {
+		const row = rows.find((r) =>
+			r.startsWith(`| ${provider.label} (\`${provider.value}\`) | yes |`),
+		);
+		if (row === undefined) continue;
+		expect(row).toContain(
+			provider.resend ? provider.resend.how : provider.retries.replace(/\|/g, '\\|'),
+		);
+	}
 	// Each sender's handshake: answered by its workflow, or why not (planner/builtInHandshake.ts).
 	for (const provider of PROVIDERS.filter((p) => p.handshake)) {
-		const row = rows.find((r) => r.startsWith(`| ${provider.label} |`));
+		const row = rows.find(
+			(r) => r.startsWith(`| ${provider.label} |`) || r.startsWith(`| ${provider.label} (\``),
+		);
 		if (row.includes('| yes |')) expect(row).toMatch(/\| (answered \(|not answered: \S)/);
 	}
 });

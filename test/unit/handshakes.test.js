@@ -104,11 +104,12 @@ describe('a made-up provider with a handshake is one entry', () => {
 			{
 				BUILT_IN_SIGNATURES: [...PROVIDERS, ECHO].map(builtIn.builtInSupport),
 				builtInHandshake: builtIn.builtInHandshake,
+				seeDuplicate: builtIn.seeDuplicate,
 			},
 			[...PROVIDERS, ECHO],
 		);
-		expect(table.split('\n').find((row) => row.startsWith('| Echo Hooks |'))).toMatch(
-			/^\| Echo Hooks \| yes \| answered \(echo check\) \| /,
+		expect(table.split('\n').find((row) => row.startsWith('| Echo Hooks ('))).toMatch(
+			/^\| Echo Hooks \(`\w+`\) \| yes \| answered \(echo check\) \| /,
 		);
 	});
 });

@@ -377,14 +377,17 @@ describe('adding a provider is one entry of the table', () => {
 		const { providersTable, RAW_BASE } = await import(
 			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'cloud-workflows.mjs')).href
 		);
-		const { builtInHandshake } = require('../../dist/planner/builtIn.cjs');
+		const { builtInHandshake, seeDuplicate } = require('../../dist/planner/builtIn.cjs');
 		const table = providersTable(
-			{ BUILT_IN_SIGNATURES: TABLE.map(builtInSupport), builtInHandshake },
+			{ BUILT_IN_SIGNATURES: TABLE.map(builtInSupport), builtInHandshake, seeDuplicate },
 			TABLE,
 		);
-		expect(table).toContain(`| Plain Hooks | yes | — | \`${RAW_BASE}plainHooks.json\` |`);
+		// Its value for --provider, and how a user sees its duplicate: no resend field, so its own retries.
 		expect(table).toContain(
-			'| Opaque Hooks | **no** | — | It sends a fixed token, not a signature of the body. |',
+			`| Plain Hooks (\`plainHooks\`) | yes | — | \`${RAW_BASE}plainHooks.json\` | no resend button is documented: it sends an event again only when it retries (`,
+		);
+		expect(table).toContain(
+			'| Opaque Hooks | **no** | — | It sends a fixed token, not a signature of the body. | — |',
 		);
 	});
 

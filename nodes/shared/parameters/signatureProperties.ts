@@ -1,4 +1,5 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import { DEFAULT_PROVIDER } from '../webhook/providers/defaultProvider';
 
 import {
 	GENERIC_HMAC,
@@ -54,7 +55,7 @@ export const providerProperty: INodeProperties = {
 	displayName: 'Provider',
 	name: 'provider',
 	type: 'options',
-	default: 'stripe',
+	default: DEFAULT_PROVIDER,
 	options: providerOptions,
 	description:
 		'Who signs the deliveries, which decides the headers and how the signed content is built',

@@ -25,6 +25,10 @@ export const COMMERCE = [
 		contentTypes: ['application/json'],
 		retries:
 			'Non-200 or no answer within 5 s: live accounts retry 60 times over 3 days (20 in the first hour), sandbox 3 times within 15 minutes; then the notification is failed and can be replayed through the API',
+		resend: {
+			how: "Paddle's replay a notification (POST /notifications/{notification_id}/replay, for a delivered or failed notification; an HTTP Request node can call it): a new notification of the same event_id",
+			docs: 'https://developer.paddle.com/api-reference/notifications/replay-notification',
+		},
 		retry: {
 			keeps:
 				'event_id in the body; notification_id on automatic retries (a replay gets a new notification_id, same event_id)',

@@ -14,6 +14,10 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json'],
 		retries:
 			'Any non-2xx (3xx too) fails; live mode retries with backoff for up to 3 days; manual resends for 30 days',
+		resend: {
+			how: 'Workbench → Webhooks → the destination → Event deliveries → the event → send it again (test mode, after its own retries)',
+			docs: 'https://docs.stripe.com/workbench/webhooks',
+		},
 		retry: {
 			keeps: 'The event id (body.id, evt_…) and the body bytes',
 			renews: 't and v1 of Stripe-Signature: each attempt is signed with a new timestamp',
@@ -33,6 +37,10 @@ export const ESTABLISHED = [
 		contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
 		retries:
 			'No automatic retry: failures are recorded; redelivery is manual or through the REST API (3 days)',
+		resend: {
+			how: 'Settings → Webhooks → the webhook → Recent Deliveries → the delivery → Redeliver (deliveries of the past 3 days)',
+			docs: 'https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks',
+		},
 		retry: {
 			keeps: 'X-GitHub-Delivery (the same GUID on a redelivery) and the body',
 			renews:

@@ -31,6 +31,12 @@ export interface ProviderDefinition {
 	contentTypes: readonly string[];
 	/** How it retries and for how long (docs/signatures.md): the key's retention must outlast it. */
 	retries: string;
+	/**
+	 * How a user sends one delivery again by hand, to see it answered "duplicate": the sender's own
+	 * resend or redeliver button, from its docs. Absent where no page read documents one: the sender
+	 * then sends an event again only when it retries (`retries`), after a failed answer.
+	 */
+	resend?: { how: string; docs: string };
 	/** What one event's attempts share and what each renews: the replay guard keys on what they share. */
 	retry?: RetryBehaviour;
 	/**
