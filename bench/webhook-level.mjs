@@ -18,6 +18,12 @@
 //                 package/packageBefore is what the node fewer on each path saves
 //   exactlyOnce   workflows/exactly-once-postgres.json: Reserve → Exactly-Once SQL (business insert
 //                 and completion in one transaction) → Respond 200 (processed_events_once)
+//   answerFirst   workflows/answer-first.json: Reserve stores the delivery with its key → Respond
+//                 200 accepted → Skip if done → business step → Record → Complete Key, the Redrive
+//                 Trigger beside it (processed_events_af)
+//   answerLast    the same workflow with Reserve's Answer First off: business step → Complete Key
+//                 and Answer (processed_events_al): answerFirst/answerLast is what answering first
+//                 costs per event; the key tables' bytes per key are printed at the end
 //   packageNoVerify  the template with Reserve's signature check off (keys in processed_events_nover),
 //                 built from the template at start: package/packageNoVerify is what verifying the
 //                 signature costs per request, and packageNoVerify is the lease template to hold
@@ -108,6 +114,8 @@ async function main() {
 	const { ledger } = run;
 	/** variant → average bytes n8n saved per execution ({ data, workflowSnapshot }), filled by checkRecords */
 	const executionDataBytes = {};
+	/** variant → bytes its key table holds per key ({ row, onDisk }), filled by checkRecords */
+	const keyBytes = {};
 	const started = Date.now();
 	const profileDir = config.profile
 		? path.join(
@@ -199,7 +207,7 @@ async function main() {
 			}
 		}
 
-		await checkRecords(stack, run, executionDataBytes);
+		await checkRecords(stack, run, executionDataBytes, keyBytes);
 	} catch (error) {
 		failed = true;
 		ledger.fail(`benchmark aborted: ${error.stack ?? error}`);
@@ -218,6 +226,16 @@ async function main() {
 				executionDataBytes,
 			)
 				.map(([v, bytes]) => `${v} ${bytes.data} (+ workflow snapshot ${bytes.workflowSnapshot})`)
+				.join(', ')}`,
+		);
+	}
+
+	if (Object.keys(keyBytes).length) {
+		out.push(
+			`key table per key (average row bytes, on disk with TOAST and indexes): ${Object.entries(
+				keyBytes,
+			)
+				.map(([v, bytes]) => `${v} ${bytes.row} (${bytes.onDisk})`)
 				.join(', ')}`,
 		);
 	}
@@ -244,6 +262,7 @@ async function main() {
 		windows,
 		profile: profileSummary,
 		executionDataBytes,
+		keyBytes,
 		checks: {
 			passed: ledger.failures.length === 0,
 			failures: ledger.failures,

@@ -188,9 +188,11 @@ export async function checkBodyWithoutId(run, urls, runTag) {
 
 /**
  * After all loads: business rows, key rows and executions against what was sent and answered.
- * Fills executionDataBytes: variant → average bytes n8n saved per execution: { data, workflowSnapshot }.
+ * Fills executionDataBytes: variant → average bytes n8n saved per execution: { data, workflowSnapshot },
+ * and keyBytes: variant → what its key table holds per key: { row (the average row), onDisk (table,
+ * TOAST and indexes ÷ keys) }, which is where answer first's stored delivery shows.
  */
-export async function checkRecords(stack, run, executionDataBytes) {
+export async function checkRecords(stack, run, executionDataBytes, keyBytes = {}) {
 	const { config, variants, ledger } = run;
 	const { rows } = await stack.keysDb.query(
 		`SELECT event_key, count(*)::int AS n FROM business_log GROUP BY event_key`,
@@ -233,6 +235,12 @@ export async function checkRecords(stack, run, executionDataBytes) {
 			const { rows: keyRows } = await stack.keysDb.query(
 				`SELECT count(*)::int AS n FROM ${variant.keyTable}`,
 			);
+			const { rows: sizeRows } = await stack.keysDb.query(
+				`SELECT avg(pg_column_size(t.*))::int AS row,
+				        (pg_total_relation_size('${variant.keyTable}') / greatest(count(*), 1))::int AS "onDisk"
+				 FROM ${variant.keyTable} t`,
+			);
+			keyBytes[v] = sizeRows[0];
 			const expectedKeys = ledger.sent[v].size + (variant.prefilledKeys ?? 0);
 			if (keyRows[0].n !== expectedKeys)
 				ledger.fail(`${v}: ${keyRows[0].n} rows in ${variant.keyTable}, expected ${expectedKeys}`);

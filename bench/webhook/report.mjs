@@ -171,6 +171,8 @@ const RATIO_PAIRS = [
 	['packageBefore', 'floor'],
 	['exactlyOnce', 'packageBefore'],
 	['multiStep', 'multiStepPlain'],
+	['answerFirst', 'answerLast'],
+	['answerFirst', 'package'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */

@@ -19,6 +19,9 @@ const MULTI_STEP_FILE = 'workflows/multi-step.json';
 const MULTI_STEP_TABLE = 'processed_events_multi';
 const MULTI_PLAIN_TABLE = 'processed_events_multiplain';
 const API_TABLE = 'processed_events_api';
+const ANSWER_FIRST_FILE = 'workflows/answer-first.json';
+const ANSWER_FIRST_TABLE = 'processed_events_af';
+const ANSWER_LAST_TABLE = 'processed_events_al';
 /** The API template's scope for a caller without Authorization: 'orders-' + 16 hex of sha256('anonymous'). */
 const API_SCOPE = `orders-${createHash('sha256').update('anonymous').digest('hex').slice(0, 16)}`;
 
@@ -174,6 +177,48 @@ function multiStepTemplate({ steps }) {
 	};
 }
 
+/**
+ * The answer-first template with its own id, webhook path and key table (the Redrive Trigger's too).
+ * `answerFirst: false` is the same workflow with Reserve's Answer First off: every delivery then
+ * takes the template's answered-last branch (business step → Complete Key and Answer), as one over
+ * the size cap does, so answerFirst ÷ answerLast is what storing the delivery and answering before
+ * the work cost per event, the same nodes and trigger around it.
+ */
+function answerFirstTemplate({ answerFirst }) {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, ANSWER_FIRST_FILE), 'utf8'));
+	for (const node of template.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters.path = answerFirst ? 'answer-first' : 'answer-first-off';
+			node.webhookId = randomUUID();
+		}
+		if (node.type.startsWith('n8n-nodes-idempotency.'))
+			node.parameters.table = answerFirst ? ANSWER_FIRST_TABLE : ANSWER_LAST_TABLE;
+		if (node.type === 'n8n-nodes-idempotency.idempotencyReserve')
+			node.parameters.answerFirst = answerFirst;
+	}
+	return {
+		...template,
+		id: answerFirst ? 'IdemAnswerFirst01' : 'IdemAnswerLast001',
+		name: answerFirst ? template.name : `${template.name} (Answer First off)`,
+	};
+}
+
+/**
+ * The answer-first template's 200 `accepted` (sent before the business step) in the webhook variants'
+ * terms: the event's "processed". Its other answers (duplicate, 409 in flight) are the template's own.
+ */
+function acceptedAnswer(answer, key) {
+	let status;
+	try {
+		status = JSON.parse(answer.text).status;
+	} catch {
+		return answer;
+	}
+	if (answer.status === 200 && status === 'accepted')
+		return { ...answer, text: JSON.stringify({ status: 'processed', key }) };
+	return answer;
+}
+
 /** The idempotent API template as shipped, with an id and its own key table. */
 function apiTemplate() {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, API_FILE), 'utf8'));
@@ -218,6 +263,16 @@ export function loadVariants() {
 	writeFileSync(MULTI_STEP_COPY, JSON.stringify(multiStepTemplate({ steps: true }), null, 2));
 	const MULTI_PLAIN_FILE = path.join(generatedDir, 'multi-step-without-records.json');
 	writeFileSync(MULTI_PLAIN_FILE, JSON.stringify(multiStepTemplate({ steps: false }), null, 2));
+	const ANSWER_FIRST_COPY = path.join(generatedDir, 'answer-first.json');
+	writeFileSync(
+		ANSWER_FIRST_COPY,
+		JSON.stringify(answerFirstTemplate({ answerFirst: true }), null, 2),
+	);
+	const ANSWER_LAST_FILE = path.join(generatedDir, 'answer-first-off.json');
+	writeFileSync(
+		ANSWER_LAST_FILE,
+		JSON.stringify(answerFirstTemplate({ answerFirst: false }), null, 2),
+	);
 
 	// One entry per variant: adding a variant is adding an entry (and its workflow file).
 	//   file        the workflow; `template: true` marks the webhook template startStack publishes itself
@@ -345,6 +400,28 @@ export function loadVariants() {
 			dedupe: true,
 			inFlight409: true,
 			keyTable: MULTI_PLAIN_TABLE,
+			businessKey: (id) => `evt:${id}`,
+		},
+		// workflows/answer-first.json as shipped (answered 200 accepted before the business step, the
+		// delivery stored with the key), against the same workflow with Answer First off (answered last).
+		// The sender's immediate resend of a body without id may meet the first one's lease (the work
+		// goes on after the answer): keyedByBody false leaves that smoke check to the other variants.
+		answerFirst: {
+			file: ANSWER_FIRST_COPY,
+			tag: 'afs',
+			dedupe: true,
+			inFlight409: true,
+			keyedByBody: false,
+			keyTable: ANSWER_FIRST_TABLE,
+			businessKey: (id) => `evt:${id}`,
+			answer: acceptedAnswer,
+		},
+		answerLast: {
+			file: ANSWER_LAST_FILE,
+			tag: 'als',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: ANSWER_LAST_TABLE,
 			businessKey: (id) => `evt:${id}`,
 		},
 		packageNoVerify: {

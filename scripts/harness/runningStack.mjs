@@ -9,6 +9,7 @@ import { startN8nServer } from './n8n.mjs';
 import { branchOf, executionReader, keyStoreReaders } from './records.mjs';
 import { waitForStackWebhooks } from './stackWorkflows.mjs';
 import { PURGE_WORKFLOW_ID, WEBHOOK_WORKFLOW_ID } from './templates.mjs';
+import { startN8nWorkers } from './workers.mjs';
 
 /** @typedef {Awaited<ReturnType<typeof startN8nServer>>} N8nServer */
 
@@ -22,6 +23,8 @@ export class RunningStack {
 	#workflows;
 	#teardown;
 	#purgeEverySeconds;
+	#packageDir;
+	#workerConcurrency;
 
 	/**
 	 * @param {object} parts
@@ -36,6 +39,8 @@ export class RunningStack {
 	 * @param {string[]} parts.webhookUrls the template's first, then the extra workflows' with a Webhook node.
 	 * @param {number | undefined} parts.purgeEverySeconds
 	 * @param {import('./teardown.mjs').Teardown} parts.teardown
+	 * @param {string | undefined} parts.packageDir the package in the main's user folder (a new worker copies it).
+	 * @param {number | undefined} parts.workerConcurrency queue mode: each worker's --concurrency.
 	 */
 	constructor({
 		label,
@@ -49,6 +54,8 @@ export class RunningStack {
 		webhookUrls,
 		purgeEverySeconds,
 		teardown,
+		packageDir,
+		workerConcurrency,
 	}) {
 		this.label = label;
 		this.paths = ctx.paths;
@@ -90,6 +97,25 @@ export class RunningStack {
 		this.#workflows = workflows;
 		this.#teardown = teardown;
 		this.#purgeEverySeconds = purgeEverySeconds;
+		this.#packageDir = packageDir;
+		this.#workerConcurrency = workerConcurrency;
+	}
+
+	/**
+	 * Queue mode: starts one more `n8n worker` beside the main, numbered after the others (e.g. to
+	 * have two running again after a test killed one); stack.workers lists it, stop() stops it.
+	 */
+	async addWorker() {
+		if (this.workers.length === 0) throw new Error('addWorker: the stack is not in queue mode');
+		const [worker] = await startN8nWorkers(this.ctx, {
+			count: 1,
+			firstIndex: this.workers.length + 1,
+			packageDir: this.#packageDir,
+			concurrency: this.#workerConcurrency,
+		});
+		this.#teardown.push(() => worker.stop());
+		this.workers.push(worker);
+		return worker;
 	}
 
 	/** The keys database's own server, which a test may stop and start again (keyStore.separate). */

@@ -179,6 +179,8 @@ export async function startStack({
 			webhookUrls,
 			purgeEverySeconds,
 			teardown,
+			packageDir,
+			workerConcurrency: queue?.concurrency,
 		});
 	} catch (error) {
 		await teardown.stop();

@@ -56,16 +56,17 @@ function idsFrom(logFile, pattern) {
 /**
  * Starts `count` workers beside an already running main (it ran the database migrations) and waits
  * until each reports ready on its health endpoint. `packageDir` is the package installed in the
- * main's user folder; each worker gets a copy in its own.
+ * main's user folder; each worker gets a copy in its own. `firstIndex` numbers them after the ones
+ * already started (their folders, ports and logs are their own).
  */
 export async function startN8nWorkers(
 	ctx,
-	{ count, packageDir, concurrency = 10, readinessTimeoutMs = 180_000 },
+	{ count, packageDir, concurrency = 10, readinessTimeoutMs = 180_000, firstIndex = 1 },
 ) {
 	/** @type {N8nWorker[]} */
 	const workers = [];
 	try {
-		for (let index = 1; index <= count; index++) {
+		for (let index = firstIndex; index < firstIndex + count; index++) {
 			const userFolder = path.join(path.dirname(ctx.userFolder), `n8n-worker-${index}`);
 			const target = path.join(userFolder, path.relative(ctx.userFolder, packageDir));
 			mkdirSync(path.dirname(target), { recursive: true });

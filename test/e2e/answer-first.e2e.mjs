@@ -9,12 +9,15 @@
 //   2. kill -9 of n8n after the answer, while the business step runs: once the lease ends the
 //      Redrive Trigger runs the stored delivery, one business row, nothing resent by the sender;
 //   3. a business step that always fails: after Max Attempts the key is a dead letter, the trigger's
-//      dead-letter output ran, nothing left in flight.
-// The published copy differs from the file only where the test needs seconds, not minutes: Reserve's
-// and the trigger's lease (10 s), the trigger's Check Every (5 s), Backoff (0) and Max Attempts (3),
-// and Also Store Headers (the harness's request id, so a redriven execution names the request it
-// replays). The business step's speed and failures come from a trigger on business_log, as in
-// builtin.e2e.mjs. Run with node --test test/e2e/answer-first.e2e.mjs after npm run build.
+//      dead-letter output ran, nothing left in flight;
+//   4. a delivery over the record cap (256 KiB): not stored, so answered last (200 processed after its
+//      business step), as docs/answer-first.md says;
+//   5. the dead letter of 3 retried from the Idempotency Keys node (Retry Dead Letters, in a workflow
+//      of its own behind a webhook): the Redrive Trigger runs it again, one business row.
+// The published copy (test/support/answerFirstStack.mjs) differs from the file only where the test
+// needs seconds, not minutes: leases 10 s, Check Every 5 s, Backoff 0, Max Attempts 3. The business
+// step's speed and failures come from a trigger on business_log, as in builtin.e2e.mjs.
+// Run with node --test test/e2e/answer-first.e2e.mjs after npm run build.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -28,9 +31,21 @@ import {
 	waitFor,
 	withStackLogs,
 } from '../../scripts/harness/index.mjs';
-import { importableCopy } from '../../scripts/harness/templates.mjs';
+import {
+	answerFirstCopy,
+	behave as behaveIn,
+	cancelDeadClientsStatements,
+	COMPLETE,
+	completedByOneRedrive,
+	DEAD_LETTER_ALERT,
+	installBusinessBehaviour,
+	keyRow as keyRowIn,
+	REDRIVE_TRIGGER as TRIGGER,
+	redrivesOf as redrivesIn,
+	RESPOND_ACCEPTED,
+} from '../support/answerFirstStack.mjs';
+import keysSupport from '../support/keysWorkflow.js';
 
-const TEMPLATE = 'workflows/answer-first.json';
 const WORKFLOW_ID = 'IdemAnswerFirst01';
 const LEASE_SECONDS = 10;
 const CHECK_EVERY_SECONDS = 5;
@@ -39,70 +54,72 @@ const MAX_ATTEMPTS = 3;
 const SENDER_TIMEOUT_MS = 3000;
 const SENDER_RETRY_DELAYS_MS = [0, 2000, 4000];
 const SLOW_STEP_SECONDS = 6;
-const TRIGGER = 'Redrive Unfinished Keys';
-const DEAD_LETTER_ALERT = 'Dead Letter Alert (replace me)';
-const COMPLETE = 'Complete Key';
+const OVER_CAP_STEP_SECONDS = 2;
+const ANSWERED_LAST_STEP = 'Business Step, Answered Last (insert business_log)';
+const KEYS_WORKFLOW_ID = 'IdemAfKeysNode001';
+
+/**
+ * The operator's Idempotency Keys node retrying dead letters, run by the server: a workflow of its
+ * own whose Webhook hands it `{ keys }` and answers with the node's items (one per key).
+ */
+function keysNodeOverWebhook() {
+	const { KEYS_NODE, keysWorkflow } = keysSupport;
+	const workflow = keysWorkflow(
+		'processed_events',
+		{ operation: 'retryDeadLetters', keys: '={{ $json.body.keys }}' },
+		{
+			position: [220, 0],
+			credentials: {
+				idempotencyPostgresApi: { id: 'IdemPgCredE2E0001', name: 'Idempotency Postgres' },
+			},
+		},
+	);
+	const webhook = {
+		parameters: {
+			httpMethod: 'POST',
+			path: 'answer-first-keys',
+			responseMode: 'lastNode',
+			responseData: 'allEntries',
+			options: {},
+		},
+		id: 'a1a0c7d2-0000-4000-8000-000000000023',
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position: [0, 0],
+		webhookId: randomUUID(),
+	};
+	return {
+		...workflow,
+		id: KEYS_WORKFLOW_ID,
+		name: 'Idempotency Keys: Retry Dead Letters (e2e)',
+		nodes: [webhook, ...workflow.nodes],
+		connections: { Webhook: { main: [[{ node: KEYS_NODE, type: 'main', index: 0 }]] } },
+	};
+}
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
 const suiteStartedAt = Date.now();
 
-/** The template as published here: its leases, checks and attempts short enough for a test. */
-function templateCopy() {
-	const workflow = importableCopy(TEMPLATE, WORKFLOW_ID);
-	const node = (/** @type {string} */ name) => {
-		const found = workflow.nodes.find((/** @type {any} */ candidate) => candidate.name === name);
-		if (!found) throw new Error(`${TEMPLATE} has no node "${name}"`);
-		return found;
-	};
-	const reserve = node('Idempotency Reserve');
-	assert.equal(
-		reserve.parameters.answerFirst,
-		true,
-		`${TEMPLATE}: Reserve no longer answers first`,
-	);
-	reserve.parameters = {
-		...reserve.parameters,
-		leaseSeconds: LEASE_SECONDS,
-		storedHeaders: REQUEST_ID_HEADER,
-	};
-	const trigger = node(TRIGGER);
-	trigger.parameters = {
-		...trigger.parameters,
-		checkEverySeconds: CHECK_EVERY_SECONDS,
-		leaseSeconds: LEASE_SECONDS,
-		backoffSeconds: 0,
-		maxAttempts: MAX_ATTEMPTS,
-	};
-	return workflow;
-}
-
 before(
 	async () => {
 		stack = await startStack({
 			label: 'answer-first',
-			extraWorkflows: [{ workflow: templateCopy() }],
+			extraWorkflows: [
+				{
+					workflow: answerFirstCopy({
+						id: WORKFLOW_ID,
+						leaseSeconds: LEASE_SECONDS,
+						checkEverySeconds: CHECK_EVERY_SECONDS,
+						maxAttempts: MAX_ATTEMPTS,
+					}),
+				},
+				{ workflow: keysNodeOverWebhook() },
+			],
 		});
-		const db = stack.keysDb;
-		// A killed n8n's sleeping insert must be cancelled, not committed after it (builtin.e2e.mjs).
-		await db.query(
-			`ALTER DATABASE "${stack.keysDatabase}" SET client_connection_check_interval = '200ms'`,
-		);
-		// How the business step behaves per event type: sleeps this long, or fails.
-		await db.query(
-			`CREATE TABLE business_behaviour (event_type text PRIMARY KEY, sleep_seconds float8, fail boolean NOT NULL DEFAULT false)`,
-		);
-		await db.query(`CREATE FUNCTION business_behaviour() RETURNS trigger LANGUAGE plpgsql AS $$
-			DECLARE b business_behaviour;
-			BEGIN
-				SELECT * INTO b FROM business_behaviour WHERE event_type = NEW.event_type;
-				IF b.fail THEN RAISE EXCEPTION 'the business step refuses % (test)', NEW.event_type; END IF;
-				IF b.sleep_seconds IS NOT NULL THEN PERFORM pg_sleep(b.sleep_seconds); END IF;
-				RETURN NEW;
-			END $$`);
-		await db.query(
-			`CREATE TRIGGER business_behaviour BEFORE INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION business_behaviour()`,
-		);
+		await cancelDeadClientsStatements(stack.keysDb, stack.keysDatabase);
+		await installBusinessBehaviour(stack.keysDb);
 	},
 	{ timeout: 60 * 60_000 },
 );
@@ -125,26 +142,17 @@ function published() {
 	return found;
 }
 
-async function behave(
-	/** @type {string} */ type,
-	/** @type {{ sleep?: number, fail?: boolean }} */ how,
-) {
-	await stack.keysDb.query(
-		`INSERT INTO business_behaviour VALUES ($1, $2, $3)
-		 ON CONFLICT (event_type) DO UPDATE SET sleep_seconds = $2, fail = $3`,
-		[type, how.sleep ?? null, how.fail ?? false],
-	);
+function keysWebhook() {
+	const found = stack.extraWorkflows.find(({ id }) => id === KEYS_WORKFLOW_ID);
+	if (!found?.webhookUrl) throw new Error('the Keys node workflow has no webhook URL');
+	return found;
 }
 
-/** The event's key row. */
-async function keyRow(/** @type {string} */ key) {
-	const { rows } = await stack.keysDb.query(
-		`SELECT status, attempts, owner_token, lease_until, delivery IS NOT NULL AS stored
-		 FROM processed_events WHERE key = $1`,
-		[key],
-	);
-	return rows[0];
-}
+const behave = (
+	/** @type {string} */ type,
+	/** @type {{ sleep?: number, fail?: boolean }} */ how,
+) => behaveIn(stack.keysDb, type, how);
+const keyRow = (/** @type {string} */ key) => keyRowIn(stack.keysDb, key);
 
 /**
  * A sender as Slack is: waits SENDER_TIMEOUT_MS for an answer, counts anything else than 2xx in
@@ -178,13 +186,11 @@ async function executions(finishedOnly = true) {
 }
 
 /** Executions the Redrive Trigger started for this key on its redrive output. */
-async function redrivesOf(/** @type {string} */ key) {
-	return (await executions()).filter(
-		(execution) =>
-			execution.nodesRun[0] === TRIGGER &&
-			execution.items(TRIGGER, 0).some((item) => item.idempotency?.key === key),
-	);
-}
+const redrivesOf = async (/** @type {string} */ key) => redrivesIn(await executions(), key);
+
+/** The dead letter the always-failing test left, which the Keys node's retry then runs again. */
+/** @type {{ key: string, type: string } | undefined} */
+let deadLetter;
 
 /** Is an INSERT into business_log running (the slow business step)? */
 const businessInsertRunning = async () => (await stack.businessInsertsRunning()) > 0;
@@ -268,30 +274,18 @@ test(
 				`the killed insert committed: ${JSON.stringify(committed)}`,
 			);
 
-			const completed = await waitFor(
-				`the Redrive Trigger to complete ${key}`,
-				async () => {
-					const row = await keyRow(key);
-					return row?.status === 'completed' ? row : undefined;
-				},
-				{ timeoutMs: (LEASE_SECONDS + CHECK_EVERY_SECONDS + 60) * 1000, intervalMs: 250 },
-			);
-			const completedSeconds = (Date.now() - crashedAt) / 1000;
+			const {
+				row: completed,
+				completedAt,
+				redrive,
+			} = await completedByOneRedrive({
+				db: stack.keysDb,
+				listExecutions: () => executions(),
+				key,
+				timeoutMs: (LEASE_SECONDS + CHECK_EVERY_SECONDS + 60) * 1000,
+			});
+			const completedSeconds = (completedAt - crashedAt) / 1000;
 			assert.equal(completed.attempts, 2);
-			const [redrive, ...more] = await waitFor(
-				'the redriven execution to be recorded',
-				async () => {
-					const found = await redrivesOf(key);
-					return found.length > 0 ? found : undefined;
-				},
-				{ timeoutMs: 30_000, intervalMs: 250 },
-			);
-			assert.deepEqual(more, []);
-			assert.equal(redrive.status, 'success', redrive.error);
-			assert.ok(
-				[BUSINESS_STEP, COMPLETE].every((name) => redrive.nodesRun.includes(name)),
-				redrive.nodesRun.join(' → '),
-			);
 			const [item] = redrive.items(TRIGGER, 0);
 			assert.deepEqual(item.body, event);
 			assert.equal(item.headers[REQUEST_ID_HEADER], sent[0].requestId, 'the delivery it stored');
@@ -299,7 +293,6 @@ test(
 				[item.idempotency.redrive, item.idempotency.answerFirst, item.idempotency.attempt],
 				[true, true, 2],
 			);
-			assert.ok(!redrive.nodesRun.includes('Respond 200 accepted'));
 			const rows = await stack.businessRows(key);
 			assert.equal(rows.length, 1);
 			assert.ok(new Date(rows[0].created_at).getTime() >= crashedAt, 'inserted by the redrive');
@@ -390,8 +383,96 @@ test(
 			);
 			assert.equal((await stack.businessRows(key)).length, 0);
 			assert.equal(sent.length, 1, 'the sender sent the event once');
+			deadLetter = { key, type };
 			process.stderr.write(
 				`[answer-first] always fails: dead letter after ${MAX_ATTEMPTS} attempts, ${deadSeconds.toFixed(1)} s after the delivery\n`,
+			);
+		}),
+);
+
+test(
+	'a delivery over the record cap (256 KiB) is not stored: answered last, 200 processed once its business step ended, as without answer first; one business row',
+	{ timeout: 120_000 },
+	() =>
+		withLogs(async () => {
+			const type = 'af.big';
+			// Long enough to tell an answer sent after the step from one sent before it.
+			await behave(type, { sleep: OVER_CAP_STEP_SECONDS });
+			const event = {
+				id: `evt_af_big_${randomUUID().slice(0, 8)}`,
+				type,
+				padding: 'x'.repeat(300 * 1024),
+			};
+			const key = `evt:${event.id}`;
+			const requestId = randomUUID();
+			const started = Date.now();
+			const answer = await sendEvent(published().webhookUrl, event, { requestId });
+			const ms = Date.now() - started;
+			assert.deepEqual([answer.status, answer.json], [200, { status: 'processed' }], answer.text);
+			assert.ok(ms >= OVER_CAP_STEP_SECONDS * 1000, `answered after ${ms} ms`);
+
+			const execution = await stack.executions.waitForRequest(WORKFLOW_ID, requestId);
+			assert.equal(execution.status, 'success', execution.error);
+			const [reserved] = execution.items('Idempotency Reserve', 0);
+			assert.deepEqual(
+				[reserved.idempotency.key, reserved.idempotency.answerFirst],
+				[key, false],
+				'Reserve says the delivery is not stored',
+			);
+			assert.ok(
+				[ANSWERED_LAST_STEP, 'Complete Key and Answer'].every((name) =>
+					execution.nodesRun.includes(name),
+				),
+				execution.nodesRun.join(' → '),
+			);
+			for (const name of [RESPOND_ACCEPTED, BUSINESS_STEP, COMPLETE])
+				assert.ok(!execution.nodesRun.includes(name), `${name} ran`);
+			const row = await keyRow(key);
+			assert.deepEqual([row.status, row.attempts, row.stored], ['completed', 1, false]);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			process.stderr.write(
+				`[answer-first] over the cap (${JSON.stringify(event).length} bytes): answered last after ${ms} ms, 200 processed\n`,
+			);
+		}),
+);
+
+test(
+	'the dead letter retried from the Idempotency Keys node (Retry Dead Letters): the Redrive Trigger runs its stored delivery again as attempt 1; one business row',
+	{ timeout: 120_000 },
+	() =>
+		withLogs(async () => {
+			assert.ok(deadLetter, 'the always-failing test left no dead letter to retry');
+			const { key, type } = deadLetter;
+			assert.equal((await keyRow(key)).status, 'dead_letter');
+			// The cause is fixed: the step succeeds from now on.
+			await behave(type, {});
+			const retriedAt = Date.now();
+			const answer = await sendEvent(keysWebhook().webhookUrl, { keys: [key, 'evt:nope'] });
+			assert.equal(answer.status, 200, answer.text);
+			assert.deepEqual(answer.json, [
+				{ key, retried: true },
+				{ key: 'evt:nope', retried: false, reason: 'not_found' },
+			]);
+
+			const {
+				row: completed,
+				completedAt,
+				redrive,
+			} = await completedByOneRedrive({
+				db: stack.keysDb,
+				listExecutions: () => executions(),
+				key,
+				since: retriedAt,
+				timeoutMs: (CHECK_EVERY_SECONDS + 30) * 1000,
+			});
+			const completedSeconds = (completedAt - retriedAt) / 1000;
+			assert.deepEqual([completed.attempts, completed.stored], [1, true]);
+			assert.equal(redrive.items(TRIGGER, 0)[0].idempotency.attempt, 1);
+			const rows = await stack.businessRows(key);
+			assert.equal(rows.length, 1);
+			assert.ok(new Date(rows[0].created_at).getTime() >= retriedAt, 'inserted after the retry');
+			process.stderr.write(
+				`[answer-first] Retry Dead Letters: completed by the redrive ${completedSeconds.toFixed(1)} s after the retry\n`,
 			);
 		}),
 );

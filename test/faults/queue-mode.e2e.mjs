@@ -5,12 +5,31 @@
 // concurrency 32, 30 % of them repeats of earlier events, a third of those sent at the same moment
 // as their original: once undisturbed, once with one worker killed (kill -9) in the middle. The
 // sender then resends every delivery not answered 2xx, honouring Retry-After, as a provider does.
+// Last, on the same stack, answer first (workflows/answer-first.json, published beside the template
+// with 10 s leases): the worker running its slow business step after the answer is killed, and the
+// Redrive Trigger (on the main) runs the stored delivery on the surviving worker.
 // Run with `npm run test:faults`.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BUSINESS_STEP, startStack, waitFor } from '../../scripts/harness/index.mjs';
+import {
+	BUSINESS_STEP,
+	REQUEST_ID_HEADER,
+	sendEvent,
+	startStack,
+	waitFor,
+} from '../../scripts/harness/index.mjs';
 import { runLoad, seededRandom, tally } from '../../scripts/harness/load.mjs';
+import {
+	answerFirstCopy,
+	behave,
+	cancelDeadClientsStatements,
+	completedByOneRedrive,
+	installBusinessBehaviour,
+	keyRow,
+	REDRIVE_TRIGGER,
+} from '../support/answerFirstStack.mjs';
 import { healthz, isOk, report, resendLikeProvider, withLogs } from './support.mjs';
 
 const TOTAL = 1_000;
@@ -27,6 +46,12 @@ const LEASE_SECONDS = 30;
 const KILL_AFTER_ANSWERS = 500;
 // How many answers later it is killed anyway (the test then fails: the worker ran nothing).
 const KILL_WINDOW_ANSWERS = 300;
+// Answer first: its own workflow and short lease, so the redrive after the kill comes within seconds.
+const ANSWER_FIRST_ID = 'IdemAnswerFirstQ1';
+const ANSWER_FIRST_LEASE_SECONDS = 10;
+const ANSWER_FIRST_CHECK_EVERY_SECONDS = 5;
+/** Slack's wait for an answer: the one delivery must be answered inside it. */
+const SENDER_TIMEOUT_MS = 3000;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;
@@ -37,7 +62,20 @@ before(
 			label: 'faults_queue',
 			queue: { workers: 2 },
 			templateParameters: { 'Idempotency Reserve': { leaseSeconds: LEASE_SECONDS } },
+			extraWorkflows: [
+				{
+					workflow: answerFirstCopy({
+						id: ANSWER_FIRST_ID,
+						leaseSeconds: ANSWER_FIRST_LEASE_SECONDS,
+						checkEverySeconds: ANSWER_FIRST_CHECK_EVERY_SECONDS,
+						maxAttempts: 3,
+					}),
+				},
+			],
 		});
+		// Before any execution opens a connection to the keys database (the answer-first test kills a
+		// worker during a business insert, which must then be cancelled, not committed).
+		await cancelDeadClientsStatements(stack.keysDb, stack.keysDatabase);
 	},
 	{ timeout: 30 * 60_000 },
 );
@@ -491,6 +529,122 @@ test(
 				businessRows: [...business.values()].reduce((sum, row) => sum + row.n, 0),
 				eventsWithTwoBusinessRows: twice.length,
 				survivorExecutions: survivor.startedExecutions().length,
+			});
+		}),
+);
+
+test(
+	`queue mode, answer first: the worker running the business step after the 2xx answer killed (kill -9); once the lease ends the Redrive Trigger runs the stored delivery on the surviving worker: one business row, nothing lost, nothing resent`,
+	{ timeout: 5 * 60_000 },
+	() =>
+		withLogs(stack, async () => {
+			const published = stack.extraWorkflows.find(({ id }) => id === ANSWER_FIRST_ID);
+			assert.ok(published?.webhookUrl, 'the answer-first workflow is published');
+			// Two workers, as in the first test: the test before this one killed one.
+			while (stack.workers.filter((w) => w.alive()).length < 2) await stack.addWorker();
+			const workers = stack.workers.filter((w) => w.alive());
+			await installBusinessBehaviour(stack.keysDb);
+			const type = 'af.queue';
+			await behave(stack.keysDb, type, { sleep: 60 });
+			const event = { id: `evt_afq_${randomUUID().slice(0, 8)}`, type };
+			const key = `evt:${event.id}`;
+			const startedBefore = new Map(workers.map((w) => [w, new Set(w.startedExecutions())]));
+
+			// The sender, once: answered inside its wait, so it never resends.
+			const requestId = randomUUID();
+			const sentAt = Date.now();
+			const answer = await sendEvent(published.webhookUrl, event, {
+				requestId,
+				timeoutMs: SENDER_TIMEOUT_MS,
+			});
+			const answeredMs = Date.now() - sentAt;
+			assert.deepEqual([answer.status, answer.json], [200, { status: 'accepted' }], answer.text);
+			await waitFor(
+				'the business step to be running',
+				async () => (await stack.businessInsertsRunning()) > 0,
+				{ timeoutMs: 60_000, intervalMs: 100 },
+			);
+			assert.equal((await keyRow(stack.keysDb, key)).status, 'in_progress');
+
+			// Which worker runs it: the one execution a worker started since the request (its log says so).
+			const started = workers.flatMap((worker) =>
+				worker
+					.startedExecutions()
+					.filter((id) => !startedBefore.get(worker)?.has(id))
+					.map((id) => ({ worker, id })),
+			);
+			assert.equal(
+				started.length,
+				1,
+				`executions started since the request: ${JSON.stringify(started.map(({ worker, id }) => [worker.name, id]))}`,
+			);
+			const [{ worker: victim, id: killedId }] = started;
+			const survivor = workers.find((w) => w !== victim);
+			assert.ok(survivor);
+			const {
+				rows: [killedRow],
+			} = await stack.n8nDb.query('SELECT "workflowId" FROM execution_entity WHERE id = $1', [
+				Number(killedId),
+			]);
+			assert.equal(killedRow?.workflowId, ANSWER_FIRST_ID);
+			// The redriven run's insert is quick: only the killed one sleeps.
+			await behave(stack.keysDb, type, {});
+
+			const killedAt = Date.now();
+			process.kill(-victim.pid, 'SIGKILL');
+			await victim.process.exited;
+			await waitFor(
+				"PostgreSQL to cancel the killed worker's insert",
+				async () => (await stack.businessInsertsRunning()) === 0,
+				{ timeoutMs: 30_000, intervalMs: 200 },
+			);
+			assert.deepEqual(await stack.businessRows(key), [], 'the killed insert committed');
+
+			const {
+				row: completed,
+				completedAt,
+				redrive,
+			} = await completedByOneRedrive({
+				db: stack.keysDb,
+				listExecutions: () => stack.executions.list({ workflowId: ANSWER_FIRST_ID }),
+				key,
+				timeoutMs: (ANSWER_FIRST_LEASE_SECONDS + ANSWER_FIRST_CHECK_EVERY_SECONDS + 60) * 1000,
+			});
+			const completedSeconds = (completedAt - killedAt) / 1000;
+			assert.equal(completed.attempts, 2);
+			const [item] = redrive.items(REDRIVE_TRIGGER, 0);
+			assert.equal(item.headers[REQUEST_ID_HEADER], requestId, 'the delivery it stored');
+			assert.deepEqual([item.idempotency.redrive, item.idempotency.attempt], [true, 2]);
+			assert.ok(
+				survivor.startedExecutions().includes(redrive.id),
+				`the surviving ${survivor.name} ran the redrive (execution ${redrive.id})`,
+			);
+
+			// One business row, written after the kill; the workflow ran twice: the killed run and the redrive.
+			const rows = await stack.businessRows(key);
+			assert.equal(rows.length, 1);
+			assert.ok(new Date(rows[0].created_at).getTime() >= killedAt, 'inserted by the redrive');
+			const { rows: runs } = await stack.n8nDb.query(
+				'SELECT id::text FROM execution_entity WHERE "workflowId" = $1 ORDER BY id',
+				[ANSWER_FIRST_ID],
+			);
+			assert.deepEqual(
+				runs.map((row) => row.id),
+				[killedId, redrive.id],
+				'no other execution: the sender sent the event once',
+			);
+			assert.ok(survivor.alive(), `${survivor.name} is still running`);
+			assert.equal(await healthz(stack), 200);
+
+			report('queue mode, answer first, worker killed', {
+				answeredMs,
+				leaseSeconds: ANSWER_FIRST_LEASE_SECONDS,
+				checkEverySeconds: ANSWER_FIRST_CHECK_EVERY_SECONDS,
+				killedWorker: victim.name,
+				redriveOn: survivor.name,
+				completedSecondsAfterKill: Number(completedSeconds.toFixed(1)),
+				attempts: completed.attempts,
+				businessRows: rows.length,
 			});
 		}),
 );
