@@ -244,6 +244,15 @@ export function loadVariants() {
 			dedupe: false,
 			businessKey: (id) => `floor:${id}`,
 		},
+		// The lightest honest floor: the same business step, its answer read from the step's own output
+		// ($json, the row it inserted) instead of $('Webhook').item, which makes n8n walk the paired
+		// items back to the Webhook on every request.
+		floorLight: {
+			file: 'bench/workflows/floor-light.json',
+			tag: 'fll',
+			dedupe: false,
+			businessKey: (id) => `floorlight:${id}`,
+		},
 		floorNoOp: {
 			file: 'bench/workflows/floor-plus-noop.json',
 			tag: 'nop',
