@@ -15,7 +15,7 @@
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
  */
-import { concat, parseSigns, sortedForm } from './schemeReader';
+import { concat, signedContentParts, sortedForm } from './schemeReader';
 import type { SigningDescription } from './schemeTypes';
 
 /** A path into the signed JSON body. */
@@ -89,7 +89,7 @@ export function retryStableContent(
 ): RetryStableContent | undefined {
 	const parts: Uint8Array[] = [];
 	let onlyRawBody = true;
-	for (const part of parseSigns(description.signs)) {
+	for (const part of signedContentParts(description.signs)) {
 		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
 		if (part.kind === 'body') {
 			if (renewed.length === 0 || signed.parsedBody === undefined) {
