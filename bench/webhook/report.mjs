@@ -170,6 +170,8 @@ const RATIO_PAIRS = [
 	['exactlyOnce', 'package'],
 	['api', 'floorApi'],
 	['package', 'packageNoFingerprint'],
+	['package', 'packageNoErrorOutput'],
+	['packageNoErrorOutput', 'floorLight'],
 	['removeDuplicates', 'floor'],
 	['package', 'removeDuplicates'],
 	['rdHistory0', 'floor'],
