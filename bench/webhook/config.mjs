@@ -18,7 +18,7 @@ export const HISTORY_VARIANTS = [
 
 export const USAGE =
 	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
-	'                             [--variants floor,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile]\n' +
+	'                             [--variants floor,floorLight,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile]\n' +
 	'       node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]   (bench/webhook/history.mjs)\n';
 
 export function parseArgs(argv) {

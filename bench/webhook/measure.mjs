@@ -10,12 +10,13 @@ import { fmt } from './report.mjs';
 
 /**
  * Sends the load (request numbers from `seq` on), waits until n8n saved its last execution, and
- * returns the sample and the load's window on the monotonic clock (for --profile).
+ * returns the sample and the load's window on the monotonic clock (for --profile). `label`: the name
+ * its log line gives it (the A/B bench's names say which build).
  */
 export async function measureLoad(
 	stack,
 	run,
-	{ urls, postmasterPid, runTag, round, shape, concurrency: c, variant: v, seq },
+	{ urls, postmasterPid, runTag, round, shape, concurrency: c, variant: v, seq, label = v },
 ) {
 	const { config, variants, ledger } = run;
 	const ids = loadIds(
@@ -62,7 +63,7 @@ export async function measureLoad(
 			((cpuAfter.at - cpuBefore.at) * os.cpus().length),
 	};
 	process.stderr.write(
-		`round ${round} ${shape.padEnd(8)} c=${String(c).padEnd(3)} ${v.padEnd(15)} ${fmt(sample.rps).padStart(6)} req/s  ` +
+		`round ${round} ${shape.padEnd(8)} c=${String(c).padEnd(3)} ${label.padEnd(15)} ${fmt(sample.rps).padStart(6)} req/s  ` +
 			`p50 ${fmt(sample.p50).padStart(6)} ms  p99 ${fmt(sample.p99).padStart(7)} ms  ` +
 			`CPU/req main ${fmt(sample.cpuMsPerRequest.main)} runner ${fmt(sample.cpuMsPerRequest.runner)} pg ${fmt(sample.cpuMsPerRequest.postgres)} ms, ` +
 			`others' CPU ${fmt(sample.otherCpuShare * 100, 0)}%${inFlight ? `, ${inFlight} × 409 in flight (resent)` : ''}\n`,

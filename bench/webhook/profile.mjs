@@ -141,6 +141,7 @@ export function summariseProfile(config, profileDir, serverPid, windows, beforeS
 	// simple-mode template (what lease mode adds: Complete Key, and the IF node for duplicates).
 	const diffPairs = [
 		['package', 'floor'],
+		['package', 'floorLight'],
 		['package', 'packageSimple'],
 	].filter(([a, b]) => config.variants.includes(a) && config.variants.includes(b));
 	out.push(
@@ -189,7 +190,7 @@ export function summariseProfile(config, profileDir, serverPid, windows, beforeS
 		};
 	}
 	for (const v of config.variants.filter((name) =>
-		['package', 'packageSimple', 'floor'].includes(name),
+		['package', 'packageSimple', 'floor', 'floorLight'].includes(name),
 	)) {
 		out.push(`\nTop functions (self ms/request), ${v}:`);
 		for (const [fn, ms] of summary.variants[v].topFunctionsMsPerRequest.slice(0, 12))

@@ -9,8 +9,17 @@ const { formatInterval, machine, median, medianInterval } = require('../support.
 export const fmt = (n, digits = 1) =>
 	n === undefined || Number.isNaN(n) ? '–' : n.toFixed(digits);
 
-/** The tables: medians per variant, shape and concurrency, and the ratios. Also used by --summarise. */
-export function summarise(config, samples, serverKind, machineInfo = machine()) {
+/**
+ * The tables: medians per variant, shape and concurrency, and the ratios. Also used by --summarise.
+ * `pairs` and `title`: another bench's ratios and heading (bench/webhook-ab.mjs).
+ */
+export function summarise(
+	config,
+	samples,
+	serverKind,
+	machineInfo = machine(),
+	{ pairs = RATIO_PAIRS, title = undefined } = {},
+) {
 	const table = [];
 	const ratios = [];
 	for (const shape of config.shapes) {
@@ -35,7 +44,7 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 					rounds: runs.length,
 				});
 			}
-			for (const [of, against] of RATIO_PAIRS) {
+			for (const [of, against] of pairs) {
 				const ratio = ratioRow(config, samples, [shape], c, of, against);
 				if (ratio) ratios.push(ratio);
 			}
@@ -44,7 +53,7 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 	// Both shapes together: twice the rounds behind each median.
 	if (config.shapes.length > 1) {
 		for (const c of config.concurrency) {
-			for (const [of, against] of RATIO_PAIRS) {
+			for (const [of, against] of pairs) {
 				const ratio = ratioRow(config, samples, config.shapes, c, of, against);
 				if (ratio) ratios.push(ratio);
 			}
@@ -53,7 +62,7 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 
 	const out = [];
 	out.push(
-		`\n## Webhook level: n8n 2.41.1, one server, ${config.rounds} interleaved rounds of ${config.requests} requests per variant, shape and concurrency\n`,
+		`\n## ${title ?? 'Webhook level: n8n 2.41.1, one server'}, ${config.rounds} interleaved rounds of ${config.requests} requests per variant, shape and concurrency\n`,
 	);
 	out.push(
 		`machine: ${JSON.stringify(machineInfo)}, PostgreSQL: ${serverKind}${config.profile ? ', CPU PROFILER ON (throughput not comparable)' : ''}`,
@@ -146,6 +155,8 @@ export function summarise(config, samples, serverKind, machineInfo = machine()) 
 /** The throughput ratios reported: the package against each baseline, and one n8n node that does nothing against none. */
 const RATIO_PAIRS = [
 	['package', 'floor'],
+	['package', 'floorLight'],
+	['floorLight', 'floor'],
 	['package', 'handBuilt'],
 	['package', 'packageSimple'],
 	['packageSimple', 'floor'],
@@ -159,6 +170,8 @@ const RATIO_PAIRS = [
 	['exactlyOnce', 'package'],
 	['api', 'floorApi'],
 	['package', 'packageNoFingerprint'],
+	['package', 'packageNoErrorOutput'],
+	['packageNoErrorOutput', 'floorLight'],
 	['removeDuplicates', 'floor'],
 	['package', 'removeDuplicates'],
 	['rdHistory0', 'floor'],

@@ -66,6 +66,47 @@ function templateWithoutVerification() {
 	};
 }
 
+const NO_ERROR_OUTPUT_TABLE = 'processed_events_noerr';
+
+/**
+ * The template with Reserve's error output taken away (no "On Error: Continue (using error output)";
+ * the problem+json branch behind it left unconnected): own id, path and key table. n8n evaluates a node's
+ * `outputs` expression on every run of a node that continues on its error output (WorkflowExecute's
+ * handleNodeErrorOutput), and Reserve's outputs are an expression; package ÷ this is what that costs.
+ * A diagnostic, not a template to ship: without it a bad request fails the execution instead of
+ * being answered 4xx.
+ */
+function templateWithoutErrorOutput() {
+	const template = JSON.parse(readFileSync(path.join(REPO_DIR, TEMPLATE_FILE), 'utf8'));
+	const reserve = template.nodes.find(
+		(node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve',
+	);
+	if (reserve?.onError !== 'continueErrorOutput')
+		throw new Error(`${TEMPLATE_FILE}: Reserve does not continue on its error output`);
+	const connections = structuredClone(template.connections);
+	// The error output is the last one n8n adds after the node's own.
+	connections[reserve.name].main.pop();
+	// The nodes the error output fed stay, unconnected: the workflow n8n builds per execution keeps
+	// its size, so only the error output's own cost differs.
+	const nodes = template.nodes.map((node) => structuredClone(node));
+	for (const node of nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters.path = 'idempotent-webhook-noerror';
+			node.webhookId = randomUUID();
+		}
+		if (node.type.startsWith('n8n-nodes-idempotency.'))
+			node.parameters.table = NO_ERROR_OUTPUT_TABLE;
+		if (node.name === reserve.name) delete node.onError;
+	}
+	return {
+		...template,
+		id: 'IdemWebhookNoErr1',
+		name: `${template.name} (no error output on Reserve)`,
+		nodes,
+		connections,
+	};
+}
+
 /**
  * The exactly-once template as shipped, with an id, and its own key table so its keys are counted
  * apart from the webhook template's. Its webhook path is its own already.
@@ -257,6 +298,8 @@ export function loadVariants() {
 	writeFileSync(EXACTLY_ONCE_COPY, JSON.stringify(exactlyOnceTemplate(), null, 2));
 	const NO_FINGERPRINT_FILE = path.join(generatedDir, 'template-without-fingerprint.json');
 	writeFileSync(NO_FINGERPRINT_FILE, JSON.stringify(templateWithoutFingerprint(), null, 2));
+	const NO_ERROR_OUTPUT_FILE = path.join(generatedDir, 'template-without-error-output.json');
+	writeFileSync(NO_ERROR_OUTPUT_FILE, JSON.stringify(templateWithoutErrorOutput(), null, 2));
 	const API_COPY = path.join(generatedDir, 'idempotent-api.json');
 	writeFileSync(API_COPY, JSON.stringify(apiTemplate(), null, 2));
 	const MULTI_STEP_COPY = path.join(generatedDir, 'multi-step.json');
@@ -299,6 +342,15 @@ export function loadVariants() {
 			dedupe: false,
 			businessKey: (id) => `floor:${id}`,
 		},
+		// The lightest honest floor: the same business step, its answer read from the step's own output
+		// ($json, the row it inserted) instead of $('Webhook').item, which makes n8n walk the paired
+		// items back to the Webhook on every request.
+		floorLight: {
+			file: 'bench/workflows/floor-light.json',
+			tag: 'fll',
+			dedupe: false,
+			businessKey: (id) => `floorlight:${id}`,
+		},
 		floorNoOp: {
 			file: 'bench/workflows/floor-plus-noop.json',
 			tag: 'nop',
@@ -335,6 +387,14 @@ export function loadVariants() {
 			dedupe: true,
 			inFlight409: true,
 			keyTable: EXACTLY_ONCE_TABLE,
+			businessKey: (id) => `evt:${id}`,
+		},
+		packageNoErrorOutput: {
+			file: NO_ERROR_OUTPUT_FILE,
+			tag: 'pne',
+			dedupe: true,
+			inFlight409: true,
+			keyTable: NO_ERROR_OUTPUT_TABLE,
 			businessKey: (id) => `evt:${id}`,
 		},
 		packageNoFingerprint: {

@@ -11,14 +11,15 @@ import { runTracked, tailOf } from './processes.mjs';
 
 export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export function packageManifest() {
-	return JSON.parse(readFileSync(path.join(REPO_DIR, 'package.json'), 'utf8'));
+/** The package.json of this checkout, or of another one (`sourceDir`: a base build, bench/webhook-ab.mjs). */
+export function packageManifest(sourceDir = REPO_DIR) {
+	return JSON.parse(readFileSync(path.join(sourceDir, 'package.json'), 'utf8'));
 }
 
-async function npm(args, { logFile, timeoutMs }) {
+async function npm(args, { logFile, timeoutMs, cwd = REPO_DIR }) {
 	const status = await runTracked('npm', args, {
 		name: `npm ${args[0]}`,
-		cwd: REPO_DIR,
+		cwd,
 		env: process.env,
 		logFile,
 		timeoutMs,
@@ -31,14 +32,21 @@ async function npm(args, { logFile, timeoutMs }) {
 	return readFileSync(logFile, 'utf8');
 }
 
-/** `npm run build`, then `npm pack` into `destDir`; returns the tarball path. */
-export async function buildAndPack(destDir) {
+/**
+ * `npm run build`, then `npm pack` into `destDir`; returns the tarball path. `sourceDir`: the checkout
+ * to build (default this one; the A/B bench passes another commit's worktree).
+ */
+export async function buildAndPack(destDir, sourceDir = REPO_DIR) {
 	mkdirSync(destDir, { recursive: true });
 	if (process.env.N8N_E2E_SKIP_BUILD === '1') {
 		progress('package: N8N_E2E_SKIP_BUILD=1, packing the current dist/ without building');
 	} else {
 		progress('package: npm run build');
-		await npm(['run', 'build'], { logFile: path.join(destDir, 'build.log'), timeoutMs: 300_000 });
+		await npm(['run', 'build'], {
+			logFile: path.join(destDir, 'build.log'),
+			timeoutMs: 300_000,
+			cwd: sourceDir,
+		});
 	}
 	progress('package: npm pack');
 	const packLog = path.join(destDir, 'pack.log');
@@ -47,8 +55,9 @@ export async function buildAndPack(destDir) {
 	await npm(['pack', '--ignore-scripts', '--pack-destination', destDir], {
 		logFile: packLog,
 		timeoutMs: 120_000,
+		cwd: sourceDir,
 	});
-	const { name, version } = packageManifest();
+	const { name, version } = packageManifest(sourceDir);
 	const tarball = path.join(
 		destDir,
 		`${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`,

@@ -74,6 +74,9 @@ export {
  * @param {Array<{ id: string, name: string, type: string, data: object }>} [options.extraCredentials]
  *   more credentials imported beside the stack's own, referenced by name in extra workflows (the
  *   RabbitMQ consumer's `rabbitmq` credential: rabbitmq.mjs rabbitMqCredential).
+ * @param {string} [options.sourceDir] another checkout of the package (another commit's worktree:
+ *   bench/webhook-ab.mjs): its build is installed and its templates imported instead of this one's;
+ *   extra workflows are still read relative to this repository.
  * @returns {Promise<RunningStack>}
  */
 export async function startStack({
@@ -89,6 +92,7 @@ export async function startStack({
 	businessOnN8nServer,
 	builtInWorkflow,
 	extraCredentials = [],
+	sourceDir = undefined,
 } = {}) {
 	const startedAt = Date.now();
 	const teardown = createTeardown(`stack stopped (${label})`);
@@ -119,7 +123,10 @@ export async function startStack({
 		});
 		const packageDir = builtInWorkflow
 			? undefined
-			: await installIntoUserFolder(await buildAndPack(path.join(workDir, 'pack')), userFolder);
+			: await installIntoUserFolder(
+					await buildAndPack(path.join(workDir, 'pack'), sourceDir),
+					userFolder,
+				);
 		const withoutPackages = builtInWorkflow ? { N8N_COMMUNITY_PACKAGES_ENABLED: 'false' } : {};
 
 		/** @type {import('./n8n.mjs').N8nContext} */
@@ -151,6 +158,7 @@ export async function startStack({
 			extraWorkflows,
 			templateParameters,
 			builtInWorkflow,
+			sourceDir,
 		});
 
 		const n8n = await startN8nServer(ctx);

@@ -34,22 +34,31 @@ import {
  * @param {Array<import('./templates.mjs').ExtraWorkflow>} options.extraWorkflows
  * @param {Record<string, Record<string, unknown>>} options.templateParameters
  * @param {object} [options.builtInWorkflow] takes the webhook template's place; no purge template.
+ * @param {string} [options.sourceDir] the checkout whose templates are imported (see startStack).
  */
 export async function importStackWorkflows(
 	ctx,
-	{ workDir, n8nDb, purgeEverySeconds, extraWorkflows, templateParameters, builtInWorkflow },
+	{
+		workDir,
+		n8nDb,
+		purgeEverySeconds,
+		extraWorkflows,
+		templateParameters,
+		builtInWorkflow,
+		sourceDir,
+	},
 ) {
 	const workflowsDir = path.join(workDir, 'workflows');
 	mkdirSync(workflowsDir);
 	const webhookWorkflow = withParameters(
 		builtInWorkflow
 			? { ...builtInWorkflow, id: WEBHOOK_WORKFLOW_ID, active: false }
-			: importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID),
+			: importableCopy(WEBHOOK_TEMPLATE, WEBHOOK_WORKFLOW_ID, sourceDir),
 		templateParameters,
 	);
 	const purgeWorkflow = purgeEverySeconds
 		? purgeCopyEvery(purgeEverySeconds, PURGE_WORKFLOW_ID)
-		: importableCopy(PURGE_TEMPLATE, PURGE_WORKFLOW_ID);
+		: importableCopy(PURGE_TEMPLATE, PURGE_WORKFLOW_ID, sourceDir);
 	const write = (name, workflow) =>
 		writeFileSync(path.join(workflowsDir, name), JSON.stringify(workflow, null, 2));
 	write('idempotent-webhook.json', webhookWorkflow);

@@ -32,13 +32,16 @@ export const BUSINESS_LOG_SQL = `CREATE TABLE IF NOT EXISTS business_log (
   created_at timestamptz NOT NULL DEFAULT now()
 );`;
 
-function readTemplate(relativePath) {
-	return JSON.parse(readFileSync(path.join(REPO_DIR, relativePath), 'utf8'));
+function readTemplate(relativePath, sourceDir) {
+	return JSON.parse(readFileSync(path.join(sourceDir, relativePath), 'utf8'));
 }
 
-/** The template as import needs it: the same JSON plus an id (and active: false; publishing activates it). */
-export function importableCopy(relativePath, id) {
-	return { ...readTemplate(relativePath), id, active: false };
+/**
+ * The template as import needs it: the same JSON plus an id (and active: false; publishing activates
+ * it). `sourceDir`: the checkout it is read from (another commit's for the A/B bench).
+ */
+export function importableCopy(relativePath, id, sourceDir = REPO_DIR) {
+	return { ...readTemplate(relativePath, sourceDir), id, active: false };
 }
 
 /**

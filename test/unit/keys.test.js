@@ -2,7 +2,11 @@
 const { describe, test, expect } = require('@jest/globals');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { KeyError } = require('../../dist/nodes/shared/keys/KeyError');
-const { composeKey, MAX_KEY_BYTES } = require('../../dist/nodes/shared/keys/composeKey');
+const {
+	composeKey,
+	MAX_KEY_BYTES,
+	utf8ByteLength,
+} = require('../../dist/nodes/shared/keys/composeKey');
 const { bodyBytesWithoutRawBody } = require('../../dist/nodes/shared/webhook/requestBody');
 const {
 	readHeader,
@@ -294,6 +298,32 @@ describe('composeKey', () => {
 		expect(composeKey({ kind: 'eventId', id: 'msg_1', scope: 'svix' }, 'ns')).toBe('ns:svix:msg_1');
 		expect(composeKey({ kind: 'signedContent', sha256Hex: 'cd34' }, '')).toBe('signed:cd34');
 		expect(composeKey({ kind: 'signedContent', sha256Hex: 'cd34' }, 'ns')).toBe('ns:signed:cd34');
+	});
+
+	test('UTF-8 lengths are counted exactly as TextEncoder encodes, lone surrogates included', () => {
+		const encoded = (text) => new TextEncoder().encode(text).length;
+		const samples = [
+			'',
+			'evt:abc',
+			'é',
+			'€',
+			'😀',
+			'a😀b',
+			'\ud83d', // a high surrogate alone, at the end: U+FFFD, 3 bytes
+			'\ud83dx',
+			'\ude00', // a low surrogate alone
+			'\ude00\ud83d',
+			'\ud83d\ud83d\ude00',
+			'\u007f\u0080\u07ff\u0800\uffff',
+		];
+		// And random texts over the whole range of UTF-16 code units.
+		let seed = 7;
+		const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+		for (let n = 0; n < 200; n++)
+			samples.push(
+				String.fromCharCode(...Array.from({ length: next() % 12 }, () => next() % 0x10000)),
+			);
+		for (const text of samples) expect(utf8ByteLength(text)).toBe(encoded(text));
 	});
 
 	test('the byte limit counts UTF-8 bytes, not characters', () => {

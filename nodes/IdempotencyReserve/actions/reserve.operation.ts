@@ -4,6 +4,7 @@ import { KeyError } from '../../shared/keys/KeyError';
 import { keySourceDefinition } from '../../shared/keys/keySourceTable';
 import type { KeySource } from '../../shared/keys/keySources';
 import { executionToken, recordReservedKeys } from '../../shared/parameters/executionReservations';
+import { nodeOfRun } from '../../shared/parameters/runNode';
 import { failWhole } from '../../shared/run/failWhole';
 import {
 	answeredFor,
@@ -81,11 +82,10 @@ function waitSecondsOf(context: IExecuteFunctions): number {
  */
 function reserveTargetReader(
 	context: IExecuteFunctions,
-	mode: ReserveMode,
+	{ mode, source }: { mode: ReserveMode; source: KeySource },
 	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
 	answerFirst: AnswerFirst | undefined,
 ) {
-	const source = context.getNodeParameter('keySource', 0) as KeySource;
 	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
 	const definition = keySourceDefinition(source);
 	const guard = context.getNodeParameter('options.replayGuard', 0, DEFAULT_REPLAY_GUARD) as boolean;
@@ -154,7 +154,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	) as MismatchHandling;
 	const outputs = reserveOutputs(
 		{ mode, signature, fingerprint, onMismatch },
-		this.getNode().typeVersion,
+		nodeOfRun(this).typeVersion,
 	);
 	let leaseSeconds = 0;
 	let waitSeconds = 0;
@@ -207,19 +207,18 @@ async function reserveVerified(
 	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
 ): Promise<INodeExecutionData[][]> {
 	const only = verified === undefined ? undefined : new Set(verified.keys());
+	// Read once: Answer First and the key both depend on it.
+	let source: KeySource;
 	let answerFirst: AnswerFirst | undefined;
 	try {
-		answerFirst = answerFirstOf(
-			context,
-			mode,
-			keySourceDefinition(context.getNodeParameter('keySource', 0) as KeySource)?.location,
-		);
+		source = context.getNodeParameter('keySource', 0) as KeySource;
+		answerFirst = answerFirstOf(context, mode, keySourceDefinition(source)?.location);
 	} catch (error) {
 		return answeredFor(failWhole(context, error as NodeOperationError, outputs.count), only);
 	}
 	const { targetOf, fingerprint, keyFrom, unsignedPreset, answeredFirst } = reserveTargetReader(
 		context,
-		mode,
+		{ mode, source },
 		verified,
 		answerFirst,
 	);

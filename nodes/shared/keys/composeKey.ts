@@ -11,10 +11,25 @@ import {
 /** Longer keys are refused: a key is an id, and a btree entry must stay well under a page. */
 export const MAX_KEY_BYTES = 1000;
 
-const utf8 = new TextEncoder();
-
+/**
+ * The length of the text in UTF-8, as TextEncoder would encode it (a lone surrogate as U+FFFD, three
+ * bytes), counted without encoding: every key is measured, and encoding allocated a copy each time.
+ */
 export function utf8ByteLength(text: string): number {
-	return utf8.encode(text).length;
+	let bytes = 0;
+	for (let i = 0; i < text.length; i++) {
+		const unit = text.charCodeAt(i);
+		if (unit < 0x80) bytes += 1;
+		else if (unit < 0x800) bytes += 2;
+		else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+			const next = text.charCodeAt(i + 1);
+			if (next >= 0xdc00 && next <= 0xdfff) {
+				bytes += 4;
+				i += 1;
+			} else bytes += 3;
+		} else bytes += 3;
+	}
+	return bytes;
 }
 
 /**

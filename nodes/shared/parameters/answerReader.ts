@@ -27,10 +27,15 @@ export function answerReader(context: IExecuteFunctions): AnswerReader | undefin
 	const store = context.getNodeParameter('storeResponse', 0, false) as boolean;
 	const respond = context.getNodeParameter('respondToWebhook', 0, false) as boolean;
 	if (!store && !respond) return undefined;
-	const settings: ResponseSettings = {
-		maxBytes: Number(context.getNodeParameter('maxResponseBytes', 0, DEFAULT_MAX_RESPONSE_BYTES)),
-		whenTooLarge: context.getNodeParameter('whenTooLarge', 0, 'error') as 'error' | 'marker',
-	};
+	// Only a stored answer has a size limit: read its settings only then.
+	const settings: ResponseSettings | undefined = store
+		? {
+				maxBytes: Number(
+					context.getNodeParameter('maxResponseBytes', 0, DEFAULT_MAX_RESPONSE_BYTES),
+				),
+				whenTooLarge: context.getNodeParameter('whenTooLarge', 0, 'error') as 'error' | 'marker',
+			}
+		: undefined;
 	const read = (itemIndex: number): ItemAnswer => {
 		const entries = context.getNodeParameter('responseHeaders.entries', itemIndex, []) as Array<{
 			name: string;
@@ -40,7 +45,7 @@ export function answerReader(context: IExecuteFunctions): AnswerReader | undefin
 		const headers = Object.fromEntries(entries.map(({ name, value }) => [name, value]));
 		const body = context.getNodeParameter('responseBody', itemIndex, '');
 		return {
-			...(store ? { stored: storedResponseOf(statusCode, headers, body, settings) } : {}),
+			...(settings ? { stored: storedResponseOf(statusCode, headers, body, settings) } : {}),
 			...(respond ? { sent: webhookAnswerOf(statusCode, headers, body) } : {}),
 		};
 	};

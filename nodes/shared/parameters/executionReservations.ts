@@ -3,6 +3,8 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
 import { KEY_STORE_CREDENTIAL_TYPE } from './credentials';
+import { keyTableParameters } from './keyTableParameters';
+import { nodeOfRun } from './runNode';
 
 /**
  * What this execution reserved, kept in n8n's flow context: data that lives exactly as long as the
@@ -38,9 +40,10 @@ function reservationsOf(context: IExecuteFunctions): ExecutionReservations {
 
 /** Credential and table: the same key in two tables (or two databases) is two reservations. */
 function scopeOf(context: IExecuteFunctions): { id: string; label: string } {
-	const schema = String(context.getNodeParameter('schema', 0));
-	const table = String(context.getNodeParameter('table', 0));
-	const credentialId = context.getNode().credentials?.[KEY_STORE_CREDENTIAL_TYPE]?.id ?? '';
+	const parameters = keyTableParameters(context);
+	const schema = String(parameters.schema);
+	const table = String(parameters.table);
+	const credentialId = nodeOfRun(context).credentials?.[KEY_STORE_CREDENTIAL_TYPE]?.id ?? '';
 	return { id: `${credentialId}\u0000${schema}.${table}`, label: `${schema}.${table}` };
 }
 

@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../keys/jsonPath';
+import { nodeOfRun } from './runNode';
 
 /**
  * The path inside `$json.body` that a parameter reads when it is a plain path such as
@@ -11,7 +12,7 @@ export function bodyPathOfParameter(
 	context: IExecuteFunctions,
 	name: string,
 ): string[] | undefined {
-	const raw = context.getNode().parameters[name];
+	const raw = nodeOfRun(context).parameters[name];
 	const path = typeof raw === 'string' ? jsonPathOf(raw) : undefined;
 	return path?.[0] === 'body' ? path.slice(1) : undefined;
 }
@@ -25,7 +26,7 @@ export function itemParameterReader(
 	context: IExecuteFunctions,
 	name: string,
 ): (item: INodeExecutionData, itemIndex: number) => unknown {
-	const raw = context.getNode().parameters[name];
+	const raw = nodeOfRun(context).parameters[name];
 	if (typeof raw === 'string' && !raw.startsWith('=')) return () => raw;
 	const path = typeof raw === 'string' ? jsonPathOf(raw) : undefined;
 	const evaluate = (itemIndex: number) => context.getNodeParameter(name, itemIndex, undefined);

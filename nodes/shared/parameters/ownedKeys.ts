@@ -11,12 +11,13 @@ import {
 } from './executionReservations';
 import type { OwnedKey } from '../store/KeyStore';
 import { itemParameterReader } from './itemParameter';
+import { nodeOfRun } from './runNode';
 
 /** What a node does with the key, as its messages say it ("the key to complete is empty"). */
 
 /** A parameter left empty: the execution's own reservation stands in for it. */
 function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
-	const raw = context.getNode().parameters[name];
+	const raw = nodeOfRun(context).parameters[name];
 	return raw === undefined || raw === null || raw === '';
 }
 

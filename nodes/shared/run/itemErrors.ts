@@ -7,6 +7,7 @@ import type {
 
 import { clientErrorDetails } from '../keys/clientErrors';
 import { clientErrorKindOf, inputError } from '../errors/nodeErrors';
+import { nodeOfRun } from '../parameters/runNode';
 
 /**
  * The item n8n expects for a failed item when the node continues on error: json `error`, `message`
@@ -40,7 +41,7 @@ export function errorItem(
 		},
 		pairedItem: { item: itemIndex },
 	};
-	if (context.getNode().onError === 'continueErrorOutput')
+	if (nodeOfRun(context).onError === 'continueErrorOutput')
 		Object.defineProperty(item, 'error', {
 			value: error,
 			enumerable: false,

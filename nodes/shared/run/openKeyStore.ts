@@ -1,6 +1,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { KEY_STORE_CREDENTIAL_TYPE } from '../parameters/credentials';
+import { keyTableParameters } from '../parameters/keyTableParameters';
+import { nodeOfRun } from '../parameters/runNode';
 import { tableRef } from '../store/identifiers';
 import { KeyStore } from '../store/KeyStore';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
@@ -21,12 +23,10 @@ export async function openKeyStore(context: IExecuteFunctions): Promise<OpenedSt
 	const credential = (await context.getCredentials(
 		KEY_STORE_CREDENTIAL_TYPE,
 	)) as unknown as IdempotencyPostgresCredential;
-	const ref = tableRef(
-		context.getNodeParameter('schema', 0) as string,
-		context.getNodeParameter('table', 0) as string,
-	);
+	const { schema, table } = keyTableParameters(context);
+	const ref = tableRef(schema, table);
 	// The credential id lets the pool cache notice an edited credential and close the old pool.
-	const credentialId = context.getNode().credentials?.[KEY_STORE_CREDENTIAL_TYPE]?.id;
+	const credentialId = nodeOfRun(context).credentials?.[KEY_STORE_CREDENTIAL_TYPE]?.id;
 	const entry = poolFor(credential, { credentialId, logger: context.logger });
 	return { store: new KeyStore(entry, ref), credential, entry };
 }

@@ -53,7 +53,17 @@ const DIGEST_KEY = randomBytes(32);
  * credential gets a new one. Never a string holding the password.
  */
 export function poolDigest(credential: IdempotencyPostgresCredential): string {
-	const settings = JSON.stringify([
+	return digestOfSettings(poolSettings(credential));
+}
+
+/** The HMAC of poolSettings' text. */
+export function digestOfSettings(settings: string): string {
+	return createHmac('sha256', DIGEST_KEY).update(settings).digest('hex');
+}
+
+/** Every setting that shapes a pool's connections, as one text (password included: never log it). */
+export function poolSettings(credential: IdempotencyPostgresCredential): string {
+	return JSON.stringify([
 		credential.host,
 		Number(credential.port),
 		credential.database,
@@ -64,7 +74,6 @@ export function poolDigest(credential: IdempotencyPostgresCredential): string {
 		credential.ignoreTlsErrors === true,
 		maxConnections(credential),
 	]);
-	return createHmac('sha256', DIGEST_KEY).update(settings).digest('hex');
 }
 
 export function maxConnections(

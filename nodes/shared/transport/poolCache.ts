@@ -2,8 +2,9 @@ import { LoggerProxy, type Logger } from 'n8n-workflow';
 
 import {
 	clientConfig,
+	digestOfSettings,
 	maxConnections,
-	poolDigest,
+	poolSettings,
 	type IdempotencyPostgresCredential,
 } from './connectionOptions';
 import { Pool } from './pg';
@@ -43,6 +44,28 @@ const current = new Map<string, CachedPool>();
 const open = new Set<CachedPool>();
 /** The digest each credential id was last used with, to notice an edited credential. */
 const digestByCredentialId = new Map<string, string>();
+/**
+ * The settings each credential id was last hashed from, with their digest: every execution hands
+ * the node a fresh copy of the same credential, and an HMAC per execution and node is wasted work
+ * when nothing changed. Compared as the whole settings text, so any edit gets a new digest. It holds
+ * the password only as the pool's own connection options do: in this process's memory, never logged.
+ */
+const lastHashed = new Map<string, { settings: string; digest: string }>();
+
+function digestFor(
+	credential: IdempotencyPostgresCredential,
+	credentialId?: string | null,
+): string {
+	// Without an id (a workflow run outside n8n's database) one shared slot: still exact, since the
+	// whole settings text is compared.
+	const slot = credentialId ?? '';
+	const settings = poolSettings(credential);
+	const last = lastHashed.get(slot);
+	if (last !== undefined && last.settings === settings) return last.digest;
+	const digest = digestOfSettings(settings);
+	lastHashed.set(slot, { settings, digest });
+	return digest;
+}
 
 /**
  * One pool per distinct credential, kept across executions so they reuse connections instead of
@@ -58,7 +81,7 @@ export function poolFor(
 	credential: IdempotencyPostgresCredential,
 	request: PoolRequest = {},
 ): PoolEntry {
-	const digest = poolDigest(credential);
+	const digest = digestFor(credential, request.credentialId);
 	if (request.credentialId) retireEditedCredential(request.credentialId, digest);
 	for (const other of [...open]) if (current.get(digest) !== other) closeIfQuiet(other);
 	const cached = current.get(digest) ?? openPool(credential, digest, request.logger ?? LoggerProxy);
@@ -163,5 +186,6 @@ async function closePool(cached: CachedPool, reason: string): Promise<void> {
 export async function closeAllPools(): Promise<void> {
 	const all = [...open];
 	digestByCredentialId.clear();
+	lastHashed.clear();
 	await Promise.all(all.map(async (cached) => await closePool(cached, 'all pools were closed')));
 }

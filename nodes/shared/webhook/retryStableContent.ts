@@ -18,7 +18,7 @@
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
  */
-import { concat, parseSigns, sortedForm } from './schemeReader';
+import { concat, signedContentParts, sortedForm } from './schemeReader';
 import { isSharedSecret, type VerificationDescription } from './schemeTypes';
 
 /** A path into the signed JSON body. */
@@ -95,7 +95,7 @@ export function retryStableContent(
 	let onlyRawBody = true;
 	// Nothing signed: the body as received stands for the delivery (the key planner says so).
 	const signs = isSharedSecret(description) ? '{body}' : description.signs;
-	for (const part of parseSigns(signs)) {
+	for (const part of signedContentParts(signs)) {
 		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
 		if (part.kind === 'body') {
 			if (renewed.length === 0 || signed.parsedBody === undefined) {

@@ -57,6 +57,25 @@ export function parseSigns(signs: string): ContentPart[] {
 	return parts;
 }
 
+/**
+ * parseSigns of a template, parsed once: the replay guard reads the template of every verified
+ * delivery again (retryStableContent.ts), and the provider table's templates never change. A user's
+ * Generic HMAC template is cached too; the cache is emptied when it gets large. Shared and frozen:
+ * callers read the parts, never change them.
+ */
+const partsBySigns = new Map<string, readonly ContentPart[]>();
+const MAX_CACHED_TEMPLATES = 256;
+
+export function signedContentParts(signs: string): readonly ContentPart[] {
+	let parts = partsBySigns.get(signs);
+	if (parts === undefined) {
+		parts = Object.freeze(parseSigns(signs).map((part) => Object.freeze(part)));
+		if (partsBySigns.size >= MAX_CACHED_TEMPLATES) partsBySigns.clear();
+		partsBySigns.set(signs, parts);
+	}
+	return parts;
+}
+
 /** Whole seconds as decimal digits; anything else (a joined header "1, 2", a fraction) is malformed. */
 export function seconds(text: string): number | undefined {
 	return /^\d{1,15}$/.test(text) ? Number(text) : undefined;
