@@ -22,7 +22,8 @@ export class IdempotencyStep implements INodeType {
 		name: 'idempotencyStep',
 		icon: { light: 'file:idempotencyStep.svg', dark: 'file:idempotencyStep.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: stepSubtitle,
 		description:
 			"Resume, don't redo: skip a step of a workflow that this event already did (with what it produced then), and record each step after it ran",

@@ -3,7 +3,12 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 import { KeyError } from '../../shared/keys/KeyError';
 import { keySourceDefinition } from '../../shared/keys/keySourceTable';
 import type { KeySource } from '../../shared/keys/keySources';
-import { executionToken, recordReservedKeys } from '../../shared/parameters/executionReservations';
+import {
+	executionToken,
+	knownStepsScope,
+	recordReservedKeys,
+} from '../../shared/parameters/executionReservations';
+import { monotonicNow, noteReservedSteps } from '../../shared/run/knownSteps';
 import { nodeOfRun } from '../../shared/parameters/runNode';
 import { failWhole } from '../../shared/run/failWhole';
 import {
@@ -238,6 +243,7 @@ async function reserveVerified(
 		itemErrors: targets.failed,
 	};
 	let routeOf: (target: ReserveTarget) => ItemRoute | KeyError;
+	let noteSteps: (keys: readonly string[]) => void = () => undefined;
 	if (token === undefined) {
 		// Simple mode: a key is new where this statement inserted it.
 		const outcome = await statementStep(
@@ -251,6 +257,7 @@ async function reserveVerified(
 	} else {
 		// Lease mode: new or taken over where this statement gave the key this execution's token.
 		const lease = { token, leaseSeconds, fingerprint, delivery: answerFirst !== undefined };
+		const sentAt = monotonicNow();
 		const outcome = await statementStep(context, opened, step, async (store) => {
 			const first = await store.reserveWithLease(targets.present, lease);
 			if (waitSeconds === 0) return first;
@@ -260,6 +267,15 @@ async function reserveVerified(
 		});
 		if (outcome instanceof FailedStep) return answeredFor(outcome.outputs, only);
 		routeOf = (target) => routeLease(outcome, target, token, leaseSeconds, onMismatch, outputs);
+		// Idempotency Step asks "is this step done?" of what this statement found (knownSteps.ts);
+		// taken before routing, which consumes outcome.reserved.
+		const found = new Map(outcome.reserved);
+		noteSteps = (keys) =>
+			noteReservedSteps(knownStepsScope(context), found, keys, {
+				token,
+				leaseSeconds,
+				sentAt,
+			});
 	}
 
 	// Complete Key and Release Key left empty act on what this execution reserved.
@@ -277,6 +293,7 @@ async function reserveVerified(
 		return route;
 	});
 	recordReservedKeys(context, reservedHere);
+	noteSteps(reservedHere);
 	if (unsignedPreset && [...keyFrom.values()].includes(KEY_FROM_UNSIGNED_HEADER))
 		context.addExecutionHints({ message: UNSIGNED_HEADER_HINT, location: 'outputPane' });
 	return routed;

@@ -99,3 +99,27 @@ export function recordingProblem(
 		`Record less: ${keepLess}. Max Output Size cannot raise the cap${counted}.`,
 	);
 }
+
+/** The item that goes on to run `step`: itself, marked as sent to the step. */
+export function runItem(item: INodeExecutionData, itemIndex: number, step: string) {
+	const json = withStepMark(item.json, { name: step, status: 'run' });
+	return { ...item, json, pairedItem: { item: itemIndex } };
+}
+
+/**
+ * The items a recorded step produced the first time, in place of running it again: each with the
+ * input item's idempotency (the key, from Reserve) and the step's mark.
+ */
+export function doneItems(
+	item: INodeExecutionData,
+	itemIndex: number,
+	step: string,
+	record: { at: string; items: unknown[] },
+): INodeExecutionData[] {
+	const mark = { name: step, status: 'done' as const, recordedAt: record.at };
+	const idempotency = (item.json.idempotency ?? {}) as object;
+	return record.items.map((recorded) => ({
+		json: withStepMark({ ...(recorded as object), idempotency }, mark),
+		pairedItem: { item: itemIndex },
+	}));
+}

@@ -47,6 +47,17 @@ function scopeOf(context: IExecuteFunctions): { id: string; label: string } {
 	return { id: `${credentialId}\u0000${schema}.${table}`, label: `${schema}.${table}` };
 }
 
+/**
+ * Where knownSteps.ts keeps what this run's statements confirmed: this execution, this credential
+ * and table (the same key in another table is another reservation).
+ */
+export function knownStepsScope(context: IExecuteFunctions): {
+	executionId: string;
+	scope: string;
+} {
+	return { executionId: String(context.getExecutionId() ?? ''), scope: scopeOf(context).id };
+}
+
 /** The execution's lease token, made on first use, so every Reserve run of an execution owns as one. */
 export function executionToken(context: IExecuteFunctions): string {
 	const reservations = reservationsOf(context);

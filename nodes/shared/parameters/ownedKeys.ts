@@ -3,9 +3,11 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { assertStorableKey } from '../keys/composeKey';
 import { KeyError } from '../keys/KeyError';
 import { normalizeId } from '../keys/keySources';
+import { forgetKnownSteps } from '../run/knownSteps';
 import {
 	adoptRedriveClaim,
 	existingExecutionToken,
+	knownStepsScope,
 	soleReservedKey,
 	type OwnedKeyAction,
 } from './executionReservations';
@@ -62,6 +64,10 @@ export function ownedKeyReader(
 	const readToken = reservationEmpty
 		? () => existingExecutionToken(context)
 		: itemParameterReader(context, 'reservation');
+	// Completing, releasing or recording changes the row: what Reserve found no longer answers
+	// Skip If Done (knownSteps.ts). Only checking a step leaves it standing.
+	const changes = action !== 'check a step of';
+	const scope = changes ? knownStepsScope(context) : undefined;
 	return (item, itemIndex) => {
 		const key = normalizeId(readKey(item, itemIndex), `key to ${action}`);
 		if (key === undefined) {
@@ -71,6 +77,7 @@ export function ownedKeyReader(
 			);
 		}
 		assertStorableKey(key);
+		if (scope !== undefined) forgetKnownSteps(scope, key);
 		const token = readToken(item, itemIndex);
 		if (token === undefined || token === null || token === '') return { key };
 		if (typeof token !== 'string') {

@@ -15,6 +15,7 @@ import type {
 	RedriveOptions,
 	ReserveOutcome,
 	ReserveTarget,
+	StepBoundaryTarget,
 	StepRecordTarget,
 	StepState,
 } from './keyStoreTypes';
@@ -126,7 +127,7 @@ export class KeyStore {
 		const result = await this.statement(
 			async () =>
 				await this.entry.pool.query<LeaseRow>({
-					text: reserveLeaseSql(this.ref, { fingerprint, delivery }),
+					text: reserveLeaseSql(this.ref, { fingerprint, delivery, steps: true }),
 					values: [
 						keys,
 						token,
@@ -270,6 +271,31 @@ export class KeyStore {
 			sorted.map((target) => toStorableJson((target as StepRecordTarget).items)),
 			step,
 		]);
+	}
+
+	/**
+	 * A boundary between two steps, in one statement: records what `step` produced for each key that
+	 * has items (as recordStep), and reads every key's record of `next`, with whether its token
+	 * holds the key. A key without items (its step was skipped) is only read.
+	 */
+	async recordStepAndCheckNext(
+		targets: readonly StepBoundaryTarget[],
+		step: string,
+		next: string,
+	): Promise<OwnedKeyResults> {
+		return await this.ownedKeyStatement(
+			recordStepSql(this.ref, { next: true }),
+			targets,
+			'recorded',
+			(sorted) => [
+				sorted.map((target) => {
+					const { items } = target as StepBoundaryTarget;
+					return items === null ? null : toStorableJson(items);
+				}),
+				step,
+				next,
+			],
+		);
 	}
 
 	/**

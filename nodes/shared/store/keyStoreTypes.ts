@@ -29,7 +29,7 @@ export interface OwnedKey {
 /** What one lease-mode reserve statement did. */
 export interface LeaseOutcome {
 	/** Keys this statement reserved (new) or took over (lease ended): run the business step. */
-	reserved: Map<string, { attempt: number; leaseUntilMs: number }>;
+	reserved: Map<string, { attempt: number; leaseUntilMs: number; steps: string[] }>;
 	/** Every other key: completed (or written in simple mode), or in progress in another execution. */
 	held: Map<string, HeldKey>;
 }
@@ -58,6 +58,10 @@ export interface OwnedKeyResult {
 	reopened?: boolean;
 	/** Recording a step only: this token had recorded it already (the first record stands). */
 	alreadyRecorded?: boolean;
+	/** Recording a step and checking the next: the token held the key in progress (statement's snapshot). */
+	owned?: boolean;
+	/** Recording a step and checking the next: the next step's record, where there is one. */
+	nextRecord?: StepRecord;
 }
 
 /** The result of an owned-key statement, by key and token. */
@@ -68,6 +72,12 @@ export interface StepRecordTarget extends OwnedKey {
 	token: string;
 	/** The step's output items for this key, in item order (their json). */
 	items: unknown[];
+}
+
+/** A step boundary's target: a key and its token, and the items to record (null: only check the next step). */
+export interface StepBoundaryTarget extends OwnedKey {
+	token: string;
+	items: unknown[] | null;
 }
 
 /** A recorded step: when, and the items it produced. */

@@ -2,6 +2,7 @@ import { fromStorableJson } from './storableJson';
 import {
 	ownedKeyId,
 	type OwnedKey,
+	type OwnedKeyResult,
 	type OwnedKeyResults,
 	type StepRecord,
 	type StepState,
@@ -31,9 +32,16 @@ export function ownedKeyResultsOf(
 			completedByOwner: row.completed_by_owner === true,
 			reopened: row.reopened === true,
 			alreadyRecorded: row.already_recorded === true && row.owned === true,
+			...('next_record' in row ? stepBoundaryFields(row) : {}),
 		});
 	}
 	return results;
+}
+
+/** recordStepSql with `next`: whether the token held the key, and the next step's record. */
+function stepBoundaryFields(row: Record<string, unknown>): Partial<OwnedKeyResult> {
+	const nextRecord = stepRecordOf(row.next_record);
+	return { owned: row.owned === true, ...(nextRecord === undefined ? {} : { nextRecord }) };
 }
 
 /** A step's record as read from the row (its items decoded, see storableJson); undefined when there is none. */

@@ -40,7 +40,7 @@ export function reserveOutcomeOf(rows: readonly ReserveRow[]): ReserveOutcome {
 	return outcome;
 }
 
-/** reserveLeaseSql's row: [key, state, attempts, lease_until, first_seen, retry_after, fingerprint, response]. */
+/** reserveLeaseSql's row: [key, state, attempts, lease_until, first_seen, retry_after, fingerprint, response, steps]. */
 export type LeaseRow = [
 	string,
 	string | null,
@@ -50,6 +50,7 @@ export type LeaseRow = [
 	number | null,
 	string | null,
 	StoredResponse | null,
+	(string[] | null)?,
 ];
 
 /** The lease reservation's outcome for `keys` (distinct), from its rows. */
@@ -68,11 +69,13 @@ export function leaseOutcomeOf(
 		retryAfter,
 		storedFingerprint,
 		response,
+		steps,
 	] of rows) {
 		if (state === 'reserved') {
 			outcome.reserved.set(key, {
 				attempt: attempts ?? 1,
 				leaseUntilMs: Math.round((leaseUntilEpoch ?? 0) * 1000),
+				steps: steps ?? [],
 			});
 			continue;
 		}

@@ -83,13 +83,20 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.key = u.key)`;
  *   fingerprint and response, read through to_jsonb so a table without those columns works too;
  * The INSERT and the UPDATE see the same snapshot, so no key is both inserted and taken over. A key in
  * none of the lists was reserved by a concurrent execution after this statement's snapshot was
- * taken: it is in progress. Rows as
- * [key, state, attempts, lease_until, first_seen, retry_after, fingerprint, response].
+ * taken: it is in progress. With `steps`, a key this statement reserved also comes with the names of the steps
+ * recorded under it (none for a new key; a takeover's come from the row it updated, read through
+ * to_jsonb so a table without the steps column works), so Idempotency Step need not read them.
+ * Rows as [key, state, attempts, lease_until, first_seen, retry_after, fingerprint, response, steps].
  */
 export function reserveLeaseSql(
 	ref: TableRef,
-	{ fingerprint = false, delivery = false } = {},
+	{ fingerprint = false, delivery = false, steps = false } = {},
 ): string {
+	// With `steps`, a ninth column: the names of the steps recorded under each key reserved here.
+	const stepsOf = (expression: string) => (steps ? `, ${expression} AS steps` : '');
+	const stepNames = steps
+		? `,\n  CASE WHEN jsonb_typeof(steps) = 'object' THEN ARRAY(SELECT jsonb_object_keys(steps)) ELSE '{}'::text[] END`
+		: '';
 	// Per-key columns beside the key, each an array aligned with $1: $4 onwards, in this order.
 	const perKey = [
 		...(fingerprint ? [['fingerprint', 'text']] : []),
@@ -112,25 +119,25 @@ export function reserveLeaseSql(
   INSERT INTO ${ref.qualified} (key, status, owner_token, lease_until${columns})
   SELECT key, 'in_progress', $2::text, now() + make_interval(secs => $3::float8)${columns} FROM input
   ON CONFLICT (key) DO NOTHING
-  RETURNING key, attempts, lease_until
+  RETURNING key, attempts, lease_until${stepsOf('NULL::jsonb')}
 ), taken AS (
   UPDATE ${ref.qualified} AS t
   SET owner_token = $2::text, lease_until = now() + make_interval(secs => $3::float8), attempts = t.attempts + 1${storeDelivery}
   FROM input
   WHERE t.key = input.key AND t.status || '' = 'in_progress' AND t.lease_until <= now()${sameRequest}
-  RETURNING t.key, t.attempts, t.lease_until
+  RETURNING t.key, t.attempts, t.lease_until${stepsOf(`to_jsonb(t) -> 'steps'`)}
 ), reserved AS (
   SELECT * FROM inserted UNION ALL SELECT * FROM taken
 )
 SELECT key, 'reserved' AS state, attempts, extract(epoch FROM lease_until)::float8, NULL::float8, NULL::int,
-  NULL::text, NULL::jsonb
+  NULL::text, NULL::jsonb${stepNames}
 FROM reserved
 UNION ALL
 SELECT u.key, existing.status, existing.attempts, NULL::float8, extract(epoch FROM existing.first_seen)::float8,
   CASE WHEN existing.lease_until > now()
        THEN greatest(1, ceil(extract(epoch FROM existing.lease_until - clock_timestamp())))::int
        ELSE ceil($3::float8)::int END,
-  existing.row_json ->> 'fingerprint', existing.row_json -> 'response'
+  existing.row_json ->> 'fingerprint', existing.row_json -> 'response'${steps ? ', NULL::text[]' : ''}
 FROM input u
 CROSS JOIN LATERAL (
   SELECT t.status, t.attempts, t.lease_until, t.first_seen, to_jsonb(t) AS row_json

@@ -35,9 +35,17 @@ LEFT JOIN LATERAL (
  * waits for a takeover in flight and re-checks the owner on the newest row, so an execution whose
  * lease was taken over records nothing. A step already recorded keeps its first record (the node ran
  * twice for one reservation: the same effect, recorded once). For every key: recorded now, or
- * already, or who holds the row instead (no row: released without steps, or purged).
+ * already, or who holds the row instead (no row: released without steps, or purged). With `next`
+ * (Record and Skip Next If Done), also each key's record of the next step: one statement at the
+ * boundary between two steps, where the old shape took a write and then a read. The next step's
+ * record is read from the snapshot before the write: while the token holds the key, nobody else
+ * records its steps, so what the snapshot holds is what there is.
  */
-export function recordStepSql(ref: TableRef): string {
+export function recordStepSql(ref: TableRef, { next = false } = {}): string {
+	// With `next`, a key whose items are NULL is only checked (its step was skipped, not run), and
+	// every key also says what it holds for the next step, $5, from the same snapshot.
+	const toRecord = next ? ' AND target.items IS NOT NULL' : '';
+	const nextRecord = next ? ',\n  existing.steps -> $5::text AS next_record' : '';
 	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
   SELECT c.* FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS c(key, owner_token, items) CROSS JOIN lock_bound
 ), recorded AS (
@@ -46,7 +54,7 @@ export function recordStepSql(ref: TableRef): string {
     || jsonb_build_object($4::text, jsonb_build_object('at', now(), 'items', target.items))
   FROM target
   WHERE t.key = target.key AND t.owner_token = target.owner_token AND t.status = 'in_progress'
-    AND NOT coalesce(t.steps ? $4::text, false)
+    AND NOT coalesce(t.steps ? $4::text, false)${toRecord}
   RETURNING t.key
 )
 SELECT target.key, target.owner_token,
@@ -54,7 +62,7 @@ SELECT target.key, target.owner_token,
   existing.key IS NOT NULL AS row_exists,
   coalesce(existing.owner_token = target.owner_token AND existing.status = 'in_progress', false) AS owned,
   coalesce(existing.steps ? $4::text, false) AS already_recorded,
-  existing.attempts
+  existing.attempts${nextRecord}
 FROM target
 LEFT JOIN LATERAL (
   SELECT t.key, t.owner_token, t.status, t.attempts, t.steps FROM ${ref.qualified} t WHERE t.key = target.key LIMIT 1
