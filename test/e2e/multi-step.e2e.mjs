@@ -1,5 +1,6 @@
 // "Resume, don't redo", end to end: the multi-step template (workflows/multi-step.json, two HTTP
-// side effects each between Skip If Done and Record Step) in a real n8n 2.41.1 with the packed
+// side effects with one Idempotency Step node at each boundary: Skip If Done, Record Step and Skip
+// Next If Done, Record Step) in a real n8n 2.41.1 with the packed
 // package, next to the same two HTTP steps in the webhook template's shape without step records
 // (Reserve → Create customer → Send receipt → Complete Key). A local HTTP server stands in for the
 // CRM and the mail API: it counts the calls per event and per endpoint, and can fail the next call
@@ -26,6 +27,8 @@ const LEASE_SECONDS = 12;
 const CRM_URL = 'https://crm.example.com/api/customers';
 const MAIL_URL = 'https://mail.example.com/api/receipts';
 const CREATE = 'Create customer';
+/** The node between the two steps: records Create customer, routes Send receipt. */
+const BOUNDARY = 'Record create customer, then send receipt';
 const SEND = 'Send receipt';
 /** The local server's paths for the two APIs, and the counts' names for them. */
 const ENDPOINTS = { '/crm/api/customers': CREATE, '/mail/api/receipts': SEND };
@@ -331,6 +334,11 @@ test(
 			const skipped = resend.execution.items('Skip if done: create customer', 1);
 			assert.deepEqual(
 				skipped.map((item) => item.id),
+				[customer.answer.id],
+			);
+			// The boundary passed the skipped step's output on to Send receipt, unrecorded again.
+			assert.deepEqual(
+				resend.execution.items(BOUNDARY, 0).map((item) => item.id),
 				[customer.answer.id],
 			);
 
