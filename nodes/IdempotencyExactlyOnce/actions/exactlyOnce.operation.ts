@@ -9,7 +9,7 @@ import type { WebhookAnswer } from '../../shared/answers/webhookAnswer';
 import { lostInTransactionError } from '../../shared/errors/lostKeys';
 import { inputError } from '../../shared/errors/nodeErrors';
 import { answerReader, type AnswerReader } from '../../shared/parameters/answerReader';
-import { ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { ownedKeyWithTokenReader } from '../../shared/run/ownedKeys';
 import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { respondToWebhook } from '../../shared/run/respondToWebhook';

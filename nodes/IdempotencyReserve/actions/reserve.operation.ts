@@ -3,7 +3,7 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 import { KeyError } from '../../shared/keys/KeyError';
 import { keySourceDefinition } from '../../shared/keys/keySourceTable';
 import type { KeySource } from '../../shared/keys/keySources';
-import { executionToken, recordReservedKeys } from '../../shared/parameters/executionReservations';
+import { executionToken, recordReservedKeys } from '../../shared/run/executionReservations';
 import { nodeOfRun } from '../../shared/parameters/runNode';
 import { failWhole } from '../../shared/run/failWhole';
 import {
@@ -13,7 +13,7 @@ import {
 	type ItemRoute,
 } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
-import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
+import { verifyItemSignatures } from '../../shared/signatureNode/checkSignatures';
 import type { ReserveTarget } from '../../shared/store/KeyStore';
 import type { VerifiedDelivery } from '../../shared/delivery/verifiedDelivery';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
@@ -27,7 +27,7 @@ import {
 	signedKeyChoice,
 	UNSIGNED_HEADER_HINT,
 } from '../helpers/signedKeys';
-import { reserveOutputs, type ReserveOutputs } from '../helpers/reserveOutputs';
+import { reserveOutputs, type ReserveOutputs } from '../../shared/reserveRules/reserveOutputs';
 import { routeLease, routeSimple } from '../helpers/reserveRoutes';
 import {
 	DEFAULT_LEASE_SECONDS,
@@ -41,7 +41,7 @@ import {
 	type FingerprintSource,
 	type MismatchHandling,
 	type ReserveMode,
-} from '../helpers/reserveSettings';
+} from '../../shared/reserveRules/reserveSettings';
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
 	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));

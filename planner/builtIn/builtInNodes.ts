@@ -1,5 +1,5 @@
 /**
- * What every part of the built-in workflow is made of (planner/builtIn.ts): the node names later
+ * What every part of the built-in workflow is made of (planner/builtIn/builtIn.ts): the node names later
  * expressions read by, the credential names, stable ids, and builders for the node kinds used more
  * than once (If and Switch conditions, Respond to Webhook, Postgres). Pure data and functions.
  */

@@ -2,7 +2,7 @@
  * The SQL the nodes run for the page's settings, from the nodes' own builders
  * (nodes/shared/store/sql.ts), with the bind parameters they send described, never spliced in.
  */
-import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
+import { tableRef, type TableRef } from '../../nodes/shared/store/identifiers';
 import {
 	addColumnsSql,
 	completeSql,
@@ -16,8 +16,8 @@ import {
 	reserveLeaseSql,
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
-} from '../nodes/shared/store/sql';
-import type { PlannerSettings } from './settings';
+} from '../../nodes/shared/store/sql';
+import type { PlannerSettings } from '../settings';
 
 /** The batch size Purge Keys uses by default, and the purge template's. */
 const PURGE_BATCH_SIZE = 1000;

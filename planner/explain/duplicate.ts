@@ -7,7 +7,7 @@
  * in progress within its lease are duplicates, an in-progress row past its lease end is taken over;
  * in simple mode every existing row is a duplicate.
  */
-import type { Mode } from './settings';
+import type { Mode } from '../settings';
 
 export type DuplicateRule =
 	| 'completed'

@@ -1,14 +1,17 @@
 /**
  * A sender's endpoint handshake (nodes/shared/webhook/handshakeTypes.ts) in the built-in-nodes
- * workflow (planner/builtIn.ts): recognised by a Switch once the signature holds and the body is
+ * workflow (planner/builtIn/builtIn.ts): recognised by a Switch once the signature holds and the body is
  * read as signed ("Sent as Signed?"), so every condition reads signed content (GitHub's event
  * header aside, as in the package: a real event's body has no `zen`); answered by Respond to
  * Webhook nodes with the bytes the package's nodes send (webhook/handshakes.ts), nothing reserved.
  * A handshake the built-in nodes cannot answer is said, with the reason, in the sticky note and
  * docs/cloud.md. Written from the table: no provider is named here.
  */
-import type { ProviderDefinition } from '../nodes/shared/webhook/providers';
-import type { HandshakeDefinition, HandshakeMatch } from '../nodes/shared/webhook/handshakeTypes';
+import type { ProviderDefinition } from '../../nodes/shared/webhook/providers';
+import type {
+	HandshakeDefinition,
+	HandshakeMatch,
+} from '../../nodes/shared/webhook/handshakeTypes';
 import {
 	BUILT_IN_CREDENTIALS,
 	id,

@@ -1,5 +1,5 @@
 /**
- * The built-in workflow's key store part (planner/builtIn.ts): Reserve Key → New, Duplicate or In
+ * The built-in workflow's key store part (planner/builtIn/builtIn.ts): Reserve Key → New, Duplicate or In
  * Flight? → the business step → Complete Key (lease mode) and the answers, or Release Key and 500.
  * The statements are the package's own (planStatements, from nodes/shared/store/sql), their values
  * passed as the Postgres node's query parameters, never written into the query.
@@ -16,8 +16,8 @@ import {
 	TOKEN_OF_KEY_NODE,
 	type WorkflowNode,
 } from './builtInNodes';
-import type { PlannerSettings } from './settings';
-import { planStatements } from './sqlPlan';
+import type { PlannerSettings } from '../settings';
+import { planStatements } from '../setup/sqlPlan';
 
 /** The SQL the workflow runs, taken from the planner's own statements (so from the package's). */
 export interface BuiltInStatements {

@@ -2,7 +2,7 @@
  * A node parameter read as the node reads it per item, as far as the page can without n8n's
  * expression engine; where only that engine could tell, BeyondPage says so instead of guessing.
  */
-import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/keys/jsonPath';
+import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../../nodes/shared/keys/jsonPath';
 
 /** Beyond the page: only n8n's expression engine knows the answer. */
 export class BeyondPage extends Error {}

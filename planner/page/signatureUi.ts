@@ -9,8 +9,8 @@ import {
 	type HmacAlgorithm,
 	type Provider,
 	type SignatureEncoding,
-} from '../nodes/shared/webhook/signatureSchemes';
-import { DEFAULT_PROVIDER } from '../nodes/shared/webhook/providers/defaultProvider';
+} from '../../nodes/shared/webhook/signatureSchemes';
+import { DEFAULT_PROVIDER } from '../../nodes/shared/webhook/providers/defaultProvider';
 import { element } from './dom';
 import {
 	bodyFacts,
@@ -19,7 +19,7 @@ import {
 	duration,
 	PROVIDER_OPTIONS,
 	type ComparedSignature,
-} from './signature';
+} from '../signature/signature';
 
 /** Text shown of a signed payload; the verdict always covers all of it. */
 const SHOWN_CHARACTERS = 200_000;

@@ -1,10 +1,10 @@
 /**
- * The built-in workflow's checks before the key (planner/builtIn.ts): Webhook → Raw Body Only? →
+ * The built-in workflow's checks before the key (planner/builtIn/builtIn.ts): Webhook → Raw Body Only? →
  * Raw Body as Text → Signature HMAC → Signature Valid?, and the 401 both Ifs answer. Nothing after
  * them runs for a request whose signature cannot be checked or does not match.
  */
-import { clientErrorDetails, INVALID_SIGNATURE_DETAIL } from '../nodes/shared/keys/clientErrors';
-import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../nodes/shared/webhook/signedParse';
+import { clientErrorDetails, INVALID_SIGNATURE_DETAIL } from '../../nodes/shared/keys/clientErrors';
+import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../../nodes/shared/webhook/signedParse';
 import { BODY_TEXT_NO_BOM, type BuiltInSignature } from './builtInSignature';
 import {
 	BUILT_IN_CREDENTIALS,

@@ -3,17 +3,17 @@
  * (nodes/shared/keys); the request is read as n8n's Webhook node reads it (requestHeaders.ts,
  * requestBody.ts), parameters as the node reads them (readParameter.ts).
  */
-import { composeKey } from '../nodes/shared/keys/composeKey';
-import { KeyError } from '../nodes/shared/keys/KeyError';
-import { resolveKeyIdentity, settleNumericId } from '../nodes/shared/keys/keySources';
-import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
-import { namespaceText } from '../nodes/shared/keys/namespace';
+import { composeKey } from '../../nodes/shared/keys/composeKey';
+import { KeyError } from '../../nodes/shared/keys/KeyError';
+import { resolveKeyIdentity, settleNumericId } from '../../nodes/shared/keys/keySources';
+import { keySourceDefinition } from '../../nodes/shared/keys/keySourceTable';
+import { namespaceText } from '../../nodes/shared/keys/namespace';
 import { planFingerprint, type FingerprintPlan } from './fingerprintPlan';
 import { explainIdentity, replayGuardNote } from './keyExplain';
 import { BeyondPage, bodyPathOf, readParameter } from './readParameter';
-import { parseWebhookBody, XML_BODY } from './requestBody';
-import { parseHeaders } from './requestHeaders';
-import { asNodeParameter, parameterOfSource, type PlannerSettings } from './settings';
+import { parseWebhookBody, XML_BODY } from '../request/requestBody';
+import { parseHeaders } from '../request/requestHeaders';
+import { asNodeParameter, parameterOfSource, type PlannerSettings } from '../settings';
 
 export type KeyPlan =
 	| { ok: true; key: string; explain: string; fingerprint: FingerprintPlan }

@@ -6,9 +6,9 @@
  * the usual cause of the reason in one line. Only the explanation is the page's own; the verdict is
  * the node's. The node's setup (scheme, keys, tolerance) is followed as nodes/shared/n8n/signatureSetup.ts does it.
  */
-import { answerHandshake, isHandshake } from '../nodes/shared/webhook/handshakes';
-import { readSignatureHeader } from '../nodes/shared/webhook/headers';
-import { PROVIDERS, type ProviderDefinition } from '../nodes/shared/webhook/providers';
+import { answerHandshake, isHandshake } from '../../nodes/shared/webhook/handshakes';
+import { readSignatureHeader } from '../../nodes/shared/webhook/headers';
+import { PROVIDERS, type ProviderDefinition } from '../../nodes/shared/webhook/providers';
 import {
 	hmacScheme,
 	PROVIDER_OPTIONS,
@@ -16,8 +16,8 @@ import {
 	type HmacAlgorithm,
 	type SignatureScheme,
 	type SignedRequest,
-} from '../nodes/shared/webhook/signatureSchemes';
-import { UNSIGNED_BODY_HINTS, unsignedBodyCause } from '../nodes/shared/webhook/signedBody';
+} from '../../nodes/shared/webhook/signatureSchemes';
+import { UNSIGNED_BODY_HINTS, unsignedBodyCause } from '../../nodes/shared/webhook/signedBody';
 import {
 	decode,
 	expectedSignature,
@@ -25,8 +25,8 @@ import {
 	signingKey,
 	SigningSecretError,
 	verifySignature,
-} from '../nodes/shared/webhook/verifySignature';
-import { parseHeaders } from './requestHeaders';
+} from '../../nodes/shared/webhook/verifySignature';
+import { parseHeaders } from '../request/requestHeaders';
 import {
 	duration,
 	malformedHint,
