@@ -59,37 +59,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			// an empty item still reaches the verdict, which counts it as in flight (duplicate in simple mode).
 			{ alwaysOutputData: true },
 		),
-		{
-			id: id(9),
-			name: NODES.verdict,
-			type: 'n8n-nodes-base.switch',
-			typeVersion: 3.2,
-			position: [2420, 200],
-			parameters: {
-				mode: 'rules',
-				rules: {
-					values: (lease
-						? [
-								['new', `$json.state === 'reserved'`],
-								[
-									'duplicate',
-									`$json.key !== undefined && $json.state !== 'reserved' && $json.state !== 'in_progress'`,
-								],
-								['in flight', `$json.key === undefined || $json.state === 'in_progress'`],
-							]
-						: [
-								['new', `$json.key !== undefined && $json.first_seen_epoch === null`],
-								['duplicate', `$json.key === undefined || $json.first_seen_epoch !== null`],
-							]
-					).map(([output, expression]) => ({
-						conditions: isTrue(expression, output.replace(' ', '-')),
-						renameOutput: true,
-						outputKey: output,
-					})),
-				},
-				options: {},
-			},
-		},
+		verdictNode(lease),
 		postgres(
 			id(10),
 			NODES.business,
@@ -136,17 +106,53 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			`={{ { "status": "duplicate", "key": ${KEY_OF_KEY_NODE} } }}`,
 			[2660, 260],
 		),
-		...(lease
-			? [
-					respond(
-						id(16),
-						NODES.inFlight,
-						409,
-						`={{ { "status": "in_progress", "key": ${KEY_OF_KEY_NODE}, "retryAfterSeconds": $json.int4 ?? ${Math.ceil(leaseSeconds)} } }}`,
-						[2660, 460],
-						[{ name: 'Retry-After', value: `={{ $json.int4 ?? ${Math.ceil(leaseSeconds)} }}` }],
-					),
-				]
-			: []),
+		...(lease ? [inFlightNode(leaseSeconds)] : []),
 	];
+}
+
+/** The Switch that routes Reserve's row: new, duplicate and (lease mode) in flight. */
+function verdictNode(lease: boolean): WorkflowNode {
+	return {
+		id: id(9),
+		name: NODES.verdict,
+		type: 'n8n-nodes-base.switch',
+		typeVersion: 3.2,
+		position: [2420, 200],
+		parameters: {
+			mode: 'rules',
+			rules: {
+				values: (lease
+					? [
+							['new', `$json.state === 'reserved'`],
+							[
+								'duplicate',
+								`$json.key !== undefined && $json.state !== 'reserved' && $json.state !== 'in_progress'`,
+							],
+							['in flight', `$json.key === undefined || $json.state === 'in_progress'`],
+						]
+					: [
+							['new', `$json.key !== undefined && $json.first_seen_epoch === null`],
+							['duplicate', `$json.key === undefined || $json.first_seen_epoch !== null`],
+						]
+				).map(([output, expression]) => ({
+					conditions: isTrue(expression, output.replace(' ', '-')),
+					renameOutput: true,
+					outputKey: output,
+				})),
+			},
+			options: {},
+		},
+	};
+}
+
+/** Lease mode's 409 with Retry-After: the lease's seconds left, or the whole lease without a row. */
+function inFlightNode(leaseSeconds: number): WorkflowNode {
+	return respond(
+		id(16),
+		NODES.inFlight,
+		409,
+		`={{ { "status": "in_progress", "key": ${KEY_OF_KEY_NODE}, "retryAfterSeconds": $json.int4 ?? ${Math.ceil(leaseSeconds)} } }}`,
+		[2660, 460],
+		[{ name: 'Retry-After', value: `={{ $json.int4 ?? ${Math.ceil(leaseSeconds)} }}` }],
+	);
 }

@@ -36,8 +36,26 @@ export async function planKey(
 	settings: PlannerSettings,
 	sha256Hex: (bytes: Uint8Array) => Promise<string>,
 ): Promise<KeyPlan> {
-	const { headers, ignored } = parseHeaders(delivery.headersText);
 	const notes: string[] = [];
+	const read = readDelivery(delivery, notes);
+	if ('message' in read)
+		return { ok: false, kind: 'refused', message: read.message, explain: notes.join(' ') };
+	try {
+		return await deriveKey(delivery, settings, read, sha256Hex, notes);
+	} catch (error) {
+		return failedPlan(error, notes.join(' '));
+	}
+}
+
+/** The item n8n's Webhook node hands on: `$json` with headers and the parsed body. */
+interface WebhookItem {
+	json: Record<string, unknown> & { body: unknown };
+	xml: boolean;
+}
+
+/** The request as the Webhook node reads it; what the page assumed or ignored goes to `notes`. */
+function readDelivery(delivery: Delivery, notes: string[]): WebhookItem | { message: string } {
+	const { headers, ignored } = parseHeaders(delivery.headersText);
 	if (ignored.length > 0)
 		notes.push(
 			`Ignored ${ignored.length} line${ignored.length === 1 ? '' : 's'} that ${ignored.length === 1 ? 'is' : 'are'} not "Name: value".`,
@@ -51,96 +69,89 @@ export async function planKey(
 		);
 	}
 	const parsed = parseWebhookBody(delivery.bytes, String(contentType));
-	if (!parsed.ok)
-		return { ok: false, kind: 'refused', message: parsed.message, explain: notes.join(' ') };
+	if (!parsed.ok) return { message: parsed.message };
 	notes.push(parsed.note);
-	const json = {
-		headers,
-		params: {},
-		query: {},
-		body: parsed.body,
-		webhookUrl: 'http://localhost:5678/webhook/idempotent-webhook',
-		executionMode: 'production',
+	return {
+		json: {
+			headers,
+			params: {},
+			query: {},
+			body: parsed.body,
+			webhookUrl: 'http://localhost:5678/webhook/idempotent-webhook',
+			executionMode: 'production',
+		},
+		xml: parsed.body === XML_BODY,
 	};
+}
+
+/** The key, in the node's order (deriveItemKey.ts), with its fingerprint and why; throws as the node does. */
+async function deriveKey(
+	delivery: Delivery,
+	settings: PlannerSettings,
+	{ json, xml }: WebhookItem,
+	sha256Hex: (bytes: Uint8Array) => Promise<string>,
+	notes: readonly string[],
+): Promise<KeyPlan> {
 	const parameterInfo = parameterOfSource(settings.keySource);
 	let parameter: { stored: string; value: unknown } | undefined;
-	try {
-		const readsBody =
-			keySourceDefinition(settings.keySource)?.location.kind === 'body' ||
-			(parameterInfo !== undefined && /\$json\.body/.test(settings.eventIdPath));
-		if (parsed.body === XML_BODY && readsBody) {
-			throw new BeyondPage(
-				'This key reads a field of an XML body: n8n parses XML (xml2js), this page does not.',
-			);
-		}
-		if (parameterInfo !== undefined) {
-			const stored = asNodeParameter(settings.eventIdPath);
-			parameter = { stored, value: readParameter(stored, json, parameterInfo.label) };
-		}
-		// In the node's order (deriveItemKey.ts), so that an item with two problems shows the node's message.
-		const resolution = resolveKeyIdentity(
-			settings.keySource,
-			json,
-			parameter?.value,
-			parameter === undefined ? undefined : bodyPathOf(parameter.stored),
+	const readsBody =
+		keySourceDefinition(settings.keySource)?.location.kind === 'body' ||
+		(parameterInfo !== undefined && /\$json\.body/.test(settings.eventIdPath));
+	if (xml && readsBody) {
+		throw new BeyondPage(
+			'This key reads a field of an XML body: n8n parses XML (xml2js), this page does not.',
 		);
-		const namespace = namespaceText(
-			readParameter(asNodeParameter(settings.namespace), json, 'Namespace'),
-		);
-		const numeric = resolution.kind === 'number';
-		// The template's Webhook node has Raw Body on: the exact bytes are always there.
-		// A webhook request is never a RabbitMQ message: resolveKeyIdentity refuses it before this.
-		if (resolution.kind === 'messageContent')
-			throw new KeyError('The planner models webhook requests, not broker messages', '');
-		const identity =
-			resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
-		const hex = identity.kind === 'bodyHash' ? await sha256Hex(delivery.bytes) : undefined;
-		const key = composeKey(identity, namespace, hex);
-		const fingerprint = await planFingerprint(
-			settings,
-			json,
-			parsed.body === XML_BODY,
-			delivery.bytes,
-			sha256Hex,
-			hex,
-		);
-		const explain = [
-			explainIdentity(
-				settings.keySource,
-				json,
-				identity,
-				parameter,
-				numeric,
-				delivery.bytes.length,
-			),
-			namespace === '' ? '' : `Namespace "${namespace}" + ":" in front.`,
-			await replayGuardNote(settings.keySource, identity, namespace, delivery.bytes, sha256Hex),
-			...notes,
-		];
-		return {
-			ok: true,
-			key,
-			explain: explain.filter((part) => part !== '').join(' '),
-			fingerprint,
-		};
-	} catch (error) {
-		if (error instanceof KeyError) {
-			return {
-				ok: false,
-				kind: 'itemError',
-				message: error.message,
-				hint: error.hint,
-				explain: notes.join(' '),
-			};
-		}
-		if (error instanceof BeyondPage)
-			return { ok: false, kind: 'beyond', message: error.message, explain: notes.join(' ') };
-		// Not expected from the key modules: shown as it is rather than hidden.
-		return {
-			ok: false,
-			kind: 'failed',
-			message: `The page failed: ${(error as Error).message}`,
-			explain: notes.join(' '),
-		};
 	}
+	if (parameterInfo !== undefined) {
+		const stored = asNodeParameter(settings.eventIdPath);
+		parameter = { stored, value: readParameter(stored, json, parameterInfo.label) };
+	}
+	// In the node's order (deriveItemKey.ts), so that an item with two problems shows the node's message.
+	const resolution = resolveKeyIdentity(
+		settings.keySource,
+		json,
+		parameter?.value,
+		parameter === undefined ? undefined : bodyPathOf(parameter.stored),
+	);
+	const namespace = namespaceText(
+		readParameter(asNodeParameter(settings.namespace), json, 'Namespace'),
+	);
+	const numeric = resolution.kind === 'number';
+	// The template's Webhook node has Raw Body on: the exact bytes are always there.
+	// A webhook request is never a RabbitMQ message: resolveKeyIdentity refuses it before this.
+	if (resolution.kind === 'messageContent')
+		throw new KeyError('The planner models webhook requests, not broker messages', '');
+	const identity =
+		resolution.kind === 'number' ? settleNumericId(resolution, delivery.bytes) : resolution;
+	const hex = identity.kind === 'bodyHash' ? await sha256Hex(delivery.bytes) : undefined;
+	const key = composeKey(identity, namespace, hex);
+	const fingerprint = await planFingerprint(settings, json, xml, delivery.bytes, sha256Hex, hex);
+	const explain = [
+		explainIdentity(settings.keySource, json, identity, parameter, numeric, delivery.bytes.length),
+		namespace === '' ? '' : `Namespace "${namespace}" + ":" in front.`,
+		await replayGuardNote(settings.keySource, identity, namespace, delivery.bytes, sha256Hex),
+		...notes,
+	];
+	return {
+		ok: true,
+		key,
+		explain: explain.filter((part) => part !== '').join(' '),
+		fingerprint,
+	};
+}
+
+/** A key the node refuses (its item error), one beyond the page, or a failure of the page itself. */
+function failedPlan(error: unknown, explain: string): KeyPlan {
+	if (error instanceof KeyError) {
+		return { ok: false, kind: 'itemError', message: error.message, hint: error.hint, explain };
+	}
+	if (error instanceof BeyondPage)
+		return { ok: false, kind: 'beyond', message: error.message, explain };
+	// Not expected from the key modules: shown as it is rather than hidden.
+	return {
+		ok: false,
+		kind: 'failed',
+		message: `The page failed: ${(error as Error).message}`,
+		explain,
+	};
 }

@@ -19,13 +19,33 @@ import {
 	duration,
 	PROVIDER_OPTIONS,
 	type ComparedSignature,
+	type SignatureReport,
 } from '../signature/signature';
 
 /** Text shown of a signed payload; the verdict always covers all of it. */
 const SHOWN_CHARACTERS = 200_000;
 
+type SignatureFields = ReturnType<typeof signatureFields>;
+
+/** What changes while the page is open: a loaded file's exact bytes, and the pending update. */
+interface CheckState {
+	fileBytes?: Uint8Array;
+	timer?: number;
+}
+
 export function startSignatureCheck(): void {
-	const fields = {
+	const fields = signatureFields();
+	// The node's order (the provider table's, Stripe first and Generic HMAC last) and values.
+	for (const { value, label } of PROVIDER_OPTIONS)
+		fields.provider.add(new Option(label, value, false, value === DEFAULT_PROVIDER));
+	fields.hmacHeader.value = DEFAULT_HMAC.header;
+	const state: CheckState = {};
+	listenForChanges(fields, state);
+	update(fields, state);
+}
+
+function signatureFields() {
+	return {
 		form: element<HTMLFormElement>('sigForm'),
 		provider: element<HTMLSelectElement>('sigProvider'),
 		secret: element<HTMLInputElement>('sigSecret'),
@@ -49,135 +69,149 @@ export function startSignatureCheck(): void {
 		signed: element<HTMLPreElement>('sigSigned'),
 		expected: element<HTMLDivElement>('sigExpected'),
 	};
+}
 
-	// The node's order (the provider table's, Stripe first and Generic HMAC last) and values.
-	for (const { value, label } of PROVIDER_OPTIONS)
-		fields.provider.add(new Option(label, value, false, value === DEFAULT_PROVIDER));
-	fields.hmacHeader.value = DEFAULT_HMAC.header;
+/** Generic HMAC's fields for Generic HMAC only; the tolerance only where a timestamp is signed. */
+function showFields(fields: SignatureFields, provider: Provider): void {
+	fields.hmacFields.hidden = provider !== 'hmac';
+	const timestamped =
+		provider === 'hmac'
+			? fields.hmacTimestampHeader.value.trim() !== ''
+			: SIGNATURE_SCHEMES[provider].hasTimestamp;
+	fields.toleranceField.hidden = !timestamped;
+}
 
-	let fileBytes: Uint8Array | undefined;
-
-	function showFields(provider: Provider): void {
-		fields.hmacFields.hidden = provider !== 'hmac';
-		const timestamped =
-			provider === 'hmac'
-				? fields.hmacTimestampHeader.value.trim() !== ''
-				: SIGNATURE_SCHEMES[provider].hasTimestamp;
-		fields.toleranceField.hidden = !timestamped;
+function signatureList(title: string, list: readonly ComparedSignature[]): HTMLElement {
+	const group = document.createElement('div');
+	group.className = 'signatures';
+	const heading = document.createElement('p');
+	heading.className = 'label';
+	heading.textContent = title;
+	group.append(heading);
+	for (const signature of list) {
+		const line = document.createElement('p');
+		line.className = signature.matches ? 'match' : 'nomatch';
+		const code = document.createElement('code');
+		code.textContent = signature.value;
+		line.append(`${signature.label}: `, code, signature.matches ? ' ✓ matches' : ' ✗ no match');
+		group.append(line);
 	}
+	return group;
+}
 
-	function signatureList(title: string, list: readonly ComparedSignature[]): HTMLElement {
-		const group = document.createElement('div');
-		group.className = 'signatures';
-		const heading = document.createElement('p');
-		heading.className = 'label';
-		heading.textContent = title;
-		group.append(heading);
-		for (const signature of list) {
-			const line = document.createElement('p');
-			line.className = signature.matches ? 'match' : 'nomatch';
-			const code = document.createElement('code');
-			code.textContent = signature.value;
-			line.append(`${signature.label}: `, code, signature.matches ? ' ✓ matches' : ' ✗ no match');
-			group.append(line);
-		}
-		return group;
+/** Reads the fields, checks the delivery as the node would, and writes what was found. */
+function update(fields: SignatureFields, state: CheckState): void {
+	const provider = fields.provider.value as Provider;
+	showFields(fields, provider);
+	const body = state.fileBytes ?? new TextEncoder().encode(fields.body.value);
+	const tolerance = fields.tolerance.valueAsNumber;
+	const report = checkSignature({
+		provider,
+		hmac: {
+			header: fields.hmacHeader.value,
+			algorithm: fields.hmacAlgorithm.value as HmacAlgorithm,
+			encoding: fields.hmacEncoding.value as SignatureEncoding,
+			signaturePrefix: fields.hmacPrefix.value,
+			timestampHeader: fields.hmacTimestampHeader.value,
+		},
+		secret: fields.secret.value,
+		previousSecret: fields.previousSecret.value,
+		headersText: fields.headers.value,
+		body,
+		toleranceSeconds: Number.isFinite(tolerance) ? tolerance : 300,
+		nowSeconds: Math.floor(Date.now() / 1000),
+	});
+	fields.verdict.textContent = report.verdict;
+	fields.verdict.classList.toggle('problem', !report.valid);
+	fields.verdict.classList.toggle('ok', report.valid);
+	fields.hint.textContent = report.hint;
+	showSigned(fields, report, body);
+	showSignatures(fields, report, provider);
+	fields.result.setAttribute('aria-busy', 'false');
+}
+
+/** The signed payload as text, and a line on its bytes and its timestamp. */
+function showSigned(fields: SignatureFields, report: SignatureReport, body: Uint8Array): void {
+	if (report.signed === undefined) {
+		fields.signed.textContent = '';
+		fields.signedInfo.textContent = report.nodeError
+			? 'Nothing: the node stops before it reads the headers.'
+			: 'Not known: the headers do not say what the sender signed (see the verdict).';
+		return;
 	}
+	const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(body);
+	const shown =
+		report.signed.signs === '{body}'
+			? text
+			: new TextDecoder('utf-8', { ignoreBOM: true }).decode(report.signed.content);
+	fields.signed.textContent =
+		shown.length > SHOWN_CHARACTERS ? shown.slice(0, SHOWN_CHARACTERS) : shown;
+	let info = bodyInfo(report.signed.signs, body) + timestampInfo(report);
+	if (shown.length > SHOWN_CHARACTERS)
+		info += ` The first ${SHOWN_CHARACTERS.toLocaleString('en')} characters are shown.`;
+	fields.signedInfo.textContent = info;
+}
 
-	function update(): void {
-		const provider = fields.provider.value as Provider;
-		showFields(provider);
-		const body = fileBytes ?? new TextEncoder().encode(fields.body.value);
-		const tolerance = fields.tolerance.valueAsNumber;
-		const report = checkSignature({
-			provider,
-			hmac: {
-				header: fields.hmacHeader.value,
-				algorithm: fields.hmacAlgorithm.value as HmacAlgorithm,
-				encoding: fields.hmacEncoding.value as SignatureEncoding,
-				signaturePrefix: fields.hmacPrefix.value,
-				timestampHeader: fields.hmacTimestampHeader.value,
-			},
-			secret: fields.secret.value,
-			previousSecret: fields.previousSecret.value,
-			headersText: fields.headers.value,
-			body,
-			toleranceSeconds: Number.isFinite(tolerance) ? tolerance : 300,
-			nowSeconds: Math.floor(Date.now() / 1000),
-		});
-		fields.verdict.textContent = report.verdict;
-		fields.verdict.classList.toggle('problem', !report.valid);
-		fields.verdict.classList.toggle('ok', report.valid);
-		fields.hint.textContent = report.hint;
+/** What was signed and what about its bytes could surprise (a BOM, CRLFs, not UTF-8, empty). */
+function bodyInfo(signs: string, body: Uint8Array): string {
+	const facts = bodyFacts(body);
+	const what = signs === '{body}' ? 'The body alone' : `${signs} with the body`;
+	const notes = [
+		facts.bom ? 'starts with a byte order mark (EF BB BF, invisible below)' : '',
+		facts.crlf > 0 ? `has ${facts.crlf} CRLF line break${facts.crlf === 1 ? '' : 's'}` : '',
+		facts.utf8 ? '' : 'is not UTF-8 (bytes shown as �; the check uses them as they are)',
+		facts.bytes === 0 ? 'is empty' : '',
+	].filter((note) => note !== '');
+	return `${what}: ${facts.bytes} byte${facts.bytes === 1 ? '' : 's'}${notes.length ? `, which ${notes.join(', ')}` : ''}.`;
+}
 
-		if (report.signed === undefined) {
-			fields.signed.textContent = '';
-			fields.signedInfo.textContent = report.nodeError
-				? 'Nothing: the node stops before it reads the headers.'
-				: 'Not known: the headers do not say what the sender signed (see the verdict).';
-		} else {
-			const facts = bodyFacts(body);
-			const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(body);
-			const shown =
-				report.signed.signs === '{body}'
-					? text
-					: new TextDecoder('utf-8', { ignoreBOM: true }).decode(report.signed.content);
-			fields.signed.textContent =
-				shown.length > SHOWN_CHARACTERS ? shown.slice(0, SHOWN_CHARACTERS) : shown;
-			const parts: string[] = [
-				report.signed.signs === '{body}'
-					? 'The body alone'
-					: `${report.signed.signs} with the body`,
-			];
-			const notes = [
-				facts.bom ? 'starts with a byte order mark (EF BB BF, invisible below)' : '',
-				facts.crlf > 0 ? `has ${facts.crlf} CRLF line break${facts.crlf === 1 ? '' : 's'}` : '',
-				facts.utf8 ? '' : 'is not UTF-8 (bytes shown as �; the check uses them as they are)',
-				facts.bytes === 0 ? 'is empty' : '',
-			].filter((note) => note !== '');
-			let info = `${parts[0]}: ${facts.bytes} byte${facts.bytes === 1 ? '' : 's'}${notes.length ? `, which ${notes.join(', ')}` : ''}.`;
-			if (report.signed.timestamp !== undefined) {
-				const at = new Date(report.signed.timestamp * 1000).toISOString().replace('.000Z', 'Z');
-				const age = report.age;
-				info += ` Timestamp ${report.signed.timestamp} = ${at}`;
-				if (age !== undefined)
-					info += `, ${duration(age.seconds)} ${age.seconds < 0 ? 'in the future' : 'ago'} (tolerance ${age.toleranceSeconds} s${Math.abs(age.seconds) > age.toleranceSeconds ? ': too old for the node' : ''})`;
-				info += '.';
-			}
-			if (shown.length > SHOWN_CHARACTERS)
-				info += ` The first ${SHOWN_CHARACTERS.toLocaleString('en')} characters are shown.`;
-			fields.signedInfo.textContent = info;
-		}
-		fields.expected.replaceChildren();
-		if (report.expected.length > 0)
-			fields.expected.append(
-				signatureList(
-					`Expected (${provider === 'hmac' ? fields.hmacEncoding.value : 'as the header writes it'})`,
-					report.expected,
-				),
-			);
-		if (report.received.length > 0)
-			fields.expected.append(signatureList('Received', report.received));
-		if (report.expected.length === 0 && report.received.length === 0) {
-			const none = document.createElement('p');
-			none.className = 'help';
-			none.textContent = 'None to compare (see the verdict).';
-			fields.expected.append(none);
-		}
-		fields.result.setAttribute('aria-busy', 'false');
+/** The signed timestamp as a date, and its age against the tolerance; empty without one. */
+function timestampInfo(report: SignatureReport): string {
+	const timestamp = report.signed?.timestamp;
+	if (timestamp === undefined) return '';
+	const at = new Date(timestamp * 1000).toISOString().replace('.000Z', 'Z');
+	const age = report.age;
+	let info = ` Timestamp ${timestamp} = ${at}`;
+	if (age !== undefined)
+		info += `, ${duration(age.seconds)} ${age.seconds < 0 ? 'in the future' : 'ago'} (tolerance ${age.toleranceSeconds} s${Math.abs(age.seconds) > age.toleranceSeconds ? ': too old for the node' : ''})`;
+	return info + '.';
+}
+
+/** The expected and the received signatures side by side, each marked as matching or not. */
+function showSignatures(
+	fields: SignatureFields,
+	report: SignatureReport,
+	provider: Provider,
+): void {
+	fields.expected.replaceChildren();
+	if (report.expected.length > 0)
+		fields.expected.append(
+			signatureList(
+				`Expected (${provider === 'hmac' ? fields.hmacEncoding.value : 'as the header writes it'})`,
+				report.expected,
+			),
+		);
+	if (report.received.length > 0)
+		fields.expected.append(signatureList('Received', report.received));
+	if (report.expected.length === 0 && report.received.length === 0) {
+		const none = document.createElement('p');
+		none.className = 'help';
+		none.textContent = 'None to compare (see the verdict).';
+		fields.expected.append(none);
 	}
+}
 
-	let timer: number | undefined;
-	function scheduleUpdate(): void {
+/** Typing updates after a short pause; a loaded file is checked at once, as its exact bytes. */
+function listenForChanges(fields: SignatureFields, state: CheckState): void {
+	const scheduleUpdate = (): void => {
 		fields.result.setAttribute('aria-busy', 'true');
-		if (timer !== undefined) window.clearTimeout(timer);
-		timer = window.setTimeout(update, 120);
-	}
-
+		if (state.timer !== undefined) window.clearTimeout(state.timer);
+		state.timer = window.setTimeout(() => update(fields, state), 120);
+	};
 	fields.form.addEventListener('submit', (event) => event.preventDefault());
 	fields.body.addEventListener('input', () => {
-		if (fileBytes !== undefined) {
-			fileBytes = undefined;
+		if (state.fileBytes !== undefined) {
+			state.fileBytes = undefined;
 			fields.bodyFile.value = '';
 			fields.bodyFileStatus.textContent = 'No file loaded: the text above is checked.';
 		}
@@ -188,11 +222,12 @@ export function startSignatureCheck(): void {
 		if (file === undefined) return;
 		fields.result.setAttribute('aria-busy', 'true');
 		void file.arrayBuffer().then((buffer) => {
-			fileBytes = new Uint8Array(buffer);
-			fields.body.value = new TextDecoder('utf-8', { ignoreBOM: true }).decode(fileBytes);
-			fields.bodyFileStatus.textContent = `Checking the ${fileBytes.length} exact bytes of ${file.name} (the text above is only a preview; typing in it switches back to the text).`;
-			if (timer !== undefined) window.clearTimeout(timer);
-			update();
+			const bytes = new Uint8Array(buffer);
+			state.fileBytes = bytes;
+			fields.body.value = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+			fields.bodyFileStatus.textContent = `Checking the ${bytes.length} exact bytes of ${file.name} (the text above is only a preview; typing in it switches back to the text).`;
+			if (state.timer !== undefined) window.clearTimeout(state.timer);
+			update(fields, state);
 		});
 	});
 	for (const input of [
@@ -207,5 +242,4 @@ export function startSignatureCheck(): void {
 		input.addEventListener('input', scheduleUpdate);
 	for (const select of [fields.provider, fields.hmacAlgorithm, fields.hmacEncoding])
 		select.addEventListener('change', scheduleUpdate);
-	update();
 }
