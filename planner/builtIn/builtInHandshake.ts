@@ -128,37 +128,8 @@ export function handshakeNodes(
 	line: 1 | 2,
 	eventNode: string,
 ): { nodes: WorkflowNode[]; connections: BuiltInWorkflow['connections'] } {
-	const recognised = handshake.match.map(matchExpression).join(' && ');
 	const path = echoedPath(handshake);
-	const echoable =
-		path === undefined
-			? undefined
-			: `typeof (${bodyField(path)}) === 'string' && (${bodyField(path)}) !== ''`;
-	const rules: Array<[string, string]> =
-		echoable === undefined
-			? [['handshake', recognised]]
-			: [
-					['handshake', `${recognised} && ${echoable}`],
-					['handshake without its value', `${recognised} && !(${echoable})`],
-				];
-	const switchNode: WorkflowNode = {
-		id: id(30),
-		name: HANDSHAKE_NODES.switch,
-		type: 'n8n-nodes-base.switch',
-		typeVersion: 3.2,
-		position: [1210, 100],
-		parameters: {
-			mode: 'rules',
-			rules: {
-				values: rules.map(([output, expression]) => ({
-					conditions: isTrue(expression, output.replaceAll(' ', '-')),
-					renameOutput: true,
-					outputKey: output,
-				})),
-			},
-			options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
-		},
-	};
+	const switchNode = handshakeSwitch(handshake, path);
 	const { body, type } = answerBody(handshake);
 	const answerNode = respond(
 		id(31),
@@ -194,8 +165,59 @@ export function handshakeNodes(
 			nodes: [switchNode, answerNode, ...unanswerable],
 			connections: wired(HANDSHAKE_NODES.answer),
 		};
-	const hmacNode: WorkflowNode = {
-		// Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret.
+	const hmacNode = hmacAnswerNode(handshake.answer.path, line);
+	return {
+		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
+		connections: {
+			...wired(HANDSHAKE_NODES.hmac),
+			[HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] },
+		},
+	};
+}
+
+/**
+ * The Switch that recognises the handshake: its outputs are the handshake it can answer, (when the
+ * answer echoes a field) the handshake without that field, and `event` for everything else.
+ */
+function handshakeSwitch(
+	handshake: HandshakeDefinition,
+	path: readonly string[] | undefined,
+): WorkflowNode {
+	const recognised = handshake.match.map(matchExpression).join(' && ');
+	const echoable =
+		path === undefined
+			? undefined
+			: `typeof (${bodyField(path)}) === 'string' && (${bodyField(path)}) !== ''`;
+	const rules: Array<[string, string]> =
+		echoable === undefined
+			? [['handshake', recognised]]
+			: [
+					['handshake', `${recognised} && ${echoable}`],
+					['handshake without its value', `${recognised} && !(${echoable})`],
+				];
+	return {
+		id: id(30),
+		name: HANDSHAKE_NODES.switch,
+		type: 'n8n-nodes-base.switch',
+		typeVersion: 3.2,
+		position: [1210, 100],
+		parameters: {
+			mode: 'rules',
+			rules: {
+				values: rules.map(([output, expression]) => ({
+					conditions: isTrue(expression, output.replaceAll(' ', '-')),
+					renameOutput: true,
+					outputKey: output,
+				})),
+			},
+			options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
+		},
+	};
+}
+
+/** Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret. */
+function hmacAnswerNode(path: readonly string[], line: 1 | 2): WorkflowNode {
+	return {
 		id: id(33),
 		name: HANDSHAKE_NODES.hmac,
 		type: 'n8n-nodes-base.crypto',
@@ -204,19 +226,12 @@ export function handshakeNodes(
 		parameters: {
 			action: 'hmac',
 			binaryData: false,
-			value: `={{ ${bodyField(handshake.answer.path)} }}`,
+			value: `={{ ${bodyField(path)} }}`,
 			type: 'SHA256',
 			dataPropertyName: HMAC_FIELD,
 			encoding: 'hex',
 			...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),
 		},
 		...(line === 2 ? { credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } } } : {}),
-	};
-	return {
-		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
-		connections: {
-			...wired(HANDSHAKE_NODES.hmac),
-			[HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] },
-		},
 	};
 }
