@@ -15,7 +15,7 @@ import type {
 import {
 	BUILT_IN_CREDENTIALS,
 	id,
-	isTrue,
+	switchNode,
 	respond,
 	SECRET_ENV,
 	type BuiltInWorkflow,
@@ -195,24 +195,10 @@ function handshakeSwitch(
 					['handshake', `${recognised} && ${echoable}`],
 					['handshake without its value', `${recognised} && !(${echoable})`],
 				];
-	return {
-		id: id(30),
-		name: HANDSHAKE_NODES.switch,
-		type: 'n8n-nodes-base.switch',
-		typeVersion: 3.2,
-		position: [1210, 100],
-		parameters: {
-			mode: 'rules',
-			rules: {
-				values: rules.map(([output, expression]) => ({
-					conditions: isTrue(expression, output.replaceAll(' ', '-')),
-					renameOutput: true,
-					outputKey: output,
-				})),
-			},
-			options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
-		},
-	};
+	return switchNode(id(30), HANDSHAKE_NODES.switch, rules, [1210, 100], {
+		fallbackOutput: 'extra',
+		renameFallbackOutput: 'event',
+	});
 }
 
 /** Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret. */

@@ -140,6 +140,34 @@ export function postgres(
 	};
 }
 
+/** A Switch (v3.2) in rules mode: one renamed output per [output, expression] rule, in order. */
+export function switchNode(
+	id: string,
+	name: string,
+	rules: ReadonlyArray<readonly [string, string]>,
+	position: [number, number],
+	options: Record<string, unknown> = {},
+): WorkflowNode {
+	return {
+		id,
+		name,
+		type: 'n8n-nodes-base.switch',
+		typeVersion: 3.2,
+		position,
+		parameters: {
+			mode: 'rules',
+			rules: {
+				values: rules.map(([output, expression]) => ({
+					conditions: isTrue(expression, output.replaceAll(' ', '-')),
+					renameOutput: true,
+					outputKey: output,
+				})),
+			},
+			options,
+		},
+	};
+}
+
 /** Stable node ids, so two downloads with the same settings are the same file. */
 export function id(index: number): string {
 	return `b1a7c0de-0000-4000-8000-${String(index).padStart(12, '0')}`;

@@ -7,7 +7,7 @@
 import {
 	BUILT_IN_CREDENTIALS,
 	id,
-	isTrue,
+	switchNode,
 	KEY_OF_KEY_NODE,
 	NODES,
 	postgres,
@@ -112,37 +112,20 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 
 /** The Switch that routes Reserve's row: new, duplicate and (lease mode) in flight. */
 function verdictNode(lease: boolean): WorkflowNode {
-	return {
-		id: id(9),
-		name: NODES.verdict,
-		type: 'n8n-nodes-base.switch',
-		typeVersion: 3.2,
-		position: [2420, 200],
-		parameters: {
-			mode: 'rules',
-			rules: {
-				values: (lease
-					? [
-							['new', `$json.state === 'reserved'`],
-							[
-								'duplicate',
-								`$json.key !== undefined && $json.state !== 'reserved' && $json.state !== 'in_progress'`,
-							],
-							['in flight', `$json.key === undefined || $json.state === 'in_progress'`],
-						]
-					: [
-							['new', `$json.key !== undefined && $json.first_seen_epoch === null`],
-							['duplicate', `$json.key === undefined || $json.first_seen_epoch !== null`],
-						]
-				).map(([output, expression]) => ({
-					conditions: isTrue(expression, output.replace(' ', '-')),
-					renameOutput: true,
-					outputKey: output,
-				})),
-			},
-			options: {},
-		},
-	};
+	const rules: Array<[string, string]> = lease
+		? [
+				['new', `$json.state === 'reserved'`],
+				[
+					'duplicate',
+					`$json.key !== undefined && $json.state !== 'reserved' && $json.state !== 'in_progress'`,
+				],
+				['in flight', `$json.key === undefined || $json.state === 'in_progress'`],
+			]
+		: [
+				['new', `$json.key !== undefined && $json.first_seen_epoch === null`],
+				['duplicate', `$json.key === undefined || $json.first_seen_epoch !== null`],
+			];
+	return switchNode(id(9), NODES.verdict, rules, [2420, 200]);
 }
 
 /** Lease mode's 409 with Retry-After: the lease's seconds left, or the whole lease without a row. */
