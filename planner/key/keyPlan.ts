@@ -28,7 +28,7 @@ export interface Delivery {
 }
 
 /**
- * The key Idempotency Reserve derives for this delivery (nodes/IdempotencyReserve/deriveItemKey.ts),
+ * The key Idempotency Reserve derives for this delivery (nodes/IdempotencyReserve/helpers/deriveItemKey.ts),
  * with the Webhook node's Raw Body on, as in the template. `sha256Hex` hashes bytes (crypto.subtle in the page).
  */
 export async function planKey(

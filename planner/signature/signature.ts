@@ -4,7 +4,7 @@
  * planner/node/ standing in for Node.js's crypto and Buffer), plus what the node does not say: what
  * was signed, the signature the secret gives next to the one received, how old the timestamp is, and
  * the usual cause of the reason in one line. Only the explanation is the page's own; the verdict is
- * the node's. The node's setup (scheme, keys, tolerance) is followed as nodes/shared/n8n/signatureSetup.ts does it.
+ * the node's. The node's setup (scheme, keys, tolerance) is followed as nodes/shared/signatureNode/signatureSetup.ts does it.
  */
 import { answerHandshake, isHandshake } from '../../nodes/shared/webhook/handshakes';
 import { readSignatureHeader } from '../../nodes/shared/webhook/headers';
