@@ -11,7 +11,7 @@ import {
 	MODE_OPTIONS,
 	type FingerprintSource,
 	type ReserveMode,
-} from '../nodes/IdempotencyReserve/helpers/reserveSettings';
+} from '../nodes/shared/reserveRules/reserveSettings';
 import {
 	KEY_SOURCES,
 	keySourceDefinition,

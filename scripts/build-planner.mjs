@@ -1,5 +1,5 @@
 // Builds the key planner, dist/planner/index.html: one self-contained file (script and style inline)
-// that opens from file:// or any static host. The script is planner/main.ts bundled by esbuild with
+// that opens from file:// or any static host. The script is planner/page/main.ts bundled by esbuild with
 // the nodes' own key, SQL and signature modules (nodes/shared/keys, nodes/shared/store/sql.ts,
 // nodes/shared/webhook), so the page cannot drift from what the nodes do. The signature code imports
 // Node.js's crypto and uses its Buffer: planner/node/ provides both for the browser (resolved and
@@ -26,7 +26,7 @@ execFileSync(
 
 const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
 const bundle = await build({
-	entryPoints: [join(root, 'planner/main.ts')],
+	entryPoints: [join(root, 'planner/page/main.ts')],
 	bundle: true,
 	write: false,
 	platform: 'browser',
@@ -41,7 +41,7 @@ const bundle = await build({
 });
 // "</script" inside the script would end it early; esbuild escapes it in strings, this makes sure.
 const script = bundle.outputFiles[0].text.replace(/<\/(script)/gi, '<\\/$1').trimEnd();
-const style = (await readFile(join(root, 'planner/style.css'), 'utf8')).trim();
+const style = (await readFile(join(root, 'planner/page/style.css'), 'utf8')).trim();
 
 const sha256 = (text) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 const csp = [
@@ -52,7 +52,7 @@ const csp = [
 	"form-action 'none'",
 ].join('; ');
 
-const page = (await readFile(join(root, 'planner/page.html'), 'utf8'))
+const page = (await readFile(join(root, 'planner/page/page.html'), 'utf8'))
 	.replace('__CSP__', csp)
 	.replace('__VERSION__', version)
 	// Functions as replacements: `$` in the script or style must stay as it is.
@@ -65,7 +65,7 @@ await writeFile(out, page);
 // The built-in-nodes workflow for Node.js too: `npm run planner -- --built-in` (scripts/planner.mjs)
 // and the tests build it with the same code as the page's button.
 await build({
-	entryPoints: [join(root, 'planner/builtIn.ts')],
+	entryPoints: [join(root, 'planner/builtIn/builtIn.ts')],
 	bundle: true,
 	outfile: join(root, 'dist/planner/builtIn.cjs'),
 	platform: 'node',

@@ -39,7 +39,7 @@ function templateWithoutVerification() {
 	if (!reserve || reserve.parameters.signature === undefined)
 		throw new Error(`${TEMPLATE_FILE} has no Idempotency Reserve that verifies signatures`);
 	const connections = structuredClone(template.connections);
-	// The last output is `invalid signature` (nodes/IdempotencyReserve/reserveOutputs.ts).
+	// The last output is `invalid signature` (nodes/shared/reserveRules/reserveOutputs.ts).
 	const invalidTargets = connections[reserve.name].main.pop() ?? [];
 	const dropped = new Set(invalidTargets.map((c) => c.node));
 	const nodes = template.nodes

@@ -19,7 +19,7 @@ import { fingerprintProperties } from './description/fingerprintProperties';
 import { keyProperties, keySourceSubtitle } from './description/keyProperties';
 import { modeProperties } from './description/modeProperties';
 import { SIGNED, signatureProperties } from './description/signatureProperties';
-import { reserveOutputsExpression } from './helpers/reserveOutputs';
+import { reserveOutputsExpression } from '../shared/reserveRules/reserveOutputs';
 
 export class IdempotencyReserve implements INodeType {
 	description: INodeTypeDescription = {

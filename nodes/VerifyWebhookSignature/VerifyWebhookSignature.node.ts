@@ -12,7 +12,7 @@ import {
 	rawBodyProperty,
 	schemeSettingProperties,
 	verifySubtitle,
-} from '../shared/parameters/signatureProperties';
+} from '../shared/parameters/schemeProperties';
 import { execute } from './actions/verify.operation';
 
 /** Version 1.1: Tolerance defaults to 0, the provider's own (1 keeps 300 for saved nodes). */

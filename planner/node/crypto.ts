@@ -381,7 +381,7 @@ export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * Public-key checks (Ed25519, ECDSA) would need crypto.subtle, whose promises the synchronous check
- * cannot wait for: the page says so for those schemes (planner/signature.ts) and never calls these.
+ * cannot wait for: the page says so for those schemes (planner/signature/signature.ts) and never calls these.
  */
 const keyPairsRefused = (): never => {
 	throw new Error('Public-key signatures are checked in n8n, not on this page');

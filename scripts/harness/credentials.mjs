@@ -19,7 +19,7 @@ function postgresData(fields) {
 }
 
 /**
- * The credentials of the planner's built-in-nodes workflow (planner/builtIn.ts, BUILT_IN_CREDENTIALS),
+ * The credentials of the planner's built-in-nodes workflow (planner/builtIn/builtIn.ts, BUILT_IN_CREDENTIALS),
  * all of n8n's own types: the key table's Postgres, the business step's, and a Crypto credential
  * whose HMAC secret is the stack's Stripe signing secret.
  */

@@ -15,7 +15,7 @@ export const RESERVE = 'Idempotency Reserve';
 
 /**
  * The webhook templates' Reserve (version 2, lease mode, verifying the Stripe signature) has these
- * outputs, in this order (nodes/IdempotencyReserve/reserveOutputs.ts); in simple mode there is no
+ * outputs, in this order (nodes/shared/reserveRules/reserveOutputs.ts); in simple mode there is no
  * `in flight`, so `invalid signature` moves up to 2.
  */
 export const RESERVE_OUTPUTS = Object.freeze({

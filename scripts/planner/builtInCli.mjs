@@ -2,7 +2,7 @@
 // [--schema S] [--table T] [--lease SECONDS] [--mode lease|simple] [--path P] [--n8n 2|1]
 // [--replay-guard on|off]`: the planner page's
 // "Download (built-in nodes only)" workflow, written to standard output. The workflow is built by
-// the page's own code (planner/builtIn.ts, bundled to dist/planner/builtIn.cjs by npm run build).
+// the page's own code (planner/builtIn/builtIn.ts, bundled to dist/planner/builtIn.cjs by npm run build).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 

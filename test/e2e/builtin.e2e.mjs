@@ -125,7 +125,7 @@ before(
 			label: 'builtin',
 			builtInWorkflow: workflow,
 			extraWorkflows: [{ workflow: { ...githubWorkflow, id: 'BuiltInGitHub0001' } }, ...others],
-			// The 1.x variant's Signature HMAC reads the secret from the environment (planner/builtIn.ts, SECRET_ENV).
+			// The 1.x variant's Signature HMAC reads the secret from the environment (planner/builtIn/builtIn.ts, SECRET_ENV).
 			...(LINE === '1' ? { env: { WEBHOOK_SIGNING_SECRET: E2E_STRIPE_SECRET } } : {}),
 		});
 		github = stack.extraWorkflows[0];

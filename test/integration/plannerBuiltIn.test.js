@@ -1,5 +1,5 @@
 // The key planner's "Download (built-in nodes only)" button in a real headless Chromium: the file is
-// the workflow planner/builtIn.ts builds for the page's settings (the one `npm run planner --
+// the workflow planner/builtIn/builtIn.ts builds for the page's settings (the one `npm run planner --
 // --built-in` prints, and test/e2e/builtin.e2e.mjs runs in a real n8n), the notes on the page are
 // the workflow's, and a provider the Crypto node cannot check disables the button with the reason.
 const { describe, test, expect, beforeAll, afterAll } = require('@jest/globals');

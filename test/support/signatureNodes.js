@@ -2,7 +2,7 @@
 // table, as engine tests build them: Reserve 2.1 with Verify Signature, and Verify Webhook Signature
 // 1.1. Each comes with its outputs: `count`, and where refused items go (`invalidSignature`).
 const { PACKAGE } = require('./engine');
-const { reserveOutputs } = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
+const { reserveOutputs } = require('../../dist/nodes/shared/reserveRules/reserveOutputs');
 
 const RESERVE = 'Idempotency Reserve';
 const VERIFY = 'Verify Webhook Signature';

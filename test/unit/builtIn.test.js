@@ -1,4 +1,4 @@
-// The planner's built-in-nodes workflow (planner/builtIn.ts, bundled to dist/planner/builtIn.cjs):
+// The planner's built-in-nodes workflow (planner/builtIn/builtIn.ts, bundled to dist/planner/builtIn.cjs):
 // only n8n-nodes-base nodes, the package's own statements with their values as query parameters,
 // the settings applied, and the providers the Crypto node cannot check refused with the reason.
 // Real n8n runs it in test/e2e/builtin.e2e.mjs; this checks the JSON for every setting.

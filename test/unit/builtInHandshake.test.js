@@ -1,5 +1,5 @@
 // The built-in workflow answers a sender's signed handshake as the package's nodes do
-// (planner/builtInHandshake.ts against nodes/shared/webhook/handshakes.ts), checked with n8n-workflow's
+// (planner/builtIn/builtInHandshake.ts against nodes/shared/webhook/handshakes.ts), checked with n8n-workflow's
 // own expression engine: the Handshake? switch sends each documented example to its answer, a real
 // event of the same sender on to the key, a handshake without the value it must echo to the 400; the
 // answer's bytes and Content-Type equal answerHandshake's. An unsigned handshake (Meta's GET) is not

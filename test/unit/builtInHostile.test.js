@@ -1,5 +1,5 @@
-// Hostile text in the built-in workflow's generator (planner/builtInInputs.ts) and hostile event ids
-// at run time (planner/builtInKey.ts), checked with n8n-workflow's own expression engine.
+// Hostile text in the built-in workflow's generator (planner/builtIn/builtInInputs.ts) and hostile event ids
+// at run time (planner/builtIn/builtInKey.ts), checked with n8n-workflow's own expression engine.
 // 1. Every generator input × strings made of "{{", "}}", NUL, lone surrogates, quotes, backslashes,
 //    line breaks: either refused with a message naming the input, or every expression of the
 //    workflow is still one whole `{{ … }}` for n8n, and the Key node evaluates the input back

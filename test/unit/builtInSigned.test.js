@@ -1,4 +1,4 @@
-// The built-in workflow reads a signed delivery as the package does (planner/builtInCheckNodes.ts,
+// The built-in workflow reads a signed delivery as the package does (planner/builtIn/builtInCheckNodes.ts,
 // builtInSignature.ts, builtInKey.ts), checked with n8n-workflow's own expression engine against the
 // package's code: Sent as Signed? agrees with signedParse (webhook/signedParse.ts) on media types,
 // charsets and JSON claimed as a form, and answers 415 problem+json otherwise; the digest node and the

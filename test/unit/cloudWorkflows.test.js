@@ -95,7 +95,7 @@ test("docs/cloud.md's provider table is the one npm run cloud-workflows writes: 
 			provider.resend ? provider.resend.how : provider.retries.replace(/\|/g, '\\|'),
 		);
 	}
-	// Each sender's handshake: answered by its workflow, or why not (planner/builtInHandshake.ts).
+	// Each sender's handshake: answered by its workflow, or why not (planner/builtIn/builtInHandshake.ts).
 	for (const provider of PROVIDERS.filter((p) => p.handshake)) {
 		const row = rows.find(
 			(r) => r.startsWith(`| ${provider.label} |`) || r.startsWith(`| ${provider.label} (\``),

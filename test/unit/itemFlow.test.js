@@ -1,4 +1,4 @@
-// The steps every keyed node takes in its own code (nodes/shared/n8n/itemFlow.ts): items with their
+// The steps every keyed node takes in its own code (nodes/shared/run/itemFlow.ts): items with their
 // targets, failed items set aside; then each item routed to an output. And the one raw-body reader
 // (nodes/shared/delivery/rawBody.ts) Reserve and the signature check share.
 const { describe, test, expect } = require('@jest/globals');

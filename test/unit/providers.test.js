@@ -29,7 +29,7 @@ const {
 	timestampedFrom,
 	verifySubtitle,
 	verifySubtitleFrom,
-} = require('../../dist/nodes/shared/parameters/signatureProperties');
+} = require('../../dist/nodes/shared/parameters/schemeProperties');
 const { signingKey, verifySignature } = require('../../dist/nodes/shared/webhook/verifySignature');
 const {
 	VerifyWebhookSignature,

@@ -1,4 +1,4 @@
-// Reserve's settings live in one module (nodes/IdempotencyReserve/reserveSettings.ts). The one copy
+// Reserve's settings live in one module (nodes/shared/reserveRules/reserveSettings.ts). The one copy
 // kept apart is the fingerprint default inside reserveOutputNames, whose source text n8n evaluates on
 // its own as the node's `outputs` expression: it must agree with the shared rule.
 const { describe, test, expect } = require('@jest/globals');
@@ -10,10 +10,8 @@ const {
 	DEFAULT_FINGERPRINT_EXPRESSION,
 	DEFAULT_REPLAY_GUARD,
 	defaultFingerprint,
-} = require('../../dist/nodes/IdempotencyReserve/helpers/reserveSettings');
-const {
-	reserveOutputNames,
-} = require('../../dist/nodes/IdempotencyReserve/helpers/reserveOutputs');
+} = require('../../dist/nodes/shared/reserveRules/reserveSettings');
+const { reserveOutputNames } = require('../../dist/nodes/shared/reserveRules/reserveOutputs');
 const {
 	IdempotencyReserve,
 } = require('../../dist/nodes/IdempotencyReserve/IdempotencyReserve.node');

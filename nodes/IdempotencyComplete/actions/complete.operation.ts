@@ -4,7 +4,7 @@ import type { WebhookAnswer } from '../../shared/answers/webhookAnswer';
 import { namedKeys } from '../../shared/errors/describeStatementError';
 import { completeUnreachableText, lostKeyError } from '../../shared/errors/lostKeys';
 import { answerReader } from '../../shared/parameters/answerReader';
-import { knownLeaseEnd, ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { knownLeaseEnd, ownedKeyWithTokenReader } from '../../shared/run/ownedKeys';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { respondToWebhook } from '../../shared/run/respondToWebhook';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';

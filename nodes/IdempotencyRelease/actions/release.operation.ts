@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { namedKeys } from '../../shared/errors/describeStatementError';
 import { releaseUnreachableText } from '../../shared/errors/lostKeys';
-import { knownLeaseEnd, ownedKeyReader } from '../../shared/parameters/ownedKeys';
+import { knownLeaseEnd, ownedKeyReader } from '../../shared/run/ownedKeys';
 import { readItemTargets, routeItems, type ItemRoute } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { ownedKeyId, type OwnedKeyResult } from '../../shared/store/KeyStore';

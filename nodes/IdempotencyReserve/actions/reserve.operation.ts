@@ -7,7 +7,7 @@ import {
 	executionToken,
 	knownStepsScope,
 	recordReservedKeys,
-} from '../../shared/parameters/executionReservations';
+} from '../../shared/run/executionReservations';
 import { monotonicNow, noteReservedSteps } from '../../shared/run/knownSteps';
 import { nodeOfRun } from '../../shared/parameters/runNode';
 import { failWhole } from '../../shared/run/failWhole';
@@ -18,7 +18,7 @@ import {
 	type ItemRoute,
 } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
-import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
+import { verifyItemSignatures } from '../../shared/signatureNode/checkSignatures';
 import type { ReserveTarget } from '../../shared/store/KeyStore';
 import type { VerifiedDelivery } from '../../shared/delivery/verifiedDelivery';
 import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
@@ -32,7 +32,7 @@ import {
 	signedKeyChoice,
 	UNSIGNED_HEADER_HINT,
 } from '../helpers/signedKeys';
-import { reserveOutputs, type ReserveOutputs } from '../helpers/reserveOutputs';
+import { reserveOutputs, type ReserveOutputs } from '../../shared/reserveRules/reserveOutputs';
 import { routeLease, routeSimple } from '../helpers/reserveRoutes';
 import {
 	DEFAULT_LEASE_SECONDS,
@@ -46,7 +46,7 @@ import {
 	type FingerprintSource,
 	type MismatchHandling,
 	type ReserveMode,
-} from '../helpers/reserveSettings';
+} from '../../shared/reserveRules/reserveSettings';
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
 	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));

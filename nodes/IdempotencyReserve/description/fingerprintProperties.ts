@@ -7,9 +7,12 @@ import {
 	FINGERPRINT_OPTIONS,
 	RESERVE_MODES,
 	type ReserveMode,
-} from '../helpers/reserveSettings';
+} from '../../shared/reserveRules/reserveSettings';
 
-export type { FingerprintSource, MismatchHandling } from '../helpers/reserveSettings';
+export type {
+	FingerprintSource,
+	MismatchHandling,
+} from '../../shared/reserveRules/reserveSettings';
 
 const FINGERPRINT_DESCRIPTION =
 	'Recorded with each new key. A duplicate whose fingerprint differs is a key reused for another request: it is flagged (idempotency.mismatch) and never routed as new';

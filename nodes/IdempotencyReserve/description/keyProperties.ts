@@ -4,7 +4,7 @@ import { KEY_SOURCES } from '../../shared/keys/keySourceTable';
 import {
 	DEFAULT_WAIT_IN_FLIGHT_SECONDS,
 	MAX_WAIT_IN_FLIGHT_SECONDS,
-} from '../helpers/reserveSettings';
+} from '../../shared/reserveRules/reserveSettings';
 
 /** The Key Source list, made from the one table of sources; n8n lists options sorted by name. */
 function keySourceOptions(): INodePropertyOptions[] {

@@ -5,7 +5,7 @@ import {
 	DEFAULT_MODE,
 	MAX_LEASE_SECONDS,
 	MODE_OPTIONS,
-} from '../helpers/reserveSettings';
+} from '../../shared/reserveRules/reserveSettings';
 
 export const modeProperties: INodeProperties[] = [
 	{

@@ -1,9 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import {
-	providerOptions,
-	schemeSettingProperties,
-} from '../../shared/parameters/signatureProperties';
+import { providerOptions, schemeSettingProperties } from '../../shared/parameters/schemeProperties';
 import { PROVIDER_OPTIONS } from '../../shared/webhook/signatureSchemes';
 
 /** Version 2.1: Tolerance defaults to 0, the provider's own (2 keeps 300 for saved nodes). */

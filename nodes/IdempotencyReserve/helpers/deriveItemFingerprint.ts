@@ -3,7 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { requiredExpressionFingerprintText } from '../../shared/keys/fingerprint';
 import { itemParameterReader } from '../../shared/parameters/itemParameter';
 import { readRequestBytes, sha256Hex } from '../../shared/delivery/rawBody';
-import type { FingerprintSource } from './reserveSettings';
+import type { FingerprintSource } from '../../shared/reserveRules/reserveSettings';
 
 /** One item's fingerprint, undefined where there is nothing to fingerprint (no body at all). */
 export type ItemFingerprinter = (

@@ -2,8 +2,8 @@ import { KeyError } from '../../shared/keys/KeyError';
 import { isoTime } from '../../shared/run/isoTime';
 import type { ItemRoute } from '../../shared/run/itemFlow';
 import type { LeaseOutcome, ReserveOutcome, ReserveTarget } from '../../shared/store/KeyStore';
-import type { ReserveOutputs } from './reserveOutputs';
-import type { MismatchHandling } from './reserveSettings';
+import type { ReserveOutputs } from '../../shared/reserveRules/reserveOutputs';
+import type { MismatchHandling } from '../../shared/reserveRules/reserveSettings';
 
 /**
  * Where Reserve sends each item, from what its one statement found for the item's key: new, a

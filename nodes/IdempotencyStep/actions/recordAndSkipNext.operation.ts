@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { KeyError } from '../../shared/keys/KeyError';
 import { lostStepError } from '../../shared/errors/lostKeys';
-import { ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { ownedKeyWithTokenReader } from '../../shared/run/ownedKeys';
 import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';

@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { lostStepError } from '../../shared/errors/lostKeys';
-import { knownStepsScope } from '../../shared/parameters/executionReservations';
-import { ownedKeyWithTokenReader } from '../../shared/parameters/ownedKeys';
+import { knownStepsScope } from '../../shared/run/executionReservations';
+import { ownedKeyWithTokenReader } from '../../shared/run/ownedKeys';
 import { nodeOfRun } from '../../shared/parameters/runNode';
 import { stepNameOf } from '../../shared/parameters/stepName';
 import { readItemTargets, routeItems } from '../../shared/run/itemFlow';

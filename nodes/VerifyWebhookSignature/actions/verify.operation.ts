@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { verifyItemSignatures } from '../../shared/signature/checkSignatures';
+import { verifyItemSignatures } from '../../shared/signatureNode/checkSignatures';
 
 /** Output 0 (`valid`): signed by the sender. Output 1 (`invalid`): anything else, with the reason. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -1,13 +1,8 @@
 import { bodyText, headerMap, httpStatusOf } from './storedResponse';
 
-/** The HTTP answer a node sends to the caller of the webhook that started the execution. */
-export interface WebhookAnswer {
-	statusCode: number;
-	/** Lower-case names; always with a content-type. */
-	headers: Record<string, string>;
-	/** Sent as these UTF-8 bytes, the same text Store Response stores. */
-	body: string;
-}
+import type { WebhookAnswer } from '../webhook/webhookAnswerType';
+
+export type { WebhookAnswer } from '../webhook/webhookAnswerType';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';

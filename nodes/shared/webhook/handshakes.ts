@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'crypto';
 
-import type { WebhookAnswer } from '../answers/webhookAnswer';
+import type { WebhookAnswer } from './webhookAnswerType';
 import {
 	ECHO_MAX_LENGTH,
 	type HandshakeAnswer,

@@ -17,7 +17,7 @@ export type { HandshakeDefinition } from '../handshakeTypes';
 /**
  * Every webhook provider, defined once: where it puts the event id and how it signs, as data. The
  * Key Source presets (keys/keySourceTable.ts), the signature schemes (signatureSchemes.ts), the
- * panel's Provider and Verify Signature options and subtitles (parameters/signatureProperties.ts),
+ * panel's Provider and Verify Signature options and subtitles (parameters/schemeProperties.ts),
  * the key planner's debugger, the built-in-nodes generator and docs/signatures.md are all made from
  * this table, in its order: adding a provider is adding one entry (and its test vector).
  * Pure data: the key planner page bundles it.

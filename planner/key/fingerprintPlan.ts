@@ -1,9 +1,9 @@
 /**
  * The fingerprint Reserve records with a new key, as the page computes it (or says it cannot).
  */
-import { requiredExpressionFingerprintText } from '../nodes/shared/keys/fingerprint';
+import { requiredExpressionFingerprintText } from '../../nodes/shared/keys/fingerprint';
 import { readParameter } from './readParameter';
-import { asNodeParameter, type PlannerSettings } from './settings';
+import { asNodeParameter, type PlannerSettings } from '../settings';
 
 /** The fingerprint Reserve records with a new key for this delivery and settings. */
 export type FingerprintPlan =

@@ -2,7 +2,7 @@
  * The SQL the nodes run for the page's settings, from the nodes' own builders
  * (nodes/shared/store/sql.ts), with the bind parameters they send described, never spliced in.
  */
-import { tableRef, type TableRef } from '../nodes/shared/store/identifiers';
+import { tableRef, type TableRef } from '../../nodes/shared/store/identifiers';
 import {
 	addColumnsSql,
 	completeSql,
@@ -16,8 +16,8 @@ import {
 	reserveLeaseSql,
 	reserveWithFingerprintSql,
 	reserveWithFirstSeenSql,
-} from '../nodes/shared/store/sql';
-import type { PlannerSettings } from './settings';
+} from '../../nodes/shared/store/sql';
+import type { PlannerSettings } from '../settings';
 
 /** The batch size Purge Keys uses by default, and the purge template's. */
 const PURGE_BATCH_SIZE = 1000;
@@ -34,6 +34,19 @@ function commentValue(value: unknown): string {
 	return JSON.stringify(value) ?? 'undefined';
 }
 
+/** What every statement's description needs, read once from the settings. */
+interface PlanContext {
+	settings: PlannerSettings;
+	ref: TableRef;
+	lease: boolean;
+	fingerprints: boolean;
+	/** This delivery's keys as a comment value, and their fingerprints described. */
+	keys: string;
+	fingerprintValues: string;
+}
+
+const TOKEN = '<a random token per execution>';
+
 /**
  * The statements the nodes run for these settings, from nodes/shared/store/sql.ts, with the bind
  * parameters they send. `key` is this delivery's key, for the comments; undefined when there is none;
@@ -44,12 +57,23 @@ export function planStatements(
 	key: string | undefined,
 	fingerprint?: string | null,
 ): SqlStatement[] {
-	const ref: TableRef = tableRef(settings.schema, settings.table);
-	const lease = settings.mode === 'lease';
-	const fingerprints = settings.fingerprint !== 'none';
-	const keys = commentValue(key === undefined ? [] : [key]);
-	const fingerprintValues = `${key === undefined ? '[]' : fingerprint === undefined ? '[<evaluated by n8n>]' : commentValue([fingerprint])} (each key's request fingerprint, aligned with the keys)`;
-	const token = '<a random token per execution>';
+	const context: PlanContext = {
+		settings,
+		ref: tableRef(settings.schema, settings.table),
+		lease: settings.mode === 'lease',
+		fingerprints: settings.fingerprint !== 'none',
+		keys: commentValue(key === undefined ? [] : [key]),
+		fingerprintValues: `${key === undefined ? '[]' : fingerprint === undefined ? '[<evaluated by n8n>]' : commentValue([fingerprint])} (each key's request fingerprint, aligned with the keys)`,
+	};
+	return [
+		...tableStatements(context),
+		...(context.lease ? leaseStatements(context) : simpleStatements(context)),
+		...purgeStatements(context),
+	];
+}
+
+/** The table and its index, and the columns a table made before lacks. */
+function tableStatements({ ref, lease, fingerprints }: PlanContext): SqlStatement[] {
 	const statements: SqlStatement[] = [
 		{
 			title: `Create the table and its index (Create Table If Missing, on by default; once per table)${lease ? ', with the lease, fingerprint and response columns' : fingerprints ? ', with the fingerprint column' : ''}`,
@@ -66,8 +90,14 @@ export function planStatements(
 			parameters: [],
 		});
 	}
-	if (lease) {
-		statements.push({
+	return statements;
+}
+
+/** Lease mode: Reserve, Complete Key and Release Key, each bound to the execution's token. */
+function leaseStatements(context: PlanContext): SqlStatement[] {
+	const { ref, fingerprints, keys, fingerprintValues } = context;
+	return [
+		{
 			title:
 				'Reserve (Idempotency Reserve, lease mode): all keys of one execution in one statement',
 			sql: reserveLeaseSql(ref, { fingerprint: fingerprints }),
@@ -77,16 +107,16 @@ export function planStatements(
 					type: 'text[]',
 					value: `${keys} (the execution's keys, distinct and sorted)`,
 				},
-				{ name: '$2', type: 'text', value: `${token} (the owner token of this reservation)` },
+				{ name: '$2', type: 'text', value: `${TOKEN} (the owner token of this reservation)` },
 				{
 					name: '$3',
 					type: 'float8',
-					value: `${commentValue(settings.leaseSeconds)} (Lease, seconds)`,
+					value: `${commentValue(context.settings.leaseSeconds)} (Lease, seconds)`,
 				},
 				...(fingerprints ? [{ name: '$4', type: 'text[]', value: fingerprintValues }] : []),
 			],
-		});
-		statements.push({
+		},
+		{
 			title:
 				'Complete (Idempotency Complete Key, after the business step): only where the token still owns the key',
 			sql: completeSql(ref),
@@ -95,11 +125,11 @@ export function planStatements(
 				{
 					name: '$2',
 					type: 'text[]',
-					value: `[${JSON.stringify(token)}] (each key's token, from Reserve's output)`,
+					value: `[${JSON.stringify(TOKEN)}] (each key's token, from Reserve's output)`,
 				},
 			],
-		});
-		statements.push({
+		},
+		{
 			title:
 				"Release (Release Key, on the business step's error path): only while the token still owns the key",
 			sql: releaseOwnedSql(ref),
@@ -108,12 +138,22 @@ export function planStatements(
 				{
 					name: '$2',
 					type: 'text[]',
-					value: `[${JSON.stringify(token)}] (each key's token; null deletes the key whoever holds it)`,
+					value: `[${JSON.stringify(TOKEN)}] (each key's token; null deletes the key whoever holds it)`,
 				},
 			],
-		});
-	} else {
-		statements.push({
+		},
+	];
+}
+
+/** Simple mode: Reserve (recording fingerprints or first-seen times) and Release Key. */
+function simpleStatements({
+	ref,
+	fingerprints,
+	keys,
+	fingerprintValues,
+}: PlanContext): SqlStatement[] {
+	return [
+		{
 			title: `Reserve (Idempotency Reserve, simple mode, ${fingerprints ? 'recording fingerprints' : 'Look Up First Seen Time on'}): all keys of one execution in one statement`,
 			sql: fingerprints ? reserveWithFingerprintSql(ref) : reserveWithFirstSeenSql(ref),
 			parameters: [
@@ -124,49 +164,54 @@ export function planStatements(
 				},
 				...(fingerprints ? [{ name: '$2', type: 'text[]', value: fingerprintValues }] : []),
 			],
-		});
-		statements.push({
+		},
+		{
 			title: "Release (Release Key, on the business step's error path)",
 			sql: releaseSql(ref),
 			parameters: [{ name: '$1', type: 'text[]', value: `${keys} (keys)` }],
-		});
-	}
+		},
+	];
+}
+
+/** Purge Keys: the cutoff once, then batches, within the namespace when one is set. */
+function purgeStatements({ settings, ref, lease }: PlanContext): SqlStatement[] {
 	const namespace = settings.namespace;
-	statements.push({
-		title: 'Purge (Purge Keys, on a schedule): the cutoff, once, in database time',
-		sql: purgeCutoffSql(),
-		parameters: [
-			{
-				name: '$1',
-				type: 'interval',
-				value: `${commentValue(`${settings.retentionDays} days`)} (Keep Keys For)`,
-			},
-		],
-	});
 	// Only Namespace set to Reserve's namespace: this workflow's keys (none: every key).
 	const withinPrefix = namespace !== '';
-	statements.push({
-		title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
-		sql: keySelectionDeleteSql(ref, purgeKeysSelection({ lease, withinPrefix })),
-		parameters: [
-			{ name: '$1', type: 'timestamptz', value: 'the cutoff from the statement above' },
-			...(withinPrefix
-				? [
-						{
-							name: '$2',
-							type: 'text',
-							value: `${namespace.includes('{{') ? '"<namespace>:"' : commentValue(`${namespace}:`)} (Only Namespace; left empty, the statement has no $2 and purges every key)`,
-						},
-					]
-				: []),
-			{
-				name: withinPrefix ? '$3' : '$2',
-				type: 'integer',
-				value: `${PURGE_BATCH_SIZE} (Batch Size)`,
-			},
-		],
-	});
-	return statements;
+	return [
+		{
+			title: 'Purge (Purge Keys, on a schedule): the cutoff, once, in database time',
+			sql: purgeCutoffSql(),
+			parameters: [
+				{
+					name: '$1',
+					type: 'interval',
+					value: `${commentValue(`${settings.retentionDays} days`)} (Keep Keys For)`,
+				},
+			],
+		},
+		{
+			title: `Purge: then batches of ${PURGE_BATCH_SIZE} until one deletes fewer`,
+			sql: keySelectionDeleteSql(ref, purgeKeysSelection({ lease, withinPrefix })),
+			parameters: [
+				{ name: '$1', type: 'timestamptz', value: 'the cutoff from the statement above' },
+				...(withinPrefix
+					? [
+							{
+								name: '$2',
+								type: 'text',
+								value: `${namespace.includes('{{') ? '"<namespace>:"' : commentValue(`${namespace}:`)} (Only Namespace; left empty, the statement has no $2 and purges every key)`,
+							},
+						]
+					: []),
+				{
+					name: withinPrefix ? '$3' : '$2',
+					type: 'integer',
+					value: `${PURGE_BATCH_SIZE} (Batch Size)`,
+				},
+			],
+		},
+	];
 }
 
 /** The statements as one SQL text: each with its title and parameters as comments, never spliced into the SQL. */

@@ -1,5 +1,5 @@
 /**
- * What every part of the built-in workflow is made of (planner/builtIn.ts): the node names later
+ * What every part of the built-in workflow is made of (planner/builtIn/builtIn.ts): the node names later
  * expressions read by, the credential names, stable ids, and builders for the node kinds used more
  * than once (If and Switch conditions, Respond to Webhook, Postgres). Pure data and functions.
  */
@@ -137,6 +137,34 @@ export function postgres(
 		parameters: { operation: 'executeQuery', query: sql, options: { queryReplacement: values } },
 		credentials: { postgres: { name: credential } },
 		...extra,
+	};
+}
+
+/** A Switch (v3.2) in rules mode: one renamed output per [output, expression] rule, in order. */
+export function switchNode(
+	id: string,
+	name: string,
+	rules: ReadonlyArray<readonly [string, string]>,
+	position: [number, number],
+	options: Record<string, unknown> = {},
+): WorkflowNode {
+	return {
+		id,
+		name,
+		type: 'n8n-nodes-base.switch',
+		typeVersion: 3.2,
+		position,
+		parameters: {
+			mode: 'rules',
+			rules: {
+				values: rules.map(([output, expression]) => ({
+					conditions: isTrue(expression, output.replaceAll(' ', '-')),
+					renameOutput: true,
+					outputKey: output,
+				})),
+			},
+			options,
+		},
 	};
 }
 

@@ -1,10 +1,10 @@
 /**
- * The built-in workflow's checks before the key (planner/builtIn.ts): Webhook → Raw Body Only? →
+ * The built-in workflow's checks before the key (planner/builtIn/builtIn.ts): Webhook → Raw Body Only? →
  * Raw Body as Text → Signature HMAC → Signature Valid?, and the 401 both Ifs answer. Nothing after
  * them runs for a request whose signature cannot be checked or does not match.
  */
-import { clientErrorDetails, INVALID_SIGNATURE_DETAIL } from '../nodes/shared/keys/clientErrors';
-import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../nodes/shared/webhook/signedParse';
+import { clientErrorDetails, INVALID_SIGNATURE_DETAIL } from '../../nodes/shared/keys/clientErrors';
+import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../../nodes/shared/webhook/signedParse';
 import { BODY_TEXT_NO_BOM, type BuiltInSignature } from './builtInSignature';
 import {
 	BUILT_IN_CREDENTIALS,
@@ -130,6 +130,15 @@ export function checkNodes(
 	webhookPath: string,
 ): WorkflowNode[] {
 	return [
+		...receivingNodes(webhookPath),
+		...signatureNodes(signature, line),
+		...refusalNodes(signature),
+	];
+}
+
+/** The Webhook, the refusal of multipart requests, and the exact bytes as text. */
+function receivingNodes(webhookPath: string): WorkflowNode[] {
+	return [
 		{
 			id: id(0),
 			name: NODES.webhook,
@@ -177,7 +186,12 @@ export function checkNodes(
 				options: { encoding: 'utf8', stripBOM: false, keepSource: 'both' },
 			},
 		},
-		...signatureNodes(signature, line),
+	];
+}
+
+/** After the signature: the check that the body was sent as signed, and the 415 and 401 answers. */
+function refusalNodes(signature: BuiltInSignature): WorkflowNode[] {
+	return [
 		{
 			// After the signature, before anything is reserved: n8n picks its body parser from the
 			// Content-Type, which no sender signs, so the same signed bytes sent as text/plain, as a form

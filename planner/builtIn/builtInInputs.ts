@@ -1,5 +1,5 @@
 /**
- * The one place where the built-in workflow's inputs are checked (planner/builtIn.ts): every setting
+ * The one place where the built-in workflow's inputs are checked (planner/builtIn/builtIn.ts): every setting
  * and option that is written into the workflow, by name, so a refusal names the input (and its CLI
  * flag). The rule they all share: no "{{" or "}}". n8n cuts an expression at the first "}}" and
  * starts one at "{{" wherever they stand, even inside a quoted string of the expression
@@ -7,13 +7,13 @@
  * early and every delivery would fail with 500. Text that passes is written into the expressions
  * only as JSON string literals (valid JavaScript for any text), so it reads back unchanged.
  */
-import { assertStorableKey } from '../nodes/shared/keys/composeKey';
-import { keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
-import { assertNamespace } from '../nodes/shared/keys/namespace';
-import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../nodes/shared/keys/prefixes';
-import { tableRef } from '../nodes/shared/store/identifiers';
+import { assertStorableKey } from '../../nodes/shared/keys/composeKey';
+import { keySourceDefinition } from '../../nodes/shared/keys/keySourceTable';
+import { assertNamespace } from '../../nodes/shared/keys/namespace';
+import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../../nodes/shared/keys/prefixes';
+import { tableRef } from '../../nodes/shared/store/identifiers';
 import { BuiltInError } from './builtInError';
-import type { PlannerSettings } from './settings';
+import type { PlannerSettings } from '../settings';
 
 /** On: for senders that do not sign their event id (GitHub, Shopify), the key is the body's SHA-256. */
 export type ReplayGuard = 'on' | 'off';

@@ -3,18 +3,18 @@
  * the Replay Guard key the downloaded workflow uses instead where the id header is unsigned.
  * Words only: the key itself is keyPlan.ts's.
  */
-import { composeKey } from '../nodes/shared/keys/composeKey';
-import { headerIdText, readHeader } from '../nodes/shared/keys/headerValue';
-import type { KeyIdentity, WebhookItemJson } from '../nodes/shared/keys/keySources';
-import { keySourceDefinition, type KeySource } from '../nodes/shared/keys/keySourceTable';
-import { keyIdIsUnsigned } from '../nodes/shared/keys/replayGuard';
+import { composeKey } from '../../nodes/shared/keys/composeKey';
+import { headerIdText, readHeader } from '../../nodes/shared/keys/headerValue';
+import type { KeyIdentity, WebhookItemJson } from '../../nodes/shared/keys/keySources';
+import { keySourceDefinition, type KeySource } from '../../nodes/shared/keys/keySourceTable';
+import { keyIdIsUnsigned } from '../../nodes/shared/keys/replayGuard';
 import {
 	PROVIDERS,
 	verifiableFrom,
 	type ProviderDefinition,
-} from '../nodes/shared/webhook/providers';
-import { perAttemptPaths, retryStableContent } from '../nodes/shared/webhook/retryStableContent';
-import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
+} from '../../nodes/shared/webhook/providers';
+import { perAttemptPaths, retryStableContent } from '../../nodes/shared/webhook/retryStableContent';
+import { SIGNATURE_SCHEMES } from '../../nodes/shared/webhook/signatureSchemes';
 
 function describeId(value: unknown): string {
 	if (value === undefined) return 'missing';

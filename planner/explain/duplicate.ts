@@ -7,7 +7,7 @@
  * in progress within its lease are duplicates, an in-progress row past its lease end is taken over;
  * in simple mode every existing row is a duplicate.
  */
-import type { Mode } from './settings';
+import type { Mode } from '../settings';
 
 export type DuplicateRule =
 	| 'completed'
@@ -95,6 +95,23 @@ export function keyNote(key: string): string {
 	return 'This key has no evt: or sha256: prefix: it is a Custom key (or a namespaced one). Check that the expression gives each event its own value: fixed text, or a field many events share, makes them one key.';
 }
 
+/** What the verdict says; keyNote and warnings are added around it. */
+type Verdict = Omit<DuplicateExplanation, 'keyNote' | 'warnings'>;
+
+/** What a row says, read once, whatever the names of its columns (the table's, the look-up's, Reserve's). */
+interface RowFacts {
+	/** ` first seen <time>`, or empty. */
+	seen: string;
+	/** The status as pasted, and normalized (lower case, `in_progress`). */
+	statusValue: unknown;
+	status: unknown;
+	leaseUntil: number | undefined;
+	completedAt: number | undefined;
+	retryAfter: unknown;
+	/** A sentence on the takeovers when the attempt is above 1, or empty. */
+	attemptNote: string;
+}
+
 /**
  * Which rule made the delivery a duplicate. `mode` is the Reserve node's Mode; `nowMs` the time to
  * judge a lease by (the database's clock decides in the node: keep both in sync).
@@ -111,10 +128,21 @@ export function explainDuplicate(
 		warnings.push(
 			'The key has spaces around it: keys are compared byte for byte, so check what was pasted.',
 		);
-	const base = { keyNote: note, warnings };
+	const read = readRow(rowText, mode);
+	if ('verdict' in read) return { ...read, keyNote: note, warnings };
+	const row = read.row;
+	const rowKey = pick(row, 'key');
+	if (typeof rowKey === 'string' && key !== '' && rowKey !== key)
+		warnings.push(
+			`The row is for the key ${JSON.stringify(rowKey)}, not for ${JSON.stringify(key)}.`,
+		);
+	return { ...judgeRow(row, factsOf(row), mode, nowMs), keyNote: note, warnings };
+}
+
+/** The pasted row, or why there is none to judge. */
+function readRow(rowText: string, mode: Mode): { row: Row } | Verdict {
 	if (rowText.trim() === '') {
 		return {
-			...base,
 			verdict: 'no row given',
 			rule: 'noRow',
 			explain:
@@ -129,7 +157,6 @@ export function explainDuplicate(
 		parsed = JSON.parse(rowText);
 	} catch (error) {
 		return {
-			...base,
 			verdict: 'no row given',
 			rule: 'noRow',
 			explain: `The row is not JSON: ${(error as Error).message}.`,
@@ -139,40 +166,43 @@ export function explainDuplicate(
 	const row = rowOf(parsed);
 	if (row === undefined)
 		return {
-			...base,
 			verdict: 'no row given',
 			rule: 'noRow',
 			explain: "The JSON holds no row (an object with the key's columns).",
 			next: 'Paste the row as JSON, as the look-up query returns it.',
 		};
+	return { row };
+}
 
-	const rowKey = pick(row, 'key');
-	if (typeof rowKey === 'string' && key !== '' && rowKey !== key)
-		warnings.push(
-			`The row is for the key ${JSON.stringify(rowKey)}, not for ${JSON.stringify(key)}.`,
-		);
+function factsOf(row: Row): RowFacts {
 	const firstSeen = timeOf(pick(row, 'firstSeenAt', 'first_seen', 'firstSeen'));
-	const seen = firstSeen === undefined ? '' : ` first seen ${isoText(firstSeen)}`;
 	const statusValue = pick(row, 'status');
-	const status =
-		typeof statusValue === 'string'
-			? statusValue
-					.toLowerCase()
-					.replace(/[\s-]+/g, '_')
-					.replace('inprogress', 'in_progress')
-			: statusValue;
-	const leaseUntil = timeOf(pick(row, 'leaseUntil', 'lease_until'));
-	const completedAt = timeOf(pick(row, 'completedAt', 'completed_at'));
-	const retryAfter = pick(row, 'retryAfterSeconds', 'retry_after');
 	const attempt = pick(row, 'attempt', 'attempts');
-	const attemptNote =
-		typeof attempt === 'number' && attempt > 1
-			? ` It was taken over ${attempt - 1} time${attempt === 2 ? '' : 's'} (attempt ${attempt}): an execution holding it died or overran its lease.`
-			: '';
+	return {
+		seen: firstSeen === undefined ? '' : ` first seen ${isoText(firstSeen)}`,
+		statusValue,
+		status:
+			typeof statusValue === 'string'
+				? statusValue
+						.toLowerCase()
+						.replace(/[\s-]+/g, '_')
+						.replace('inprogress', 'in_progress')
+				: statusValue,
+		leaseUntil: timeOf(pick(row, 'leaseUntil', 'lease_until')),
+		completedAt: timeOf(pick(row, 'completedAt', 'completed_at')),
+		retryAfter: pick(row, 'retryAfterSeconds', 'retry_after'),
+		attemptNote:
+			typeof attempt === 'number' && attempt > 1
+				? ` It was taken over ${attempt - 1} time${attempt === 2 ? '' : 's'} (attempt ${attempt}): an execution holding it died or overran its lease.`
+				: '',
+	};
+}
 
+/** Reserve's rules in its order: its own output, no row, a mismatch, simple mode, then the status. */
+function judgeRow(row: Row, facts: RowFacts, mode: Mode, nowMs: number): Verdict {
+	const { seen, status } = facts;
 	if (pick(row, 'isNew') === true)
 		return {
-			...base,
 			verdict: 'not a duplicate: reserved by this execution',
 			rule: 'new',
 			explain: `This item went to the new output (true on a version 1 node): the key was ${pick(row, 'attempt') !== undefined && Number(pick(row, 'attempt')) > 1 ? 'taken over after its lease ended' : 'new'}.`,
@@ -180,30 +210,15 @@ export function explainDuplicate(
 		};
 	if (pick(row, 'found') === false)
 		return {
-			...base,
 			verdict: 'not a duplicate: no row for this key',
 			rule: 'notFound',
 			explain:
 				'The table has no row for this key now: it was released (Release Key after a failed step) or purged, or never reserved under this exact key (namespace, prefix).',
 			next: 'A new delivery with this key is processed as new. If a delivery was answered as a duplicate anyway, its key differed from this one: compare it byte for byte.',
 		};
-	const mismatch = pick(row, 'mismatch');
-	if (mismatch === true) {
-		const prints = Object.entries(row)
-			.filter(([name, value]) => /fingerprint/i.test(name) && typeof value === 'string')
-			.map(([name, value]) => `${name} ${String(value)}`)
-			.join(', ');
-		return {
-			...base,
-			verdict: 'duplicate: fingerprint mismatch',
-			rule: 'mismatch',
-			explain: `The key was already reserved for a request with another fingerprint${prints ? ` (${prints})` : ''}: the same key arrived with a different body. Reserve never treats it as new.`,
-			next: 'Check the key source: a Custom key or an id that is not unique gives two requests one key (or the sender has a bug, or a forged body was replayed). Release the key only if the first request should really run again.',
-		};
-	}
+	if (pick(row, 'mismatch') === true) return mismatchVerdict(row);
 	if (mode === 'simple')
 		return {
-			...base,
 			verdict: 'duplicate: the key exists (simple mode)',
 			rule: 'simple',
 			explain: `In simple mode any row makes a duplicate, whatever happened to the first delivery: this key was${seen || ' reserved before'}.${status === 'in_progress' ? ' Its status is in progress: lease mode would take it over after the lease, simple mode never does.' : ''}`,
@@ -211,45 +226,12 @@ export function explainDuplicate(
 		};
 	if (status === 'completed')
 		return {
-			...base,
 			verdict: 'duplicate: completed',
 			rule: 'completed',
-			explain: `The key was completed${completedAt === undefined ? '' : ` at ${isoText(completedAt)}`}${seen ? `,${seen}` : ''}: the event was processed, and this delivery is a retry or a redelivery of it.${attemptNote}`,
+			explain: `The key was completed${facts.completedAt === undefined ? '' : ` at ${isoText(facts.completedAt)}`}${seen ? `,${seen}` : ''}: the event was processed, and this delivery is a retry or a redelivery of it.${facts.attemptNote}`,
 			next: 'Nothing: answer 200, as the template does. To process it again on purpose, run Release Key with this key, then redeliver.',
 		};
-	if (status === 'in_progress') {
-		if (leaseUntil === undefined && typeof retryAfter === 'number')
-			return {
-				...base,
-				verdict: 'duplicate: in flight',
-				rule: 'inFlight',
-				explain: `Another execution holds the key: its lease ends in about ${retryAfter} s.${attemptNote}`,
-				next: `Wait for the lease: the template answers 409 with Retry-After: ${retryAfter}, and senders that retry come back. If that execution died, the first delivery after the lease end takes the key over.`,
-			};
-		if (leaseUntil !== undefined && leaseUntil > nowMs)
-			return {
-				...base,
-				verdict: 'duplicate: in flight',
-				rule: 'inFlight',
-				explain: `An execution holds the key until ${isoText(leaseUntil)} (in ${durationText(leaseUntil - nowMs)}), its lease end${seen ? `;${seen}` : ''}.${attemptNote}`,
-				next: `Wait for the lease: the template answers 409 with Retry-After, and senders that retry come back (GitHub does not: redeliver by hand after ${isoText(leaseUntil)}). If that execution died, the first delivery after the lease end takes the key over.`,
-			};
-		if (leaseUntil !== undefined)
-			return {
-				...base,
-				verdict: 'not a duplicate: the lease ended',
-				rule: 'leaseEnded',
-				explain: `The key is in progress, but its lease ended at ${isoText(leaseUntil)} (${durationText(nowMs - leaseUntil)} ago): the execution that held it died or overran. The next delivery takes it over (attempt + 1) and runs the business step${typeof pick(row, 'fingerprint') === 'string' ? ', if it is the same request: one with another fingerprint is a mismatch, never a takeover' : ''}.${attemptNote}`,
-				next: "Redeliver (or wait for the sender's retry). If the step takes longer than the lease, raise Lease (seconds) above the longest time from Reserve to Complete Key.",
-			};
-		return {
-			...base,
-			verdict: 'duplicate: in flight',
-			rule: 'inFlight',
-			explain: 'The key is in progress; the row gives no lease end.',
-			next: 'Paste the row with lease_until (or leaseUntil) to see when the lease ends.',
-		};
-	}
+	if (status === 'in_progress') return inProgressVerdict(row, facts, nowMs);
 	if (
 		status === null ||
 		status === undefined ||
@@ -258,17 +240,60 @@ export function explainDuplicate(
 		status === 'simple'
 	)
 		return {
-			...base,
 			verdict: 'duplicate: legacy row without status',
 			rule: 'legacy',
 			explain: `The row has no status: it was written by simple mode or the hand-built two-column table${seen ? `,${seen}` : ''}. Lease mode treats such a row as completed, so every delivery of this key is a duplicate until the row is purged.`,
 			next: 'If the event was processed, nothing. If it never was (the hand-built pattern loses an event when n8n stops mid-way), run Release Key with this key and redeliver.',
 		};
 	return {
-		...base,
 		verdict: 'duplicate: unknown status',
 		rule: 'unknown',
-		explain: `The status ${JSON.stringify(statusValue)} is not one the nodes write (in_progress, completed, or none): Reserve treats anything but in_progress as completed.`,
+		explain: `The status ${JSON.stringify(facts.statusValue)} is not one the nodes write (in_progress, completed, or none): Reserve treats anything but in_progress as completed.`,
 		next: 'Check what else writes to this table.',
+	};
+}
+
+function mismatchVerdict(row: Row): Verdict {
+	const prints = Object.entries(row)
+		.filter(([name, value]) => /fingerprint/i.test(name) && typeof value === 'string')
+		.map(([name, value]) => `${name} ${String(value)}`)
+		.join(', ');
+	return {
+		verdict: 'duplicate: fingerprint mismatch',
+		rule: 'mismatch',
+		explain: `The key was already reserved for a request with another fingerprint${prints ? ` (${prints})` : ''}: the same key arrived with a different body. Reserve never treats it as new.`,
+		next: 'Check the key source: a Custom key or an id that is not unique gives two requests one key (or the sender has a bug, or a forged body was replayed). Release the key only if the first request should really run again.',
+	};
+}
+
+/** An in-progress row: held within its lease (in flight), or past it (the next delivery takes it over). */
+function inProgressVerdict(row: Row, facts: RowFacts, nowMs: number): Verdict {
+	const { leaseUntil, retryAfter, seen, attemptNote } = facts;
+	if (leaseUntil === undefined && typeof retryAfter === 'number')
+		return {
+			verdict: 'duplicate: in flight',
+			rule: 'inFlight',
+			explain: `Another execution holds the key: its lease ends in about ${retryAfter} s.${attemptNote}`,
+			next: `Wait for the lease: the template answers 409 with Retry-After: ${retryAfter}, and senders that retry come back. If that execution died, the first delivery after the lease end takes the key over.`,
+		};
+	if (leaseUntil !== undefined && leaseUntil > nowMs)
+		return {
+			verdict: 'duplicate: in flight',
+			rule: 'inFlight',
+			explain: `An execution holds the key until ${isoText(leaseUntil)} (in ${durationText(leaseUntil - nowMs)}), its lease end${seen ? `;${seen}` : ''}.${attemptNote}`,
+			next: `Wait for the lease: the template answers 409 with Retry-After, and senders that retry come back (GitHub does not: redeliver by hand after ${isoText(leaseUntil)}). If that execution died, the first delivery after the lease end takes the key over.`,
+		};
+	if (leaseUntil !== undefined)
+		return {
+			verdict: 'not a duplicate: the lease ended',
+			rule: 'leaseEnded',
+			explain: `The key is in progress, but its lease ended at ${isoText(leaseUntil)} (${durationText(nowMs - leaseUntil)} ago): the execution that held it died or overran. The next delivery takes it over (attempt + 1) and runs the business step${typeof pick(row, 'fingerprint') === 'string' ? ', if it is the same request: one with another fingerprint is a mismatch, never a takeover' : ''}.${attemptNote}`,
+			next: "Redeliver (or wait for the sender's retry). If the step takes longer than the lease, raise Lease (seconds) above the longest time from Reserve to Complete Key.",
+		};
+	return {
+		verdict: 'duplicate: in flight',
+		rule: 'inFlight',
+		explain: 'The key is in progress; the row gives no lease end.',
+		next: 'Paste the row with lease_until (or leaseUntil) to see when the lease ends.',
 	};
 }

@@ -3,16 +3,21 @@
  * writes the results. No network API is used (and the page's Content-Security-Policy would refuse
  * one): hashing is crypto.subtle, the download a blob.
  */
-import type { FingerprintSource } from '../nodes/IdempotencyReserve/helpers/reserveSettings';
-import type { KeySource } from '../nodes/shared/keys/keySourceTable';
-import { DEFAULT_PROVIDER } from '../nodes/shared/webhook/providers/defaultProvider';
-import apiTemplate from '../workflows/idempotent-api.json';
-import template from '../workflows/idempotent-webhook.json';
-import { BUILT_IN_NOTES, BUILT_IN_SIGNATURES, BuiltInError, builtInWorkflow } from './builtIn';
-import { configureWorkflow, type TemplateKind } from './configureWorkflow';
+import type { FingerprintSource } from '../../nodes/shared/reserveRules/reserveSettings';
+import type { KeySource } from '../../nodes/shared/keys/keySourceTable';
+import { DEFAULT_PROVIDER } from '../../nodes/shared/webhook/providers/defaultProvider';
+import apiTemplate from '../../workflows/idempotent-api.json';
+import template from '../../workflows/idempotent-webhook.json';
+import {
+	BUILT_IN_NOTES,
+	BUILT_IN_SIGNATURES,
+	BuiltInError,
+	builtInWorkflow,
+} from '../builtIn/builtIn';
+import { configureWorkflow, type TemplateKind } from '../setup/configureWorkflow';
 import { element } from './dom';
 import { startDuplicateExplainer } from './duplicateUi';
-import { planKey, type KeyPlan } from './keyPlan';
+import { planKey, type KeyPlan } from '../key/keyPlan';
 import {
 	DEFAULT_SETTINGS,
 	FINGERPRINT_EXPRESSION_DEFAULT,
@@ -23,9 +28,9 @@ import {
 	parameterOfSource,
 	type Mode,
 	type PlannerSettings,
-} from './settings';
+} from '../settings';
 import { startSignatureCheck } from './signatureUi';
-import { planStatements, sqlText } from './sqlPlan';
+import { planStatements, sqlText } from '../setup/sqlPlan';
 import { startRetryExplainer } from './stepsUi';
 
 const fields = {

@@ -4,11 +4,11 @@
  * planner/node/ standing in for Node.js's crypto and Buffer), plus what the node does not say: what
  * was signed, the signature the secret gives next to the one received, how old the timestamp is, and
  * the usual cause of the reason in one line. Only the explanation is the page's own; the verdict is
- * the node's. The node's setup (scheme, keys, tolerance) is followed as nodes/shared/n8n/signatureSetup.ts does it.
+ * the node's. The node's setup (scheme, keys, tolerance) is followed as nodes/shared/signatureNode/signatureSetup.ts does it.
  */
-import { answerHandshake, isHandshake } from '../nodes/shared/webhook/handshakes';
-import { readSignatureHeader } from '../nodes/shared/webhook/headers';
-import { PROVIDERS, type ProviderDefinition } from '../nodes/shared/webhook/providers';
+import { answerHandshake, isHandshake } from '../../nodes/shared/webhook/handshakes';
+import { readSignatureHeader } from '../../nodes/shared/webhook/headers';
+import { PROVIDERS, type ProviderDefinition } from '../../nodes/shared/webhook/providers';
 import {
 	hmacScheme,
 	PROVIDER_OPTIONS,
@@ -16,8 +16,9 @@ import {
 	type HmacAlgorithm,
 	type SignatureScheme,
 	type SignedRequest,
-} from '../nodes/shared/webhook/signatureSchemes';
-import { UNSIGNED_BODY_HINTS, unsignedBodyCause } from '../nodes/shared/webhook/signedBody';
+	type SignedScheme,
+} from '../../nodes/shared/webhook/signatureSchemes';
+import { UNSIGNED_BODY_HINTS, unsignedBodyCause } from '../../nodes/shared/webhook/signedBody';
 import {
 	decode,
 	expectedSignature,
@@ -25,8 +26,8 @@ import {
 	signingKey,
 	SigningSecretError,
 	verifySignature,
-} from '../nodes/shared/webhook/verifySignature';
-import { parseHeaders } from './requestHeaders';
+} from '../../nodes/shared/webhook/verifySignature';
+import { parseHeaders } from '../request/requestHeaders';
 import {
 	duration,
 	malformedHint,
@@ -53,15 +54,29 @@ function schemeOf(input: SignatureInput): SignatureScheme | { message: string; h
 	return hmacScheme(input.hmac);
 }
 
-export function checkSignature(input: SignatureInput): SignatureReport {
-	const nodeFails = (message: string, hint: string): SignatureReport => ({
+/** The node stops before it checks anything (no scheme, no secret, a bad tolerance). */
+function nodeFails(message: string, hint: string): SignatureReport {
+	return {
 		verdict: 'invalid (node error)',
 		valid: false,
 		nodeError: { message, hint },
 		expected: [],
 		received: [],
 		hint: `The node fails before it checks anything: ${message}. ${hint}`,
-	});
+	};
+}
+
+type Headers = ReturnType<typeof parseHeaders>['headers'];
+type Verification = ReturnType<typeof verifySignature>;
+
+/** The HMAC keys the node derives from the secrets, labelled, and the tolerance it applies. */
+interface HmacSetup {
+	keys: Uint8Array[];
+	labels: string[];
+	toleranceSeconds: number;
+}
+
+export function checkSignature(input: SignatureInput): SignatureReport {
 	const scheme = schemeOf(input);
 	if (!('read' in scheme)) return nodeFails(scheme.message, scheme.hint);
 	if (scheme.kind === 'sharedSecret') {
@@ -80,6 +95,50 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 			received: [],
 			hint: `${scheme.label} signs with a key pair (${scheme.algorithm === 'ed25519' ? 'Ed25519' : 'ECDSA'}): this page checks HMAC signatures only. Send the delivery to Verify Webhook Signature in n8n, which checks it with the public key.`,
 		};
+	const setup = hmacSetup(scheme, input);
+	if ('verdict' in setup) return setup;
+
+	const { headers } = parseHeaders(input.headersText);
+	// As the node: a multipart request is refused before any crypto (a pasted body is never an upload).
+	const unsigned = unsignedBodyCause(headers, undefined);
+	if (unsigned !== undefined)
+		return {
+			verdict: 'invalid unsigned_body',
+			valid: false,
+			reason: 'unsigned_body',
+			expected: [],
+			received: [],
+			hint: UNSIGNED_BODY_HINTS[unsigned],
+		};
+	const verification = verifySignature(
+		scheme,
+		{ headers, body: input.body, url: input.url },
+		setup.keys,
+		{
+			nowSeconds: input.nowSeconds,
+			toleranceSeconds: setup.toleranceSeconds,
+		},
+	);
+	const report: SignatureReport = {
+		verdict: verification.valid ? 'valid' : `invalid ${verification.reason}`,
+		valid: verification.valid,
+		...(verification.valid ? {} : { reason: verification.reason }),
+		expected: [],
+		received: [],
+		hint: '',
+	};
+	const request = scheme.read({
+		header: (name) => readSignatureHeader(headers, name),
+		body: input.body,
+		url: input.url,
+	});
+	if (!('invalid' in request)) compareSignatures(report, scheme, setup, request, input.nowSeconds);
+	report.hint = hintOf(report, verification, scheme, input, setup, headers, request);
+	return report;
+}
+
+/** The keys from the secrets and the tolerance, as the node's setup reads them, or the node's error. */
+function hmacSetup(scheme: SignedScheme, input: SignatureInput): HmacSetup | SignatureReport {
 	const keys: Uint8Array[] = [];
 	const labels: string[] = [];
 	try {
@@ -104,97 +163,75 @@ export function checkSignature(input: SignatureInput): SignatureReport {
 			'Tolerance must be at least 1 second',
 			"Set Tolerance (Seconds) to 300, the providers' default, or more.",
 		);
+	return { keys, labels, toleranceSeconds };
+}
 
-	const { headers } = parseHeaders(input.headersText);
-	// As the node: a multipart request is refused before any crypto (a pasted body is never an upload).
-	const unsigned = unsignedBodyCause(headers, undefined);
-	if (unsigned !== undefined)
-		return {
-			verdict: 'invalid unsigned_body',
-			valid: false,
-			reason: 'unsigned_body',
-			expected: [],
-			received: [],
-			hint: UNSIGNED_BODY_HINTS[unsigned],
-		};
-	const verification = verifySignature(
-		scheme,
-		{ headers, body: input.body, url: input.url },
-		keys,
-		{
-			nowSeconds: input.nowSeconds,
-			toleranceSeconds,
-		},
-	);
-	const report: SignatureReport = {
-		verdict: verification.valid ? 'valid' : `invalid ${verification.reason}`,
-		valid: verification.valid,
-		...(verification.valid ? {} : { reason: verification.reason }),
-		expected: [],
-		received: [],
-		hint: '',
+/** What was signed, each expected signature beside the received ones, and the timestamp's age. */
+function compareSignatures(
+	report: SignatureReport,
+	scheme: SignedScheme,
+	{ keys, labels, toleranceSeconds }: HmacSetup,
+	request: SignedRequest,
+	nowSeconds: number,
+): void {
+	report.signed = {
+		content: request.content,
+		signs: scheme.signs,
+		...(request.timestamp !== undefined ? { timestamp: request.timestamp } : {}),
 	};
+	const algorithm = scheme.algorithm as HmacAlgorithm;
+	const expected = keys.map((key) => expectedSignature(algorithm, key, request.content));
+	report.expected = expected.map((signature, i) => ({
+		label: labels[i],
+		value: signature.toString(scheme.encoding),
+		matches: request.signatures.some(
+			(text) => decode(text, scheme.encoding)?.toString('hex') === signature.toString('hex'),
+		),
+	}));
+	report.received = request.signatures.map((text) => ({
+		label: 'received',
+		value: text,
+		matches: expected.some(
+			(signature) => decode(text, scheme.encoding)?.toString('hex') === signature.toString('hex'),
+		),
+	}));
+	if (scheme.hasTimestamp && request.timestamp !== undefined)
+		report.age = { seconds: nowSeconds - request.timestamp, toleranceSeconds };
+}
 
-	const request = scheme.read({
-		header: (name) => readSignatureHeader(headers, name),
-		body: input.body,
-		url: input.url,
-	});
-	if (!('invalid' in request)) {
-		report.signed = {
-			content: request.content,
-			signs: scheme.signs,
-			...(request.timestamp !== undefined ? { timestamp: request.timestamp } : {}),
-		};
-		const algorithm = scheme.algorithm as HmacAlgorithm;
-		const expected = keys.map((key) => expectedSignature(algorithm, key, request.content));
-		report.expected = expected.map((signature, i) => ({
-			label: labels[i],
-			value: signature.toString(scheme.encoding),
-			matches: request.signatures.some(
-				(text) => decode(text, scheme.encoding)?.toString('hex') === signature.toString('hex'),
-			),
-		}));
-		report.received = request.signatures.map((text) => ({
-			label: 'received',
-			value: text,
-			matches: expected.some(
-				(signature) => decode(text, scheme.encoding)?.toString('hex') === signature.toString('hex'),
-			),
-		}));
-		if (scheme.hasTimestamp && request.timestamp !== undefined)
-			report.age = { seconds: input.nowSeconds - request.timestamp, toleranceSeconds };
-	}
-
+/** The one line under the verdict: which secret signed a valid delivery, or the usual cause of the reason. */
+function hintOf(
+	report: SignatureReport,
+	verification: Verification,
+	scheme: SignedScheme,
+	input: SignatureInput,
+	{ keys, toleranceSeconds }: HmacSetup,
+	headers: Headers,
+	request: ReturnType<SignedScheme['read']>,
+): string {
 	if (verification.valid) {
 		const which = report.expected.find((signature) => signature.matches)?.label ?? 'secret';
 		const handshake = signedHandshake(input, headers, keys[0]);
-		report.hint =
-			which === 'previous secret'
-				? 'Signed with the previous secret: the sender has not switched to the new one yet (clear Previous Secret once it has).'
-				: `Signed with the secret${report.age ? `, ${duration(report.age.seconds)} ${report.age.seconds < 0 ? 'ahead' : 'ago'} (tolerance ${toleranceSeconds} s)` : ''}: ${handshake ?? 'the node sends this delivery to valid.'}`;
-		return report;
+		return which === 'previous secret'
+			? 'Signed with the previous secret: the sender has not switched to the new one yet (clear Previous Secret once it has).'
+			: `Signed with the secret${report.age ? `, ${duration(report.age.seconds)} ${report.age.seconds < 0 ? 'ahead' : 'ago'} (tolerance ${toleranceSeconds} s)` : ''}: ${handshake ?? 'the node sends this delivery to valid.'}`;
 	}
 	switch (verification.reason) {
 		case 'missing_header':
-			report.hint = missingHint(scheme, headers);
-			break;
+			return missingHint(scheme, headers);
 		case 'malformed':
-			report.hint = malformedHint(scheme, input, headers);
-			break;
+			return malformedHint(scheme, input, headers);
 		case 'timestamp_out_of_tolerance':
-			report.hint = staleHint(
+			return staleHint(
 				report.age?.seconds ?? 0,
 				toleranceSeconds,
 				report.signed?.timestamp ?? 0,
 				input.nowSeconds,
 			);
-			break;
 		case 'mismatch':
-			report.hint = mismatchHint(scheme, input, keys, request as SignedRequest, headers);
-			break;
+			return mismatchHint(scheme, input, keys, request as SignedRequest, headers);
 	}
-	return report;
+	return '';
 }
 
 export interface BodyFacts {

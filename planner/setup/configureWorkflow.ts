@@ -3,11 +3,11 @@
  * its nodes, the workflow the page offers for download: parameters as the node stores them, and
  * Reserve's outputs rewired when the settings change which outputs it has.
  */
-import { reserveOutputNames } from '../nodes/IdempotencyReserve/helpers/reserveOutputs';
-import { headerMap, httpStatusOf } from '../nodes/shared/answers/storedResponse';
-import { webhookAnswerOf } from '../nodes/shared/answers/webhookAnswer';
-import { SIGNATURE_SCHEMES } from '../nodes/shared/webhook/signatureSchemes';
-import { asNodeParameter, parameterOfSource, type PlannerSettings } from './settings';
+import { reserveOutputNames } from '../../nodes/shared/reserveRules/reserveOutputs';
+import { headerMap, httpStatusOf } from '../../nodes/shared/answers/storedResponse';
+import { webhookAnswerOf } from '../../nodes/shared/answers/webhookAnswer';
+import { SIGNATURE_SCHEMES } from '../../nodes/shared/webhook/signatureSchemes';
+import { asNodeParameter, parameterOfSource, type PlannerSettings } from '../settings';
 
 interface WorkflowNode {
 	name: string;

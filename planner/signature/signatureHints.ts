@@ -1,10 +1,10 @@
 /**
  * The page's one-line explanations of a signature verdict: the usual cause of a mismatch (found by
  * trying what copies and settings commonly change), of a malformed or missing header, of a stale
- * timestamp. The verdict itself is the node's (planner/signature.ts).
+ * timestamp. The verdict itself is the node's (planner/signature/signature.ts).
  */
-import { readSignatureHeader } from '../nodes/shared/webhook/headers';
-import { PROVIDERS, verifiableFrom } from '../nodes/shared/webhook/providers';
+import { readSignatureHeader } from '../../nodes/shared/webhook/headers';
+import { PROVIDERS, verifiableFrom } from '../../nodes/shared/webhook/providers';
 import {
 	SIGNATURE_SCHEMES,
 	type HmacAlgorithm,
@@ -12,15 +12,15 @@ import {
 	type SignedRequest,
 	type SignedScheme,
 	type SigningDescription,
-} from '../nodes/shared/webhook/signatureSchemes';
-import { isSharedSecret } from '../nodes/shared/webhook/schemeTypes';
+} from '../../nodes/shared/webhook/signatureSchemes';
+import { isSharedSecret } from '../../nodes/shared/webhook/schemeTypes';
 import {
 	decode,
 	DIGEST_BYTES,
 	expectedSignature,
 	isHmac,
 	signingKey,
-} from '../nodes/shared/webhook/verifySignature';
+} from '../../nodes/shared/webhook/verifySignature';
 import type { SignatureInput } from './signatureInput';
 
 /** "12 s", "5 min 3 s", "2 h 10 min", "3 d 4 h". */

@@ -6,7 +6,7 @@
  * package's `evt:` / `sha256:` key; the reservation, completion and release are the very statements
  * the package runs (planStatements, from nodes/shared/store/sql), one Postgres node each, their
  * values passed as the Postgres node's query parameters. No Code node. Pure: no DOM, no n8n import,
- * so the page (planner/main.ts) and the CLI (scripts/planner.mjs) build the same JSON.
+ * so the page (planner/page/main.ts) and the CLI (scripts/planner.mjs) build the same JSON.
  */
 import { BuiltInError } from './builtInError';
 import { checkBuiltInInputs, type BuiltInOptions } from './builtInInputs';
@@ -17,10 +17,10 @@ import { NODES, type BuiltInWorkflow, type WorkflowNode } from './builtInNodes';
 import { noteNode } from './builtInNotes';
 import { builtInSignatureOf, BUILT_IN_SIGNATURES } from './builtInSignature';
 import { builtInStatements, storeNodes } from './builtInStoreNodes';
-import type { PlannerSettings } from './settings';
-import { PROVIDERS } from '../nodes/shared/webhook/providers';
+import type { PlannerSettings } from '../settings';
+import { PROVIDERS } from '../../nodes/shared/webhook/providers';
 
-// What the page (planner/main.ts), the CLI bundle and the tests import, from the files that make it.
+// What the page (planner/page/main.ts), the CLI bundle and the tests import, from the files that make it.
 export { BUILT_IN_SIGNATURES, BuiltInError };
 export { QUERY_IS_TEXT, URL_EXPRESSION } from './builtInSignature';
 export { builtInSupport } from './builtInSignature';
@@ -33,7 +33,7 @@ export type { BuiltInWorkflow } from './builtInNodes';
 export { BUILT_IN_NOTES, PLANNER_URL, seeDuplicate } from './builtInNotes';
 export { builtInStatements } from './builtInStoreNodes';
 export type { BuiltInStatements } from './builtInStoreNodes';
-export { DEFAULT_SETTINGS, KEY_SOURCES } from './settings';
+export { DEFAULT_SETTINGS, KEY_SOURCES } from '../settings';
 
 /** Where the node types come from: n8n's own nodes, on every n8n including Cloud. */
 export const BUILT_IN_PREFIX = 'n8n-nodes-base.';

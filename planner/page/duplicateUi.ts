@@ -3,10 +3,10 @@
  * (duplicate.ts), judged for the Mode chosen in the planner above; plus the look-up SQL for the
  * planner's schema and table.
  */
-import { tableRef } from '../nodes/shared/store/identifiers';
+import { tableRef } from '../../nodes/shared/store/identifiers';
 import { element, listItem } from './dom';
-import { explainDuplicate } from './duplicate';
-import type { Mode } from './settings';
+import { explainDuplicate } from '../explain/duplicate';
+import type { Mode } from '../settings';
 
 /** The row of one key as JSON, without the owner token (what Complete Key and Release Key prove ownership with). */
 export function lookUpSql(schema: string, table: string, key: string): string {

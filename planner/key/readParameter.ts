@@ -2,12 +2,12 @@
  * A node parameter read as the node reads it per item, as far as the page can without n8n's
  * expression engine; where only that engine could tell, BeyondPage says so instead of guessing.
  */
-import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../nodes/shared/keys/jsonPath';
+import { jsonPathOf, NEEDS_EVALUATION, readJsonPath } from '../../nodes/shared/keys/jsonPath';
 
 /** Beyond the page: only n8n's expression engine knows the answer. */
 export class BeyondPage extends Error {}
 
-/** A parameter as the node reads it per item (nodes/shared/n8n/itemParameter.ts): fixed text, or a plain `$json` path. */
+/** A parameter as the node reads it per item (nodes/shared/parameters/itemParameter.ts): fixed text, or a plain `$json` path. */
 export function readParameter(
 	stored: string,
 	json: Record<string, unknown>,
@@ -29,7 +29,7 @@ export function readParameter(
 	return value;
 }
 
-/** Where the bodyPath of a parameter points inside $json.body (nodes/shared/n8n/itemParameter.ts, bodyPathOfParameter). */
+/** Where the bodyPath of a parameter points inside $json.body (nodes/shared/parameters/itemParameter.ts, bodyPathOfParameter). */
 export function bodyPathOf(stored: string): string[] | undefined {
 	const path = stored.startsWith('=') ? jsonPathOf(stored) : undefined;
 	return path?.[0] === 'body' ? path.slice(1) : undefined;

@@ -12,8 +12,8 @@ import {
 	type OwnedKeyAction,
 } from './executionReservations';
 import type { OwnedKey } from '../store/KeyStore';
-import { itemParameterReader } from './itemParameter';
-import { nodeOfRun } from './runNode';
+import { itemParameterReader } from '../parameters/itemParameter';
+import { nodeOfRun } from '../parameters/runNode';
 
 /** What a node does with the key, as its messages say it ("the key to complete is empty"). */
 

@@ -1,18 +1,21 @@
 /**
  * A sender's endpoint handshake (nodes/shared/webhook/handshakeTypes.ts) in the built-in-nodes
- * workflow (planner/builtIn.ts): recognised by a Switch once the signature holds and the body is
+ * workflow (planner/builtIn/builtIn.ts): recognised by a Switch once the signature holds and the body is
  * read as signed ("Sent as Signed?"), so every condition reads signed content (GitHub's event
  * header aside, as in the package: a real event's body has no `zen`); answered by Respond to
  * Webhook nodes with the bytes the package's nodes send (webhook/handshakes.ts), nothing reserved.
  * A handshake the built-in nodes cannot answer is said, with the reason, in the sticky note and
  * docs/cloud.md. Written from the table: no provider is named here.
  */
-import type { ProviderDefinition } from '../nodes/shared/webhook/providers';
-import type { HandshakeDefinition, HandshakeMatch } from '../nodes/shared/webhook/handshakeTypes';
+import type { ProviderDefinition } from '../../nodes/shared/webhook/providers';
+import type {
+	HandshakeDefinition,
+	HandshakeMatch,
+} from '../../nodes/shared/webhook/handshakeTypes';
 import {
 	BUILT_IN_CREDENTIALS,
 	id,
-	isTrue,
+	switchNode,
 	respond,
 	SECRET_ENV,
 	type BuiltInWorkflow,
@@ -125,37 +128,8 @@ export function handshakeNodes(
 	line: 1 | 2,
 	eventNode: string,
 ): { nodes: WorkflowNode[]; connections: BuiltInWorkflow['connections'] } {
-	const recognised = handshake.match.map(matchExpression).join(' && ');
 	const path = echoedPath(handshake);
-	const echoable =
-		path === undefined
-			? undefined
-			: `typeof (${bodyField(path)}) === 'string' && (${bodyField(path)}) !== ''`;
-	const rules: Array<[string, string]> =
-		echoable === undefined
-			? [['handshake', recognised]]
-			: [
-					['handshake', `${recognised} && ${echoable}`],
-					['handshake without its value', `${recognised} && !(${echoable})`],
-				];
-	const switchNode: WorkflowNode = {
-		id: id(30),
-		name: HANDSHAKE_NODES.switch,
-		type: 'n8n-nodes-base.switch',
-		typeVersion: 3.2,
-		position: [1210, 100],
-		parameters: {
-			mode: 'rules',
-			rules: {
-				values: rules.map(([output, expression]) => ({
-					conditions: isTrue(expression, output.replaceAll(' ', '-')),
-					renameOutput: true,
-					outputKey: output,
-				})),
-			},
-			options: { fallbackOutput: 'extra', renameFallbackOutput: 'event' },
-		},
-	};
+	const switchNode = handshakeSwitch(handshake, path);
 	const { body, type } = answerBody(handshake);
 	const answerNode = respond(
 		id(31),
@@ -191,8 +165,45 @@ export function handshakeNodes(
 			nodes: [switchNode, answerNode, ...unanswerable],
 			connections: wired(HANDSHAKE_NODES.answer),
 		};
-	const hmacNode: WorkflowNode = {
-		// Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret.
+	const hmacNode = hmacAnswerNode(handshake.answer.path, line);
+	return {
+		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
+		connections: {
+			...wired(HANDSHAKE_NODES.hmac),
+			[HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] },
+		},
+	};
+}
+
+/**
+ * The Switch that recognises the handshake: its outputs are the handshake it can answer, (when the
+ * answer echoes a field) the handshake without that field, and `event` for everything else.
+ */
+function handshakeSwitch(
+	handshake: HandshakeDefinition,
+	path: readonly string[] | undefined,
+): WorkflowNode {
+	const recognised = handshake.match.map(matchExpression).join(' && ');
+	const echoable =
+		path === undefined
+			? undefined
+			: `typeof (${bodyField(path)}) === 'string' && (${bodyField(path)}) !== ''`;
+	const rules: Array<[string, string]> =
+		echoable === undefined
+			? [['handshake', recognised]]
+			: [
+					['handshake', `${recognised} && ${echoable}`],
+					['handshake without its value', `${recognised} && !(${echoable})`],
+				];
+	return switchNode(id(30), HANDSHAKE_NODES.switch, rules, [1210, 100], {
+		fallbackOutput: 'extra',
+		renameFallbackOutput: 'event',
+	});
+}
+
+/** Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret. */
+function hmacAnswerNode(path: readonly string[], line: 1 | 2): WorkflowNode {
+	return {
 		id: id(33),
 		name: HANDSHAKE_NODES.hmac,
 		type: 'n8n-nodes-base.crypto',
@@ -201,19 +212,12 @@ export function handshakeNodes(
 		parameters: {
 			action: 'hmac',
 			binaryData: false,
-			value: `={{ ${bodyField(handshake.answer.path)} }}`,
+			value: `={{ ${bodyField(path)} }}`,
 			type: 'SHA256',
 			dataPropertyName: HMAC_FIELD,
 			encoding: 'hex',
 			...(line === 1 ? { secret: `={{ $env.${SECRET_ENV} }}` } : {}),
 		},
 		...(line === 2 ? { credentials: { crypto: { name: BUILT_IN_CREDENTIALS.crypto } } } : {}),
-	};
-	return {
-		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
-		connections: {
-			...wired(HANDSHAKE_NODES.hmac),
-			[HANDSHAKE_NODES.hmac]: { main: [to(HANDSHAKE_NODES.answer)] },
-		},
 	};
 }

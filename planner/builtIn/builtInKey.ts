@@ -1,5 +1,5 @@
 /**
- * The built-in workflow's key (planner/builtIn.ts): the Key node's two fields, as n8n expressions.
+ * The built-in workflow's key (planner/builtIn/builtIn.ts): the Key node's two fields, as n8n expressions.
  * `key` is the package's key (nodes/shared/keys/composeKey.ts): `[namespace:]evt:<id>`, or without
  * an id `[namespace:]sha256:<hex of the body>`, or a Custom key as it is. `keyProblem` is '' for a
  * key that can be stored, else the reason it cannot (the package's rules: an id that is not text or a
@@ -8,19 +8,19 @@
  * Settings enter the expressions only as JSON string literals, after builtInInputs.ts checked them.
  * keyNodes: Body SHA-256 → Owner Token (lease mode) → Key → Key Storable? (else Respond 400).
  */
-import { clientErrorDetails } from '../nodes/shared/keys/clientErrors';
-import { MAX_KEY_BYTES } from '../nodes/shared/keys/composeKey';
-import { KEY_SOURCES, keySourceDefinition } from '../nodes/shared/keys/keySourceTable';
+import { clientErrorDetails } from '../../nodes/shared/keys/clientErrors';
+import { MAX_KEY_BYTES } from '../../nodes/shared/keys/composeKey';
+import { KEY_SOURCES, keySourceDefinition } from '../../nodes/shared/keys/keySourceTable';
 import {
 	BODY_HASH_PREFIX,
 	eventIdPrefix,
 	SIGNED_CONTENT_PREFIX,
-} from '../nodes/shared/keys/prefixes';
+} from '../../nodes/shared/keys/prefixes';
 import { BuiltInError } from './builtInError';
 import type { CheckedInputs } from './builtInInputs';
 import { id, isTrue, NODES, RAW_TEXT_FIELD, respond, type WorkflowNode } from './builtInNodes';
 import type { BuiltInSignature } from './builtInSignature';
-import type { PlannerSettings } from './settings';
+import type { PlannerSettings } from '../settings';
 
 /**
  * The replay guard's digest of a verified delivery, as the package makes it (verifiedDelivery.ts):

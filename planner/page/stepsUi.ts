@@ -3,7 +3,7 @@
  * what the next retry skips and runs out (steps.ts).
  */
 import { element, listItem } from './dom';
-import { explainRetry } from './steps';
+import { explainRetry } from '../explain/steps';
 
 export function startRetryExplainer(): void {
 	const fields = {

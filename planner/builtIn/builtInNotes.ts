@@ -1,21 +1,21 @@
 /**
- * What the built-in workflow says about itself (planner/builtIn.ts): BUILT_IN_NOTES, what it cannot
+ * What the built-in workflow says about itself (planner/builtIn/builtIn.ts): BUILT_IN_NOTES, what it cannot
  * promise next to the package (the planner page, the sticky note and docs/cloud.md list them), and
  * the sticky note: credentials, the CREATE TABLE to run once, what it refuses, those notes.
  */
-import { tableRef } from '../nodes/shared/store/identifiers';
+import { tableRef } from '../../nodes/shared/store/identifiers';
 import { INVALID_SIGNATURE, TOLERANCE_SECONDS, UNSUPPORTED_MEDIA_TYPE } from './builtInCheckNodes';
 import { INVALID_KEY } from './builtInKey';
 import { BUILT_IN_CREDENTIALS, id, NODES, SECRET_ENV, type WorkflowNode } from './builtInNodes';
 import type { BuiltInHandshake } from './builtInHandshake';
 import { BUILT_IN_SIGNATURES, type BuiltInSignature } from './builtInSignature';
 import { listText } from './listText';
-import { PROVIDERS, type ProviderDefinition } from '../nodes/shared/webhook/providers';
+import { PROVIDERS, type ProviderDefinition } from '../../nodes/shared/webhook/providers';
 
 const providerOf = (signature: BuiltInSignature): ProviderDefinition =>
 	PROVIDERS.find(({ value }) => value === signature.provider) as ProviderDefinition;
 import type { BuiltInStatements } from './builtInStoreNodes';
-import type { PlannerSettings } from './settings';
+import type { PlannerSettings } from '../settings';
 
 /** Where the key planner page is published (docs/planner.md): the Cloud path's one page, no clone needed. */
 export const PLANNER_URL = 'https://n8n-nodes-idempotency.github.io/n8n-nodes-idempotency/';

@@ -1,5 +1,5 @@
 /**
- * The signature check of the built-in-nodes workflow (planner/builtIn.ts), per provider, as n8n
+ * The signature check of the built-in-nodes workflow (planner/builtIn/builtIn.ts), per provider, as n8n
  * expressions around n8n's Crypto node (v2), written from each provider's signing description in the
  * one table (nodes/shared/webhook/providers/): which header and format, what is signed, the timestamp.
  * No provider is named here: a description either translates into Crypto and If node expressions,
@@ -19,18 +19,18 @@ import {
 	type ProviderDefinition,
 	type ProviderValue,
 	type Unverifiable,
-} from '../nodes/shared/webhook/providers';
-import { EVERY_ELEMENT, perAttemptPaths } from '../nodes/shared/webhook/retryStableContent';
-import { parseSigns, type ContentPart } from '../nodes/shared/webhook/schemeReader';
-import { JSON_MEDIA_TYPE } from '../nodes/shared/webhook/signedParse';
+} from '../../nodes/shared/webhook/providers';
+import { EVERY_ELEMENT, perAttemptPaths } from '../../nodes/shared/webhook/retryStableContent';
+import { parseSigns, type ContentPart } from '../../nodes/shared/webhook/schemeReader';
+import { JSON_MEDIA_TYPE } from '../../nodes/shared/webhook/signedParse';
 import {
 	isSharedSecret,
 	type HmacAlgorithm,
 	type SharedSecretDescription,
 	type SigningDescription,
 	type TimestampSource,
-} from '../nodes/shared/webhook/schemeTypes';
-import { secretPlace } from '../nodes/shared/webhook/schemeText';
+} from '../../nodes/shared/webhook/schemeTypes';
+import { secretPlace } from '../../nodes/shared/webhook/schemeText';
 
 /** The Webhook node's name in the generated workflow; later nodes read its output by name. */
 export const WEBHOOK_NODE = 'Webhook';
@@ -80,7 +80,7 @@ export type SignatureSupport =
 	/** `reason` is the sentence users read; `cause`, its part after the provider's name (for tables). */
 	| { supported: false; provider: string; label: string; reason: string; cause: string };
 
-/** The body as text, as Extract From File put it on the item (planner/builtIn.ts, RAW_TEXT_FIELD). */
+/** The body as text, as Extract From File put it on the item (planner/builtIn/builtIn.ts, RAW_TEXT_FIELD). */
 const BODY_TEXT = '$json.rawBody';
 
 /** The Webhook node's query, as n8n parsed it. */

@@ -1,5 +1,5 @@
 /**
- * The built-in workflow's key store part (planner/builtIn.ts): Reserve Key → New, Duplicate or In
+ * The built-in workflow's key store part (planner/builtIn/builtIn.ts): Reserve Key → New, Duplicate or In
  * Flight? → the business step → Complete Key (lease mode) and the answers, or Release Key and 500.
  * The statements are the package's own (planStatements, from nodes/shared/store/sql), their values
  * passed as the Postgres node's query parameters, never written into the query.
@@ -7,7 +7,7 @@
 import {
 	BUILT_IN_CREDENTIALS,
 	id,
-	isTrue,
+	switchNode,
 	KEY_OF_KEY_NODE,
 	NODES,
 	postgres,
@@ -16,8 +16,8 @@ import {
 	TOKEN_OF_KEY_NODE,
 	type WorkflowNode,
 } from './builtInNodes';
-import type { PlannerSettings } from './settings';
-import { planStatements } from './sqlPlan';
+import type { PlannerSettings } from '../settings';
+import { planStatements } from '../setup/sqlPlan';
 
 /** The SQL the workflow runs, taken from the planner's own statements (so from the package's). */
 export interface BuiltInStatements {
@@ -59,37 +59,7 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			// an empty item still reaches the verdict, which counts it as in flight (duplicate in simple mode).
 			{ alwaysOutputData: true },
 		),
-		{
-			id: id(9),
-			name: NODES.verdict,
-			type: 'n8n-nodes-base.switch',
-			typeVersion: 3.2,
-			position: [2420, 200],
-			parameters: {
-				mode: 'rules',
-				rules: {
-					values: (lease
-						? [
-								['new', `$json.state === 'reserved'`],
-								[
-									'duplicate',
-									`$json.key !== undefined && $json.state !== 'reserved' && $json.state !== 'in_progress'`,
-								],
-								['in flight', `$json.key === undefined || $json.state === 'in_progress'`],
-							]
-						: [
-								['new', `$json.key !== undefined && $json.first_seen_epoch === null`],
-								['duplicate', `$json.key === undefined || $json.first_seen_epoch !== null`],
-							]
-					).map(([output, expression]) => ({
-						conditions: isTrue(expression, output.replace(' ', '-')),
-						renameOutput: true,
-						outputKey: output,
-					})),
-				},
-				options: {},
-			},
-		},
+		verdictNode(lease),
 		postgres(
 			id(10),
 			NODES.business,
@@ -136,17 +106,36 @@ export function storeNodes(settings: PlannerSettings, sql: BuiltInStatements): W
 			`={{ { "status": "duplicate", "key": ${KEY_OF_KEY_NODE} } }}`,
 			[2660, 260],
 		),
-		...(lease
-			? [
-					respond(
-						id(16),
-						NODES.inFlight,
-						409,
-						`={{ { "status": "in_progress", "key": ${KEY_OF_KEY_NODE}, "retryAfterSeconds": $json.int4 ?? ${Math.ceil(leaseSeconds)} } }}`,
-						[2660, 460],
-						[{ name: 'Retry-After', value: `={{ $json.int4 ?? ${Math.ceil(leaseSeconds)} }}` }],
-					),
-				]
-			: []),
+		...(lease ? [inFlightNode(leaseSeconds)] : []),
 	];
+}
+
+/** The Switch that routes Reserve's row: new, duplicate and (lease mode) in flight. */
+function verdictNode(lease: boolean): WorkflowNode {
+	const rules: Array<[string, string]> = lease
+		? [
+				['new', `$json.state === 'reserved'`],
+				[
+					'duplicate',
+					`$json.key !== undefined && $json.state !== 'reserved' && $json.state !== 'in_progress'`,
+				],
+				['in flight', `$json.key === undefined || $json.state === 'in_progress'`],
+			]
+		: [
+				['new', `$json.key !== undefined && $json.first_seen_epoch === null`],
+				['duplicate', `$json.key === undefined || $json.first_seen_epoch !== null`],
+			];
+	return switchNode(id(9), NODES.verdict, rules, [2420, 200]);
+}
+
+/** Lease mode's 409 with Retry-After: the lease's seconds left, or the whole lease without a row. */
+function inFlightNode(leaseSeconds: number): WorkflowNode {
+	return respond(
+		id(16),
+		NODES.inFlight,
+		409,
+		`={{ { "status": "in_progress", "key": ${KEY_OF_KEY_NODE}, "retryAfterSeconds": $json.int4 ?? ${Math.ceil(leaseSeconds)} } }}`,
+		[2660, 460],
+		[{ name: 'Retry-After', value: `={{ $json.int4 ?? ${Math.ceil(leaseSeconds)} }}` }],
+	);
 }

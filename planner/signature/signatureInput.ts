@@ -1,12 +1,12 @@
 /**
- * What the page's "Check a signature" takes and gives (planner/signature.ts computes it,
- * planner/signatureHints.ts explains it, planner/signatureUi.ts shows it).
+ * What the page's "Check a signature" takes and gives (planner/signature/signature.ts computes it,
+ * planner/signature/signatureHints.ts explains it, planner/page/signatureUi.ts shows it).
  */
 import type {
 	HmacSettings,
 	InvalidReason,
 	Provider,
-} from '../nodes/shared/webhook/signatureSchemes';
+} from '../../nodes/shared/webhook/signatureSchemes';
 
 export interface SignatureInput {
 	provider: Provider;

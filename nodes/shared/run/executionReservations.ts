@@ -2,9 +2,9 @@ import { randomUUID } from 'crypto';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { KeyError } from '../keys/KeyError';
-import { KEY_STORE_CREDENTIAL_TYPE } from './credentials';
-import { keyTableParameters } from './keyTableParameters';
-import { nodeOfRun } from './runNode';
+import { KEY_STORE_CREDENTIAL_TYPE } from '../parameters/credentials';
+import { keyTableParameters } from '../parameters/keyTableParameters';
+import { nodeOfRun } from '../parameters/runNode';
 
 /**
  * What this execution reserved, kept in n8n's flow context: data that lives exactly as long as the

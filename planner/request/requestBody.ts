@@ -3,7 +3,7 @@
  * refusal before any workflow runs. Apart from the headers (requestHeaders.ts): the signature
  * debugger needs only those.
  */
-import { decodeRawBody } from '../nodes/shared/keys/rawJson';
+import { decodeRawBody } from '../../nodes/shared/keys/rawJson';
 
 export type ParsedBody =
 	| { ok: true; body: unknown; note: string }

@@ -10,12 +10,12 @@ import {
 	describeHandshake,
 	isHandshake,
 	unauthenticated,
-} from '../nodes/shared/webhook/handshakes';
-import { readSignatureHeader } from '../nodes/shared/webhook/headers';
-import { PROVIDERS, type ProviderDefinition } from '../nodes/shared/webhook/providers';
-import { isSharedSecret, type SharedSecretScheme } from '../nodes/shared/webhook/schemeTypes';
-import { SHARED_SECRET_LIMITS, secretPlace } from '../nodes/shared/webhook/schemeText';
-import { verifySignature } from '../nodes/shared/webhook/verifySignature';
+} from '../../nodes/shared/webhook/handshakes';
+import { readSignatureHeader } from '../../nodes/shared/webhook/headers';
+import { PROVIDERS, type ProviderDefinition } from '../../nodes/shared/webhook/providers';
+import { isSharedSecret, type SharedSecretScheme } from '../../nodes/shared/webhook/schemeTypes';
+import { SHARED_SECRET_LIMITS, secretPlace } from '../../nodes/shared/webhook/schemeText';
+import { verifySignature } from '../../nodes/shared/webhook/verifySignature';
 import type { SignatureInput, SignatureReport } from './signatureInput';
 
 /** The query of the pasted URL, as Express would hand it to the Webhook node (flat names). */
