@@ -1,6 +1,6 @@
 // Reserve 2.2's Answer Problems, through n8n's engine and real PostgreSQL: behind a Webhook, Reserve
 // answers a failure itself with the very answer the templates' "Respond 4xx or 500 (problem+json)"
-// node gave on version 2.1's error output (test/fixtures/problemRespondNode.json, the node as shipped
+// node gave on version 2.1's error output (test/fixtures/problemRespondNodes.json, the node as shipped
 // until 2.2; test/support/respondProbe.js runs its expressions). Each case runs both ways side by
 // side and compares status, headers and body. A sender's mistake: 4xx, no output, a hint, the
 // execution a success; a failure on our side: 500, then the execution fails. Version 2.1, the
@@ -14,7 +14,7 @@ const { registerNodeType, runWorkflow } = require('../support/engine');
 const { PROVIDERS } = require('../support/providerVectors');
 const { takeAnswers } = require('../support/respondProbe');
 const { webhookItem } = require('../support/webhookItems');
-const problemRespondNode = require('../fixtures/problemRespondNode.json');
+const RESPOND_NODES = require('../fixtures/problemRespondNodes.json');
 
 const db = useTestDatabase();
 const stripe = PROVIDERS.stripe;
@@ -71,8 +71,13 @@ const answering = (parameters, extra = {}) => ({
 	settings: { executionOrder: 'v1' },
 });
 
+/** The Respond node of the template these parameters come from. */
+const respondNodeFor = (parameters) =>
+	parameters.keySource === 'idempotencyKeyHeader' ? RESPOND_NODES.api : RESPOND_NODES.webhook;
+
 /** Version 2.1 as the templates shipped it: the error output answered by the Respond node. */
 const withRespondNode = (parameters) => {
+	const problemRespondNode = respondNodeFor(parameters);
 	const errorOutput = reserveOutputs(parameters, 2.1).count;
 	const main = Array.from({ length: errorOutput + 1 }, () => []);
 	main[errorOutput] = [{ node: problemRespondNode.name, type: 'main', index: 0 }];
@@ -107,8 +112,8 @@ async function bothWays(parameters, itemFor, credentials) {
 	const before = await runWith(withRespondNode(parameters), await itemFor('v21'), credentials);
 	const [old, ...moreOld] = takeAnswers();
 	expect(moreOld).toEqual([]);
-	expect(old.node).toBe(problemRespondNode.name);
-	expect(before.ran(problemRespondNode.name)).toBe(true);
+	expect(old.node).toBe(respondNodeFor(parameters).name);
+	expect(before.ran(old.node)).toBe(true);
 	const after = await runWith(answering(parameters), await itemFor('v22'), credentials);
 	expect(takeAnswers()).toEqual([]);
 	expect(after.webhookResponses).toHaveLength(1);
@@ -213,6 +218,20 @@ describe('Reserve 2.2 answers problems itself behind a Webhook, as the Respond n
 		// The execution failed, with the whole error for the operator and the Error Workflow.
 		expect(after.status).toBe('error');
 		expect(after.nodeError(RESERVE)?.message).toMatch(/127\.0\.0\.1/);
+	});
+
+	test('the key store unreachable for a client that sends its own Idempotency-Key → 500 naming the key to retry with', async () => {
+		const unreachable = db.credential({ host: '127.0.0.1', port: 1 });
+		const { answer, problem, after } = await bothWays(
+			api,
+			() => webhookItem({ body: { sku: 'A' }, headers: { 'idempotency-key': '"order-down"' } }),
+			unreachable,
+		);
+		expect(answer.statusCode).toBe(500);
+		expect(problem.detail).toBe(
+			'A failure on our side, not in your request. Retry with the same Idempotency-Key.',
+		);
+		expect(after.status).toBe('error');
 	});
 
 	test('an honest delivery is reserved and goes to new, nothing answered', async () => {

@@ -157,7 +157,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		return await reserveItems.call(this);
 	} catch (error) {
 		const failure = error as NodeOperationError | NodeApiError;
-		const { answer, clientError } = problemAnswerOf(failure);
+		const { answer, clientError } = problemAnswerOf(
+			failure,
+			this.getNodeParameter('keySource', 0, undefined),
+		);
 		await respondToWebhook(this, answer);
 		// An internal failure fails the execution after its 500: the Error Workflow runs, the sender retries.
 		if (!clientError) throw failure;

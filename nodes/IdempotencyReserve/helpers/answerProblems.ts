@@ -26,8 +26,14 @@ const WEBHOOK_TRIGGER_TYPES = [
 	'n8n-nodes-base.wait',
 ];
 
-/** The detail of every 500: nothing internal (a table, a host, SQL) reaches the sender. */
+/**
+ * The detail of every 500: nothing internal (a table, a host, SQL) reaches the sender. A client that
+ * sends its own Idempotency-Key is told to retry with it (the API template's wording): a new key
+ * would make the retry another request.
+ */
 export const INTERNAL_FAILURE_DETAIL = 'A failure on our side, not in your request. Retry later.';
+export const INTERNAL_FAILURE_DETAIL_WITH_KEY =
+	'A failure on our side, not in your request. Retry with the same Idempotency-Key.';
 export const INTERNAL_FAILURE_TITLE = 'The request could not be processed';
 
 /**
@@ -44,7 +50,10 @@ export function answersProblems(context: IExecuteFunctions): boolean {
 }
 
 /** The problem+json answer to a failure: its kind's 4xx, or a 500 that names nothing internal. */
-export function problemAnswerOf(error: NodeOperationError | NodeApiError): {
+export function problemAnswerOf(
+	error: NodeOperationError | NodeApiError,
+	keySource: unknown,
+): {
 	answer: WebhookAnswer;
 	clientError: boolean;
 } {
@@ -55,7 +64,10 @@ export function problemAnswerOf(error: NodeOperationError | NodeApiError): {
 					type: 'about:blank',
 					title: INTERNAL_FAILURE_TITLE,
 					status: 500,
-					detail: INTERNAL_FAILURE_DETAIL,
+					detail:
+						keySource === 'idempotencyKeyHeader'
+							? INTERNAL_FAILURE_DETAIL_WITH_KEY
+							: INTERNAL_FAILURE_DETAIL,
 				}
 			: (({ type, title, status }) => ({ type, title, status, detail: error.message }))(
 					clientErrorDetails(kind),
