@@ -274,7 +274,11 @@ test(
 				assert.match(response.json.detail, detail, label);
 				assert.equal(execution.status, 'success', label);
 				// Reserve 2.2 answers it itself (Answer Problems): nothing runs after it.
-				assert.deepEqual(execution.nodesRun, ['Webhook', 'Idempotency Reserve'], label);
+				assert.equal(
+					execution.nodesRun.at(-1),
+					'Idempotency Reserve',
+					execution.nodesRun.join(' → '),
+				);
 				assert.ok(!execution.nodesRun.includes(CREATE_ORDER), execution.nodesRun.join(' → '));
 			}
 			process.stderr.write(`[api] unusable Idempotency-Key: ${JSON.stringify(outcomes)}\n`);
