@@ -9,7 +9,7 @@
 //                 Respond 200 / Respond 200 duplicate (keys in processed_events_hand)
 //   packageSimple the webhook template as it was before lease mode and signature checks: Reserve (mode
 //                 simple) → business step → Respond 200 / Respond 200 duplicate (processed_events_simple)
-//   package       the template workflows/idempotent-webhook.json: Reserve (version 2: checks the
+//   package       the template workflows/idempotent-webhook.json: Reserve (version 2.2: checks the
 //                 Stripe signature, then reserves in lease mode) → business step → Complete Key →
 //                 Respond 200; duplicate → 200, in flight → 409, invalid signature → 401
 //                 (processed_events)

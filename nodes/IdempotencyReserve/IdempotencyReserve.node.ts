@@ -15,6 +15,7 @@ import {
 	createTableProperty,
 } from '../shared/parameters/properties';
 import { execute } from './actions/reserve.operation';
+import { answerProperties } from './description/answerProperties';
 import { fingerprintProperties } from './description/fingerprintProperties';
 import { keyProperties, keySourceSubtitle } from './description/keyProperties';
 import { modeProperties } from './description/modeProperties';
@@ -27,8 +28,8 @@ export class IdempotencyReserve implements INodeType {
 		name: 'idempotencyReserve',
 		icon: { light: 'file:idempotencyReserve.svg', dark: 'file:idempotencyReserve.dark.svg' },
 		group: ['transform'],
-		version: [1, 2, 2.1],
-		defaultVersion: 2.1,
+		version: [1, 2, 2.1, 2.2],
+		defaultVersion: 2.2,
 		subtitle: keySourceSubtitle,
 		description:
 			'Reserve a webhook event key once in PostgreSQL: a new event goes on to the business step, a retry is told apart as a duplicate or in flight',
@@ -54,6 +55,7 @@ export class IdempotencyReserve implements INodeType {
 			...signatureProperties,
 			...keyProperties,
 			...fingerprintProperties,
+			...answerProperties,
 			namespaceProperty,
 			schemaProperty,
 			tableProperty,

@@ -176,8 +176,6 @@ function templateCopy(port) {
  * calls, the Reserve settings and the answers are the same; only the Idempotency Step nodes are left
  * out, and the Webhook listens on another path.
  */
-const ERROR_ANSWER = 'Respond 4xx or 500 (problem+json)';
-
 function withoutStepsCopy(port) {
 	const template = importableCopy(TEMPLATE, 'IdemTwoStepsBare1');
 	const kept = template.nodes
@@ -200,16 +198,12 @@ function withoutStepsCopy(port) {
 					to('Respond 200 duplicate'),
 					to('Respond 409 in flight'),
 					to('Respond 401'),
-					to(ERROR_ANSWER),
 				],
 			},
 			[CREATE]: { main: [to(SEND), to('Release Key')] },
 			[SEND]: { main: [to('Complete Key'), to('Release Key')] },
 			'Release Key': { main: [to('Respond 500')] },
-			// Reserve's item errors, answered as in the template (docs/errors.md).
-			...Object.fromEntries(
-				[ERROR_ANSWER, 'Internal Failure?'].map((name) => [name, template.connections[name]]),
-			),
+			// Reserve 2.2 answers its item errors itself, as in the template (docs/errors.md).
 		},
 	};
 	return pointAtLocalApis(workflow, port);

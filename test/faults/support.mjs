@@ -12,16 +12,10 @@ const FAULTS_DOC = path.join(REPO_DIR, 'docs', 'faults.md');
 
 /**
  * What the templates do when Idempotency Reserve itself fails (the database, a lock, a privilege):
- * their error output answers 500 problem+json with a generic detail, then fails the execution with
- * Reserve's own message (docs/errors.md#what-the-sender-is-told).
+ * Reserve 2.2 answers 500 problem+json with a generic detail itself (Answer Problems), then fails the
+ * execution with its own message (docs/errors.md#what-the-sender-is-told): nothing runs after it.
  */
-export const RESERVE_FAILURE_NODES = [
-	'Webhook',
-	'Idempotency Reserve',
-	'Respond 4xx or 500 (problem+json)',
-	'Internal Failure?',
-	'Fail the Execution (500 sent)',
-];
+export const RESERVE_FAILURE_NODES = ['Webhook', 'Idempotency Reserve'];
 
 /** The sender's side of a Reserve failure: 500 problem+json that names nothing internal. */
 export function assertInternalProblem(response, what = '') {

@@ -21,11 +21,18 @@ const db = useTestDatabase();
 const reserveNode = template.nodes.find(
 	(node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve',
 );
-// The template's Reserve, signatures off so each generated body needs no signing: new, duplicate,
-// in flight, then the error output.
+// The template's Reserve, signatures off so each generated body needs no signing, continuing on its
+// error output (a batch of items has no single webhook answer): new, duplicate, in flight, then the
+// error output.
 const workflow = {
 	name: 'Reserve as in the webhook template',
-	nodes: [{ ...reserveNode, parameters: { ...reserveNode.parameters, signature: 'none' } }],
+	nodes: [
+		{
+			...reserveNode,
+			onError: 'continueErrorOutput',
+			parameters: { ...reserveNode.parameters, signature: 'none' },
+		},
+	],
 	connections: {},
 	settings: { executionOrder: 'v1' },
 };

@@ -87,40 +87,35 @@ test.each(HTTP_TEMPLATES)(
 );
 
 describe.each(HTTP_TEMPLATES)(
-	"%s answers Reserve's item errors as problem+json (docs/errors.md)",
+	'%s has Reserve answer its item errors as problem+json (docs/errors.md)',
 	(file) => {
 		const workflow = templates.find(([name]) => name === file)[1];
-		const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
 		const reserve = workflow.nodes.find(
 			(candidate) => candidate.type === 'n8n-nodes-idempotency.idempotencyReserve',
 		);
-		const outputs = workflow.connections[reserve.name].main;
-		const [answer] = outputs.at(-1).map((connection) => node(connection.node));
 
-		test('Reserve continues on its error output, the last one, into one Respond node', () => {
-			expect(reserve.onError).toBe('continueErrorOutput');
-			expect(outputs.at(-1)).toHaveLength(1);
-			expect(answer.type).toBe('n8n-nodes-base.respondToWebhook');
-			// The status is the client error's when the item has one, else 500 (the sender retries).
-			expect(answer.parameters.options.responseCode).toBe(
-				'={{ $json.details?.kind ? $json.details.status : 500 }}',
+		// Reserve 2.2 answers a client error 4xx and any other failure 500 itself (Answer Problems,
+		// on by default), then fails the execution on the 500: no error output, so n8n does not
+		// evaluate Reserve's outputs expression after every run (issue 51). The answers are the ones
+		// the removed Respond node gave: test/integration/reserveAnswers.test.js.
+		test('Reserve is version 2.2 with Answer Problems on and no error output', () => {
+			expect(reserve.typeVersion).toBe(2.2);
+			expect(reserve.parameters.answerProblems ?? true).toBe(true);
+			expect(reserve.onError).toBeUndefined();
+			const { reserveOutputs } = require('../../dist/nodes/shared/reserveRules/reserveOutputs');
+			expect(workflow.connections[reserve.name].main).toHaveLength(
+				reserveOutputs(reserve.parameters, reserve.typeVersion).count,
 			);
-			expect(answer.parameters.options.responseHeaders.entries).toEqual([
-				{ name: 'Content-Type', value: 'application/problem+json' },
-			]);
-			for (const field of ['type', 'title', 'status', 'detail'])
-				expect(answer.parameters.responseBody).toContain(`${field}:`);
 		});
 
-		test('after the answer, an item without a client-error kind fails the execution', () => {
-			const [check] = workflow.connections[answer.name].main[0].map((c) => node(c.node));
-			expect(check.type).toBe('n8n-nodes-base.if');
-			const [condition] = check.parameters.conditions.conditions;
-			expect(condition.leftValue).toBe("={{ $json.details?.kind ?? '' }}");
-			expect(condition.operator).toMatchObject({ type: 'string', operation: 'empty' });
-			const [whenInternal, whenClient] = workflow.connections[check.name].main;
-			expect(whenInternal.map((c) => node(c.node).type)).toEqual(['n8n-nodes-base.stopAndError']);
-			expect(whenClient ?? []).toEqual([]);
+		test('no node is left of the old error branch', () => {
+			const names = workflow.nodes.map((node) => node.name);
+			for (const gone of [
+				'Respond 4xx or 500 (problem+json)',
+				'Internal Failure?',
+				'Fail the Execution (500 sent)',
+			])
+				expect(names).not.toContain(gone);
 		});
 	},
 );

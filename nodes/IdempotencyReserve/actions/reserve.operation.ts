@@ -1,4 +1,9 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type NodeApiError,
+} from 'n8n-workflow';
 
 import { KeyError } from '../../shared/keys/KeyError';
 import { keySourceDefinition } from '../../shared/keys/keySourceTable';
@@ -25,6 +30,8 @@ import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { digestHex, itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
 import { answerFirstOf, type AnswerFirst } from '../helpers/answerFirst';
+import { answersProblems, problemAnswerOf } from '../helpers/answerProblems';
+import { respondToWebhook } from '../../shared/run/respondToWebhook';
 import {
 	handedOnVerdict,
 	KEY_FROM_UNSIGNED_HEADER,
@@ -144,11 +151,47 @@ function reserveTargetReader(
 }
 
 /**
+ * Version 2.2 answers a failure itself behind a Webhook (answerProblems.ts), then routes as before.
  * Output 0 (`true`, `new`): reserved by this execution, run the business step. Output 1 (`false`,
  * `duplicate`): already reserved. Version 2 adds `in flight` (lease mode), `reused key` (On Mismatch)
  * and `invalid signature` (when it verifies): see reserveOutputs.ts.
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	if (!answersProblems(this)) return await reserveItems.call(this);
+	try {
+		return await reserveItems.call(this);
+	} catch (error) {
+		const failure = error as NodeOperationError | NodeApiError;
+		const { answer, clientError } = problemAnswerOf(
+			failure,
+			this.getNodeParameter('keySource', 0, undefined),
+		);
+		await respondToWebhook(this, answer);
+		// An internal failure fails the execution after its 500: the Error Workflow runs, the sender retries.
+		if (!clientError) throw failure;
+		this.addExecutionHints({
+			message: `Answered ${answer.statusCode} problem+json (Answer Problems): ${failure.message}. Nothing reserved for this item, no output`,
+			location: 'outputPane',
+		});
+		return Array.from({ length: outputCountOf(this) }, () => []);
+	}
+}
+
+/** How many outputs this run has, read as execute reads them. */
+function outputCountOf(context: IExecuteFunctions): number {
+	return reserveOutputs(
+		{
+			mode: context.getNodeParameter('mode', 0, DEFAULT_MODE),
+			signature: context.getNodeParameter('signature', 0, 'none'),
+			fingerprint: context.getNodeParameter('fingerprint', 0, undefined) as unknown,
+			onMismatch: context.getNodeParameter('onMismatch', 0, DEFAULT_ON_MISMATCH),
+		},
+		nodeOfRun(context).typeVersion,
+	).count;
+}
+
+/** Every item reserved and routed; a failure throws or, when the node continues on error, is an error item. */
+async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const mode = this.getNodeParameter('mode', 0, DEFAULT_MODE) as ReserveMode;
 	const signature = this.getNodeParameter('signature', 0, 'none') as string;
 	const fingerprint = this.getNodeParameter('fingerprint', 0, undefined) as unknown;
