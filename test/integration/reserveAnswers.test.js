@@ -31,7 +31,20 @@ registerNodeType('n8n-nodes-base.webhook', {
 		defaults: {},
 		inputs: ['main'],
 		outputs: ['main'],
-		properties: [],
+		// As n8n's own: answered when the workflow ends, or by a node ("Using 'Respond to Webhook' Node").
+		properties: [
+			{
+				displayName: 'Respond',
+				name: 'responseMode',
+				type: 'options',
+				options: [
+					{ name: 'Immediately', value: 'onReceived' },
+					{ name: 'When Last Node Finishes', value: 'lastNode' },
+					{ name: "Using 'Respond to Webhook' Node", value: 'responseNode' },
+				],
+				default: 'onReceived',
+			},
+		],
 	},
 	/** @this {import('n8n-workflow').IExecuteFunctions} */
 	async execute() {
@@ -60,7 +73,7 @@ const webhookNode = {
 	type: 'n8n-nodes-base.webhook',
 	typeVersion: 2.1,
 	position: [0, 0],
-	parameters: {},
+	parameters: { responseMode: 'responseNode' },
 };
 
 /** Version 2.2 behind a Webhook, no error output: Reserve answers. */
@@ -268,6 +281,17 @@ describe('where Reserve does not answer: the behaviour of version 2.1', () => {
 		expect(result.status).toBe('success');
 		const errorOutput = reserveOutputs(unsigned, 2.2).count;
 		expect(result.output(RESERVE, errorOutput)[0].json.details.kind).toBe('invalid-key');
+	});
+
+	test('a Webhook that answers by itself (When Last Node Finishes): no answer from Reserve, the node fails', async () => {
+		// n8n answers such a request itself: an answer from Reserve would be dropped, and a client
+		// error ending as a success would be answered 200 by n8n.
+		const workflow = answering(unsigned);
+		workflow.nodes[0] = { ...webhookNode, parameters: { responseMode: 'lastNode' } };
+		const result = await runWith(workflow, bad());
+		expect(result.webhookResponses).toEqual([]);
+		expect(result.status).toBe('error');
+		expect(result.nodeError(RESERVE)?.message).toMatch(/is an object/);
 	});
 
 	test('no Webhook before Reserve (a queue consumer): no answer, the node fails', async () => {
