@@ -6,61 +6,20 @@
 const { describe, test, expect, beforeEach } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { PACKAGE, registerTestNode, runWorkflow } = require('../support/engine');
+const { registerStepSideEffects } = require('../support/stepSideEffects');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
 const credentials = () => db.credential();
 
-/** Calls of each side effect, by event id and the customer it was given. */
-const calls = { customer: [], receipt: [] };
-const failReceiptOnce = new Set();
-/** Run inside "create customer" (the step's side effect), to act from elsewhere in between. */
-/** @type {(event: string) => Promise<void>} */
-let duringCustomer = async () => undefined;
-
-beforeEach(() => {
-	calls.customer.length = 0;
-	calls.receipt.length = 0;
-	failReceiptOnce.clear();
-	duringCustomer = async () => undefined;
+const effects = registerStepSideEffects({
+	createCustomer: 'bCreateCustomer',
+	sendReceipt: 'bSendReceipt',
 });
+const { calls, failReceiptOnce } = effects;
 
-/**
- * @param {string} name
- * @param {Array<{ event: string, customer: string }>} calledWith
- * @param {(event: string, n: number) => object} output
- */
-function registerSideEffect(name, calledWith, output) {
-	registerTestNode(
-		name,
-		async function () {
-			const items = this.getInputData();
-			const out = [];
-			for (let item = 0; item < items.length; item++) {
-				const event = String(this.getNodeParameter('event', item));
-				const customer = String(this.getNodeParameter('customer', item, ''));
-				calledWith.push({ event, customer });
-				if (name === 'bCreateCustomer') await duringCustomer(event);
-				if (name === 'bSendReceipt' && failReceiptOnce.delete(event)) {
-					if (!this.continueOnFail()) throw new Error(`SMTP timeout for ${event}`);
-					out.push({ json: { error: `SMTP timeout for ${event}` }, pairedItem: { item } });
-					continue;
-				}
-				out.push({ json: output(event, calledWith.length), pairedItem: { item } });
-			}
-			return [out];
-		},
-		[
-			{ displayName: 'Event', name: 'event', type: 'string', default: '' },
-			{ displayName: 'Customer', name: 'customer', type: 'string', default: '' },
-		],
-	);
-}
-registerSideEffect('bCreateCustomer', calls.customer, (event, n) => ({
-	customerId: `cus_${event}_${n}`,
-}));
-registerSideEffect('bSendReceipt', calls.receipt, (event) => ({ receiptSent: event }));
+beforeEach(() => effects.reset());
 
 /** A node between Reserve and the first step that does what `between` says (a delete, a wait). */
 /** @type {() => Promise<void>} */
@@ -302,7 +261,7 @@ describe('the version 2 shape: N steps, N + 1 nodes', () => {
 
 	test("a failure is never recorded as done: the step's node passing its input on is refused at the boundary", async () => {
 		// Create Customer fails and, with On Error "continue", n8n passes its input on unchanged.
-		duringCustomer = async () => {
+		effects.duringCustomer = async () => {
 			throw new Error('CRM down');
 		};
 		const result = await deliver(
@@ -331,12 +290,12 @@ describe('the version 2 shape: N steps, N + 1 nodes', () => {
 
 describe('a lost lease runs nothing more', () => {
 	test('taken over while the first step ran: the boundary cannot record, and the next step does not run', async () => {
-		duringCustomer = async (event) => {
+		effects.duringCustomer = async (event) => {
 			await db.query(
 				`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`,
 				[`evt:${event}`],
 			);
-			duringCustomer = async () => undefined;
+			effects.duringCustomer = async () => undefined;
 			const retry = await runWorkflow(
 				reserveWorkflow,
 				[webhookItem({ body: { id: event, type: 'checkout.session.completed' } })],

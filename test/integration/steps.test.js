@@ -5,68 +5,17 @@
 const { describe, test, expect, beforeEach } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { PACKAGE, registerTestNode, runWorkflow } = require('../support/engine');
+const { registerStepSideEffects } = require('../support/stepSideEffects');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 
 const db = useTestDatabase();
 const credentials = () => db.credential();
 
-/** Calls of each side effect, by event id, and what each call was given. */
-const calls = { customer: [], receipt: [] };
-/** Event ids whose next "send receipt" call fails (once each). */
-const failReceiptOnce = new Set();
-/** Called while "create customer" runs, to act from another execution in between. */
-/** @type {(event: string) => Promise<void>} */
-let duringCustomer = async () => undefined;
+const effects = registerStepSideEffects();
+const { calls, failReceiptOnce } = effects;
 
-beforeEach(() => {
-	calls.customer.length = 0;
-	calls.receipt.length = 0;
-	failReceiptOnce.clear();
-	duringCustomer = async () => undefined;
-});
-
-/**
- * A side effect as an n8n node: each call is counted, and its output is its own (an HTTP Request's
- * answer), so nothing of the Reserve output is left in the item. Its `event` parameter says which
- * event the call is for (an expression over an earlier node's output).
- */
-/**
- * @param {string} name
- * @param {Array<{ event: string, customer: string }>} calledWith
- * @param {(event: string, calls: number) => object} output
- */
-function registerSideEffect(name, calledWith, output) {
-	registerTestNode(
-		name,
-		async function () {
-			const items = this.getInputData();
-			const out = [];
-			for (let item = 0; item < items.length; item++) {
-				const event = String(this.getNodeParameter('event', item));
-				const customer = String(this.getNodeParameter('customer', item, ''));
-				calledWith.push({ event, customer });
-				if (name === 'createCustomer') await duringCustomer(event);
-				if (name === 'sendReceipt' && failReceiptOnce.delete(event)) {
-					if (!this.continueOnFail()) throw new Error(`SMTP timeout for ${event}`);
-					out.push({ json: { error: `SMTP timeout for ${event}` }, pairedItem: { item } });
-					continue;
-				}
-				out.push({ json: output(event, calledWith.length), pairedItem: { item } });
-			}
-			return [out];
-		},
-		[
-			{ displayName: 'Event', name: 'event', type: 'string', default: '' },
-			{ displayName: 'Customer', name: 'customer', type: 'string', default: '' },
-		],
-	);
-}
-
-registerSideEffect('createCustomer', calls.customer, (event, n) => ({
-	customerId: `cus_${event}_${n}`,
-}));
-registerSideEffect('sendReceipt', calls.receipt, (event) => ({ receiptSent: event }));
+beforeEach(() => effects.reset());
 
 const credential = { idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' } };
 const table = { schema: 'public', table: 'processed_events' };
@@ -277,13 +226,13 @@ describe('a retry resumes instead of redoing', () => {
 
 describe('a record is fenced by the reservation', () => {
 	test('an execution whose lease was taken over mid-step cannot record, and runs nothing more', async () => {
-		duringCustomer = async (event) => {
+		effects.duringCustomer = async (event) => {
 			// The lease ends while the step runs, and the sender's retry (another execution) takes it over.
 			await db.query(
 				`UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1`,
 				[`evt:${event}`],
 			);
-			duringCustomer = async () => undefined;
+			effects.duringCustomer = async () => undefined;
 			const body = { id: event, type: 'checkout.session.completed' };
 			const retry = await runWorkflow(reserveWorkflow, [webhookItem({ body })], {
 				credentials: credentials(),
