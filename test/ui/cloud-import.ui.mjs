@@ -47,14 +47,6 @@ const PREBUILT = path.join(REPO_DIR, 'workflows', 'cloud', 'stripe.json');
 const OWNER = { email: 'owner@example.com', password: 'Owner-pass-1A' };
 const EVENT = { id: 'evt_cloud_A', type: 'payment_intent.succeeded' };
 
-/** The Quick start's step 1, the README's business table. */
-const README_BUSINESS_TABLE_SQL = (() => {
-	const readme = readFileSync(path.join(REPO_DIR, 'README.md'), 'utf8');
-	const sql = /```sql\n([\s\S]*?CREATE TABLE IF NOT EXISTS business_log[\s\S]*?)```/.exec(readme);
-	if (!sql) throw new Error('README.md no longer has the CREATE TABLE business_log block');
-	return sql[1].trim();
-})();
-
 const started = Date.now();
 const shots = outputDir();
 let stack;
@@ -177,13 +169,13 @@ test(
 	{ skip, timeout: 240_000 },
 	() =>
 		step('note-sql', async () => {
-			let statements = createStatementsFromNote();
-			// The harness made business_log for every stack; this step must make it itself.
+			const statements = createStatementsFromNote();
+			// The harness made business_log for every stack; the note's SQL must make it itself.
 			await stack.keysDb.query('DROP TABLE IF EXISTS business_log');
-			// Until the note carries business_log's CREATE TABLE too (the Cloud-files change on another
-			// branch), the README's Quick start step 1 makes it; drop this once the note has it.
-			if (!statements.some((s) => /CREATE TABLE[^(]*\bbusiness_log\b/i.test(s)))
-				statements = [README_BUSINESS_TABLE_SQL, ...statements];
+			assert.ok(
+				statements.some((s) => /CREATE TABLE[^(]*\bbusiness_log\b/i.test(s)),
+				'the sticky note creates business_log, which the placeholder business step inserts into',
+			);
 			const tables = statements
 				.map((s) => /^CREATE TABLE(?: IF NOT EXISTS)?\s+(?:"?\w+"?\.)?"?(\w+)"?/i.exec(s)?.[1])
 				.filter(Boolean);

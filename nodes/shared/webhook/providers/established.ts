@@ -15,7 +15,7 @@ export const ESTABLISHED = [
 		retries:
 			'Any non-2xx (3xx too) fails; live mode retries with backoff for up to 3 days; manual resends for 30 days',
 		resend: {
-			how: 'Workbench → Webhooks → the destination → Event deliveries → the event → send it again (test mode, after its own retries)',
+			how: "Workbench → Webhooks → the destination → Event deliveries → the event → send it again, or `stripe events resend evt_…` in Workbench's Shell (no terminal needed)",
 			docs: 'https://docs.stripe.com/workbench/webhooks',
 		},
 		retry: {
