@@ -12,7 +12,7 @@ import {
 	isSkipped,
 	notTheStepsOutput,
 	recordedJson,
-	recordingProblem,
+	recordableEvents,
 	withStepMark,
 } from '../helpers/stepItems';
 
@@ -64,11 +64,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		byKey.set(id, target);
 		return target;
 	});
-	for (const [id, target] of byKey) {
-		const tooLarge = recordingProblem(step, target.items, maxBytes);
-		if (tooLarge !== undefined && !unrecordable.has(id)) unrecordable.set(id, tooLarge);
-	}
-	const toRecord = [...byKey].filter(([id]) => !unrecordable.has(id)).map(([, target]) => target);
+	const toRecord = recordableEvents(step, byKey, unrecordable, maxBytes);
 	const results = await statementStep(
 		this,
 		opened,

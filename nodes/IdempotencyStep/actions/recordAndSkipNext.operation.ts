@@ -13,7 +13,7 @@ import {
 	isSkipped,
 	notTheStepsOutput,
 	recordedJson,
-	recordingProblem,
+	recordableEvents,
 	runItem,
 } from '../helpers/stepItems';
 import { description as recordDescription } from './record.operation';
@@ -77,12 +77,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		target.items.push(recordedJson(item));
 		return target;
 	});
-	for (const [id, target] of byKey) {
-		if (target.items === null) continue;
-		const tooLarge = recordingProblem(step, target.items, maxBytes);
-		if (tooLarge !== undefined && !unrecordable.has(id)) unrecordable.set(id, tooLarge);
-	}
-	const toRecord = [...byKey].filter(([id]) => !unrecordable.has(id)).map(([, target]) => target);
+	const toRecord = recordableEvents(step, byKey, unrecordable, maxBytes);
 	const results = await statementStep(
 		this,
 		opened,

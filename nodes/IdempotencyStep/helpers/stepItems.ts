@@ -123,3 +123,23 @@ export function doneItems(
 		pairedItem: { item: itemIndex },
 	}));
 }
+
+/**
+ * The events whose items may be recorded: an event with an unrecordable item (already in
+ * `unrecordable`) or whose items together exceed the limit records none of them, and the size
+ * refusal joins `unrecordable` so its items fail with it. Events with no items to record (`null`:
+ * every item was passed on as done) are kept, unmeasured.
+ */
+export function recordableEvents<Target extends { items: unknown[] | null }>(
+	step: string,
+	byKey: ReadonlyMap<string, Target>,
+	unrecordable: Map<string, Error>,
+	maxOutputBytes: number,
+): Target[] {
+	for (const [id, target] of byKey) {
+		if (target.items === null || unrecordable.has(id)) continue;
+		const tooLarge = recordingProblem(step, target.items, maxOutputBytes);
+		if (tooLarge !== undefined) unrecordable.set(id, tooLarge);
+	}
+	return [...byKey].filter(([id]) => !unrecordable.has(id)).map(([, target]) => target);
+}
