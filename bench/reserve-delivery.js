@@ -19,7 +19,7 @@ const os = require('node:os');
 const path = require('node:path');
 process.env.N8N_USER_FOLDER ??= mkdtempSync(path.join(os.tmpdir(), 'idem-bench-'));
 
-const { option } = require('./support');
+const { option, stripeLikeEvent } = require('./support');
 
 const SECRET = 'whsec_reserve_delivery_bench';
 const TEMPLATE = path.join(__dirname, '..', 'workflows', 'idempotent-webhook.json');
@@ -28,34 +28,7 @@ const COMPLETE = 'Complete Key';
 
 /** One delivery as n8n 2.41's Webhook node emits it with Raw Body on (the bench's ~0.8 KB event). */
 function deliveryItem(id, seq) {
-	const body = {
-		id,
-		object: 'event',
-		api_version: '2024-06-20',
-		created: 1_700_000_000 + seq,
-		type: 'invoice.paid',
-		livemode: false,
-		pending_webhooks: 1,
-		request: { id: null, idempotency_key: null },
-		data: {
-			object: {
-				id: `in_${String(seq).padStart(8, '0')}`,
-				object: 'invoice',
-				amount_due: 4200,
-				amount_paid: 4200,
-				currency: 'eur',
-				customer: 'cus_BenchCustomer0001',
-				customer_email: 'bench@example.com',
-				status: 'paid',
-				billing_reason: 'subscription_cycle',
-				lines: {
-					object: 'list',
-					data: [{ id: 'il_0001', amount: 4200, description: '1 × Plan', quantity: 1 }],
-				},
-				metadata: { order: `ord_${seq}`, source: 'n8n-nodes-idempotency reserve-delivery bench' },
-			},
-		},
-	};
+	const body = stripeLikeEvent(id, seq, 'reserve-delivery');
 	const bytes = Buffer.from(JSON.stringify(body));
 	const t = Math.floor(Date.now() / 1000);
 	const v1 = createHmac('sha256', SECRET).update(`${t}.`).update(bytes).digest('hex');

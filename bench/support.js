@@ -82,6 +82,48 @@ function option(name, fallback) {
 	return index === -1 ? fallback : process.argv[index + 1];
 }
 
+/**
+ * A Stripe-like event of ~0.8 KB, the same for every variant except its id and sequence: one body
+ * for the webhook-level benchmark and the per-delivery profile, so both measure the same delivery.
+ */
+function stripeLikeEvent(id, seq, bench) {
+	return {
+		id,
+		object: 'event',
+		api_version: '2024-06-20',
+		created: 1_700_000_000 + seq,
+		type: 'invoice.paid',
+		livemode: false,
+		pending_webhooks: 1,
+		request: { id: null, idempotency_key: null },
+		data: {
+			object: {
+				id: `in_${String(seq).padStart(8, '0')}`,
+				object: 'invoice',
+				amount_due: 4200,
+				amount_paid: 4200,
+				currency: 'eur',
+				customer: 'cus_BenchCustomer0001',
+				customer_email: 'bench@example.com',
+				status: 'paid',
+				billing_reason: 'subscription_cycle',
+				lines: {
+					object: 'list',
+					data: [
+						{
+							id: 'il_0001',
+							amount: 4200,
+							description: '1 × Plan (at €42.00 / month)',
+							quantity: 1,
+						},
+					],
+				},
+				metadata: { order: `ord_${seq}`, source: `n8n-nodes-idempotency ${bench} bench` },
+			},
+		},
+	};
+}
+
 module.exports = {
 	benchDatabase,
 	formatInterval,
@@ -90,4 +132,5 @@ module.exports = {
 	medianInterval,
 	option,
 	saveResults,
+	stripeLikeEvent,
 };

@@ -3,46 +3,11 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 import { stripeSignature } from '../../scripts/harness/index.mjs';
+import { stripeLikeEvent } from '../support.js';
 
-/** A Stripe-like event of ~0.8 KB, the same for every variant except its id. */
+/** A Stripe-like event of ~0.8 KB, the same for every variant except its id (bench/support.js). */
 export function eventBody(id, seq) {
-	return Buffer.from(
-		JSON.stringify({
-			id,
-			object: 'event',
-			api_version: '2024-06-20',
-			created: 1_700_000_000 + seq,
-			type: 'invoice.paid',
-			livemode: false,
-			pending_webhooks: 1,
-			request: { id: null, idempotency_key: null },
-			data: {
-				object: {
-					id: `in_${String(seq).padStart(8, '0')}`,
-					object: 'invoice',
-					amount_due: 4200,
-					amount_paid: 4200,
-					currency: 'eur',
-					customer: 'cus_BenchCustomer0001',
-					customer_email: 'bench@example.com',
-					status: 'paid',
-					billing_reason: 'subscription_cycle',
-					lines: {
-						object: 'list',
-						data: [
-							{
-								id: 'il_0001',
-								amount: 4200,
-								description: '1 × Plan (at €42.00 / month)',
-								quantity: 1,
-							},
-						],
-					},
-					metadata: { order: `ord_${seq}`, source: 'n8n-nodes-idempotency webhook-level bench' },
-				},
-			},
-		}),
-	);
+	return Buffer.from(JSON.stringify(stripeLikeEvent(id, seq, 'webhook-level')));
 }
 
 /**
