@@ -4,18 +4,25 @@
 // bench/webhook/baseCheckout.mjs), each stack with its own webhook template (the one of its commit)
 // and the same floor. Rounds interleave the four loads (current floor, current template, base floor,
 // base template; odd rounds in that order, even rounds reversed), so a drift of the machine's speed
-// favours no build, and only one stack works at a time. Measured as the webhook-level bench measures
-// (bench/webhook/measure.mjs): n8n CPU per request (main process + task runner) from /proc, and
-// reported as the median of per-round ratios with its distribution-free interval (report.mjs):
+// favours no build, and only one stack works at a time.
+// Two stacks doing identical work differ by a few per cent (the one started first, its ports, its
+// databases): a cross-over cancels that. The stacks sit in two slots, A (started first) and B; the
+// first half of the rounds runs current in A and base in B, then both stacks are stopped and started
+// again with the builds swapped (--swap no keeps one placement).
+// Measured as the webhook-level bench measures (bench/webhook/measure.mjs): n8n CPU per request
+// (main process + task runner) from /proc, and reported as the median of per-round ratios with its
+// distribution-free interval (report.mjs, abRatios.mjs):
 //   current/currentFloor  the current template against the floor, both in the current stack
 //   base/baseFloor        the base template against the floor, both in the base stack
-//   current/base          the two templates, across the stacks
-//   currentFloor/baseFloor the same floor in both stacks: how far apart the stacks themselves are
+//   current/base          the two templates, across the stacks, both placements pooled
+//   currentFloor/baseFloor the same floor in both stacks
+//   (current/currentFloor) ÷ (base/baseFloor)  each template against its own stack's floor
+//   slot A floor / slot B floor  how far apart the slots themselves are
 // Every round keeps the webhook-level bench's checks (checks.mjs): each answer from the expected
 // branch, one business row per event, one key row per event, every execution recorded as a success.
 //
 //   npm run bench:ab -- --base <commit> [--rounds 6] [--requests 120] [--concurrency 1,16]
-//        [--shapes distinct] [--floor floorLight] [--warmup 20] [--env NAME=VALUE ...]
+//        [--shapes distinct] [--floor floorLight] [--warmup 20] [--swap yes|no] [--env NAME=VALUE ...]
 //
 // The floor defaults to floorLight (bench/workflows/floor-light.json: its Respond reads $json, the
 // lightest honest floor); --floor floor is the older one that reads $('Webhook').
@@ -35,6 +42,7 @@ import { postmasterPidOf } from './webhook/cpu.mjs';
 import { waitForIdle } from './webhook/idle.mjs';
 import { loadIds, runLoad } from './webhook/load.mjs';
 import { measureLoad } from './webhook/measure.mjs';
+import { abRatioLines, abRatios } from './webhook/abRatios.mjs';
 import { fmt, summarise } from './webhook/report.mjs';
 import { checkVariantNames, loadVariants } from './webhook/variants.mjs';
 
@@ -43,7 +51,8 @@ const { saveResults } = require('./support.js');
 
 const USAGE =
 	'npm run bench:ab -- --base <commit> [--rounds 6] [--requests 120] [--concurrency 1,16]\n' +
-	'                    [--shapes distinct] [--floor floorLight] [--warmup 20] [--env NAME=VALUE]\n';
+	'                    [--shapes distinct] [--floor floorLight] [--warmup 20] [--swap yes|no]\n' +
+	'                    [--env NAME=VALUE]\n';
 
 const args = parseArgs(process.argv.slice(2));
 if (args.help || !args.base) {
@@ -58,6 +67,8 @@ const config = configFrom({
 	variants: `${floor},package`,
 });
 if (args.profile) throw new Error('--profile: use bench/webhook-level.mjs (one stack)');
+if (!['yes', 'no', undefined].includes(args.swap)) throw new Error('--swap: yes or no');
+const swap = args.swap !== 'no' && config.rounds > 1;
 const VARIANTS = loadVariants();
 checkVariantNames(VARIANTS, config.variants);
 
@@ -72,9 +83,9 @@ const PAIRS = [
 
 const runTag = Date.now().toString(36);
 
-async function startBuild(build, sourceDir, env) {
+async function startBuild(build, slot, sourceDir, env) {
 	const stack = await startStack({
-		label: `ab-${build}`,
+		label: `ab-${slot}-${build}`,
 		extraWorkflows: [VARIANTS[floor].file],
 		env,
 		sourceDir,
@@ -86,11 +97,12 @@ async function startBuild(build, sourceDir, env) {
 	if (!urls[floor]) throw new Error(`${build}: no webhook URL for ${floor}`);
 	return {
 		build,
+		slot,
 		stack,
 		urls,
 		postmasterPid: postmasterPidOf(stack),
 		run: { config, variants: VARIANTS, ledger: createLedger(config.variants) },
-		tag: `${runTag}${build[0]}`,
+		tag: `${runTag}${slot}${build[0]}`,
 		seq: 0,
 	};
 }
@@ -119,6 +131,40 @@ async function warmUp(instance) {
 		);
 }
 
+/** One round: every load of both stacks, in this round's order, at each shape and concurrency. */
+async function measureRound(instances, round) {
+	const samples = [];
+	// Slot A's loads then slot B's, whichever build each holds; reversed on even rounds.
+	const loads = instances.flatMap((instance) => config.variants.map((v) => ({ instance, v })));
+	for (const shape of config.shapes) {
+		for (const c of config.concurrency) {
+			const order = round % 2 === 1 ? loads : [...loads].reverse();
+			for (const { instance, v } of order) {
+				const name = reportName(instance.build, v);
+				const { sample } = await measureLoad(instance.stack, instance.run, {
+					urls: instance.urls,
+					postmasterPid: instance.postmasterPid,
+					runTag: instance.tag,
+					round,
+					shape,
+					concurrency: c,
+					variant: v,
+					seq: instance.seq,
+					label: name,
+				});
+				instance.seq += sample.requests;
+				samples.push({
+					...sample,
+					variant: name,
+					slot: instance.slot,
+					serverKind: instance.stack.server.kind,
+				});
+			}
+		}
+	}
+	return samples;
+}
+
 async function main() {
 	const started = Date.now();
 	const current = currentBuild();
@@ -127,55 +173,48 @@ async function main() {
 	process.stderr.write(
 		`\nA/B: current ${current.label} against base ${base.sha.slice(0, 12)} (${base.dir}); ` +
 			`${config.rounds} rounds × ${config.shapes.join('/')} × concurrency ${config.concurrency.join('/')}, ` +
-			`${config.requests} requests per load, floor ${floor}\n`,
+			`${config.requests} requests per load, floor ${floor}, ${swap ? 'builds swap slots halfway' : 'no swap'}\n`,
 	);
-	const instances = [];
 	const samples = [];
 	const failures = [];
-	try {
-		instances.push(await startBuild('current', undefined, env));
-		instances.push(await startBuild('base', base.dir, env));
-		for (const instance of instances) await warmUp(instance);
-
-		const loads = instances.flatMap((instance) => config.variants.map((v) => ({ instance, v })));
-		for (let round = 1; round <= config.rounds; round++) {
-			for (const shape of config.shapes) {
-				for (const c of config.concurrency) {
-					const order = round % 2 === 1 ? loads : [...loads].reverse();
-					for (const { instance, v } of order) {
-						const name = reportName(instance.build, v);
-						const { sample } = await measureLoad(instance.stack, instance.run, {
-							urls: instance.urls,
-							postmasterPid: instance.postmasterPid,
-							runTag: instance.tag,
-							round,
-							shape,
-							concurrency: c,
-							variant: v,
-							seq: instance.seq,
-							label: name,
-						});
-						instance.seq += sample.requests;
-						samples.push({ ...sample, variant: name });
-					}
-				}
+	// Rounds 1..half with current in slot A; the rest (with --swap) with base in slot A.
+	const half = swap ? Math.ceil(config.rounds / 2) : config.rounds;
+	const placements = [
+		{ first: 1, last: half, slots: { A: 'current', B: 'base' } },
+		...(swap ? [{ first: half + 1, last: config.rounds, slots: { A: 'base', B: 'current' } }] : []),
+	];
+	const sourceDirs = { current: undefined, base: base.dir };
+	for (const placement of placements) {
+		const instances = [];
+		try {
+			for (const slot of ['A', 'B']) {
+				const build = placement.slots[slot];
+				instances.push(await startBuild(build, slot, sourceDirs[build], env));
 			}
+			for (const instance of instances) await warmUp(instance);
+			for (let round = placement.first; round <= placement.last; round++)
+				samples.push(...(await measureRound(instances, round)));
+			for (const instance of instances) {
+				process.stderr.write(`checks of the ${instance.build} stack (slot ${instance.slot}):\n`);
+				await checkRecords(instance.stack, instance.run, {});
+			}
+		} catch (error) {
+			failures.push(`benchmark aborted: ${error.stack ?? error}`);
+			for (const instance of instances)
+				process.stderr.write(
+					`\n--- last lines of the ${instance.build} n8n's log ---\n${instance.stack.n8n.logTail(30)}\n---\n`,
+				);
+		} finally {
+			for (const instance of instances) await instance.stack.stop();
 		}
-		for (const instance of instances) {
-			process.stderr.write(`checks of the ${instance.build} stack:\n`);
-			await checkRecords(instance.stack, instance.run, {});
-		}
-	} catch (error) {
-		failures.push(`benchmark aborted: ${error.stack ?? error}`);
 		for (const instance of instances)
-			process.stderr.write(
-				`\n--- last lines of the ${instance.build} n8n's log ---\n${instance.stack.n8n.logTail(30)}\n---\n`,
+			failures.push(
+				...instance.run.ledger.failures.map(
+					(f) => `${instance.build} (slot ${instance.slot}): ${f}`,
+				),
 			);
-	} finally {
-		for (const instance of instances) await instance.stack.stop();
+		if (failures.length) break;
 	}
-	for (const instance of instances)
-		failures.push(...instance.run.ledger.failures.map((f) => `${instance.build}: ${f}`));
 
 	const reportConfig = {
 		...config,
@@ -184,13 +223,15 @@ async function main() {
 	const { table, ratios, out } = summarise(
 		reportConfig,
 		samples,
-		instances[0]?.stack.server.kind ?? '?',
+		samples[0]?.serverKind ?? '?',
 		undefined,
 		{
 			pairs: PAIRS,
 			title: `A/B: current ${current.label} against base ${base.sha.slice(0, 12)}, one n8n 2.41.1 each, floor ${floor}`,
 		},
 	);
+	const abRows = abRatios(reportConfig, samples);
+	out.push(...abRatioLines(abRows));
 	const runSeconds = (Date.now() - started) / 1000;
 	out.push(
 		`\nchecks: ${failures.length ? `FAILED (${failures.length})` : 'passed'}; run time ${fmt(runSeconds / 60)} min`,
@@ -205,6 +246,8 @@ async function main() {
 		runSeconds,
 		table,
 		ratios,
+		abRatios: abRows,
+		swap,
 		samples,
 		checks: { passed: failures.length === 0, failures },
 	});

@@ -17,7 +17,7 @@ export const HISTORY_VARIANTS = [
 ];
 
 export const USAGE =
-	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated]\n' +
+	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated,duplicate]\n' +
 	'                             [--variants floor,floorLight,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile]\n' +
 	'       node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]   (bench/webhook/history.mjs)\n';
 
@@ -42,7 +42,9 @@ export function parseArgs(argv) {
 	return options;
 }
 
-const ALL_SHAPES = ['distinct', 'repeated'];
+// duplicate: not run unless asked (--shapes duplicate); the default runs what senders mostly send.
+const ALL_SHAPES = ['distinct', 'repeated', 'duplicate'];
+const DEFAULT_SHAPES = ['distinct', 'repeated'];
 export const list = (value) =>
 	String(value)
 		.split(',')
@@ -64,7 +66,7 @@ export function configFrom(args) {
 		concurrency: list(args.concurrency ?? (args.history ? '1' : '1,16')).map((c) =>
 			positiveInt('concurrency', c),
 		),
-		shapes: list(args.shapes ?? (args.history ? 'distinct' : ALL_SHAPES.join(','))),
+		shapes: list(args.shapes ?? (args.history ? 'distinct' : DEFAULT_SHAPES.join(','))),
 		variants: list(
 			args.variants ??
 				(args.history

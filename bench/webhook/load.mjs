@@ -14,9 +14,11 @@ export function eventBody(id, seq) {
  * The ids of one load. distinct: n new ids. repeated: blocks of up to 32 new ids followed by the
  * same 32 again (each id twice, half the requests duplicates; at concurrency 16 the second copy
  * mostly arrives after the first one finished, like a provider's retry, sometimes alongside it).
+ * duplicate: n ids like distinct, each sent once before the measured load (measure.mjs), so every
+ * measured request is a sender's retry of an event already answered.
  */
 export function loadIds(prefix, shape, n) {
-	if (shape === 'distinct')
+	if (shape === 'distinct' || shape === 'duplicate')
 		return Array.from({ length: n }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
 	const ids = [];
 	let next = 0;

@@ -9,6 +9,17 @@ import { loadIds, percentile, runLoad } from './load.mjs';
 import { fmt } from './report.mjs';
 
 /**
+ * The duplicate shape's first copies, unmeasured: the same bytes (the same request numbers) the
+ * measured load then sends again, as a sender retries a delivery it already made.
+ */
+async function sendFirstCopies(stack, run, { url, ids, c, seq, v }) {
+	const { answers } = await runLoad(url, ids, c, seq, run.variants[v].headers);
+	ids.forEach((id, i) => record(run, v, id, answers[i]));
+	await waitForIdle(stack, run);
+	await resendInFlight(stack, { [v]: url }, run);
+}
+
+/**
  * Sends the load (request numbers from `seq` on), waits until n8n saved its last execution, and
  * returns the sample and the load's window on the monotonic clock (for --profile). `label`: the name
  * its log line gives it (the A/B bench's names say which build).
@@ -25,6 +36,7 @@ export async function measureLoad(
 		config.requests,
 	);
 	await variants[v].beforeLoad?.(stack);
+	if (shape === 'duplicate') await sendFirstCopies(stack, run, { url: urls[v], ids, c, seq, v });
 	const cpuBefore = cpuSnapshot(stack, postmasterPid);
 	const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq, variants[v].headers);
 	const inFlightBefore = ledger.inFlight[v];
