@@ -28,8 +28,8 @@ export class IdempotencyReserve implements INodeType {
 		name: 'idempotencyReserve',
 		icon: { light: 'file:idempotencyReserve.svg', dark: 'file:idempotencyReserve.dark.svg' },
 		group: ['transform'],
-		version: [1, 2, 2.1, 2.2],
-		defaultVersion: 2.2,
+		version: [1, 2, 2.1, 2.2, 2.3],
+		defaultVersion: 2.3,
 		subtitle: keySourceSubtitle,
 		description:
 			'Reserve a webhook event key once in PostgreSQL: a new event goes on to the business step, a retry is told apart as a duplicate or in flight',

@@ -55,6 +55,25 @@ function triggerItem(runData, node) {
 	return outputs.find((items) => items?.length)?.[0]?.json;
 }
 
+const RESERVE_NODE = 'Idempotency Reserve';
+
+/**
+ * Where Reserve sent its item, from the item itself (so whatever its outputs are): `new`,
+ * `duplicate`, `in flight` or `invalid signature`. Reserve 2.3 answers the last three itself, so an
+ * execution that ends at Reserve is told apart by this, not by the Respond node it reached.
+ */
+function reserveRoute(runData, node) {
+	const outputs = runData?.[node]?.[0]?.data?.main ?? [];
+	const item = outputs.find((items) => items?.length)?.[0]?.json;
+	if (item === undefined) return undefined;
+	if (item.signature?.valid === false) return 'invalid signature';
+	const idempotency = item.idempotency ?? {};
+	if (idempotency.isNew === true) return 'new';
+	return idempotency.status === 'in_progress' && idempotency.mismatch === undefined
+		? 'in flight'
+		: 'duplicate';
+}
+
 function toRecord(row, flatted) {
 	let data;
 	try {
@@ -90,6 +109,8 @@ function toRecord(row, flatted) {
 		trigger,
 		requestId: headers[REQUEST_ID_HEADER],
 		items: (node, output = 0) => nodeItems(runData, node, output),
+		/** Reserve's verdict on the item it routed (reserveRoute), undefined if it routed none. */
+		reserveRoute: (node = RESERVE_NODE) => reserveRoute(runData, node),
 		/** When the node's first run started (ms since the epoch, n8n's clock), undefined if it did not run. */
 		startTime: (node) => runData?.[node]?.[0]?.startTime,
 		/** When the node's first run ended (startTime + executionTime), undefined if it did not run. */
@@ -170,10 +191,9 @@ export function executionReader(n8nDb, paths) {
 /** Which way a template execution went, from the nodes n8n recorded as run. */
 export function branchOf(execution) {
 	const ran = new Set(execution.nodesRun);
-	if (ran.has('Respond 200 duplicate'))
-		return ran.has('Business Step (insert business_log)') ? 'both?!' : 'duplicate';
-	if (ran.has('Respond 409 in flight'))
-		return ran.has('Business Step (insert business_log)') ? 'both?!' : 'in flight';
+	const route = execution.reserveRoute();
+	if (route === 'duplicate' || route === 'in flight')
+		return ran.has('Business Step (insert business_log)') ? 'both?!' : route;
 	if (ran.has('Release Key') || ran.has('Respond 500')) return 'failed, key released';
 	if (ran.has('Business Step (insert business_log)')) return 'processed';
 	return `other (${execution.nodesRun.join(' → ')})`;

@@ -62,8 +62,8 @@ const providerCopy = (/** @type {any} */ provider, /** @type {number} */ index) 
 /** @type {any[]} the published copies, in ADDED_PROVIDERS' order */
 let added = [];
 
-const RESPOND_401 = 'Respond 401';
-const REFUSED_PATH = ['Webhook', RESERVE, RESPOND_401];
+// Reserve 2.3 answers the 401 itself (Answer Problems): nothing runs after it.
+const REFUSED_PATH = ['Webhook', RESERVE];
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack;

@@ -17,8 +17,6 @@ import {
 } from '../../scripts/harness/index.mjs';
 import { sha256Hex } from '../support/webhookItems.js';
 
-const RESPOND_DUPLICATE = 'Respond 200 duplicate';
-const RESPOND_IN_FLIGHT = 'Respond 409 in flight';
 const PURGE_EVERY_SECONDS = 5;
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
@@ -81,11 +79,9 @@ test(
 				}
 			}
 
-			// The repeat: the duplicate branch only, never the business step.
-			assert.ok(
-				ran(repeat.execution, RESPOND_DUPLICATE),
-				`repeat ran ${repeat.execution.nodesRun.join(' → ')}`,
-			);
+			// The repeat: routed duplicate and answered by Reserve (2.3), never the business step.
+			assert.deepEqual(repeat.execution.nodesRun, ['Webhook', 'Idempotency Reserve']);
+			assert.equal(repeat.execution.reserveRoute(), 'duplicate');
 			assert.ok(!ran(repeat.execution, BUSINESS_STEP));
 			assert.equal(repeat.execution.trigger.headers['stripe-signature'], repeat.signature);
 			assert.equal(first.execution.trigger.headers['stripe-signature'], first.signature);
@@ -154,7 +150,7 @@ test(
 			const second = await stack.deliver(body, { contentType: 'application/json' });
 			assert.equal(second.response.status, 200);
 			assert.deepEqual(second.response.json, { status: 'duplicate', key: expectedKey });
-			assert.ok(ran(second.execution, RESPOND_DUPLICATE));
+			assert.equal(second.execution.reserveRoute(), 'duplicate');
 			assert.ok(!ran(second.execution, BUSINESS_STEP));
 			assert.equal((await stack.businessRows(expectedKey)).length, 1);
 			assert.equal((await webhookExecutions()).length, executionsBefore + 2);
@@ -180,8 +176,9 @@ test(
 			assert.equal((await stack.keyRows(key)).length, 1);
 
 			assert.equal(executions.filter((e) => ran(e, BUSINESS_STEP)).length, 1);
-			assert.equal(executions.filter((e) => ran(e, RESPOND_DUPLICATE)).length, duplicates.length);
-			assert.equal(executions.filter((e) => ran(e, RESPOND_IN_FLIGHT)).length, inFlight.length);
+			const routed = (route) => executions.filter((e) => e.reserveRoute() === route).length;
+			assert.equal(routed('duplicate'), duplicates.length);
+			assert.equal(routed('in flight'), inFlight.length);
 			assert.ok(executions.every((e) => e.status === 'success'));
 
 			// The senders that got 409 come back: the event is completed by now, so each is a 200 duplicate.

@@ -289,7 +289,7 @@ test(
 			);
 			assert.equal(executions.filter((e) => e.nodesRun.includes('Complete Key')).length, distinct);
 			assert.equal(
-				executions.filter((e) => e.nodesRun.includes('Respond 409 in flight')).length,
+				executions.filter((e) => e.reserveRoute() === 'in flight').length,
 				inFlight.length,
 			);
 

@@ -10,47 +10,17 @@ const { randomUUID } = require('node:crypto');
 const { reserveOutputs } = require('../../dist/nodes/shared/reserveRules/reserveOutputs');
 const { CLIENT_ERRORS } = require('../../dist/nodes/shared/keys/clientErrors');
 const { useTestDatabase } = require('../support/database');
-const { registerNodeType, runWorkflow } = require('../support/engine');
+const { runWorkflow } = require('../support/engine');
 const { PROVIDERS } = require('../support/providerVectors');
 const { takeAnswers } = require('../support/respondProbe');
 const { webhookItem } = require('../support/webhookItems');
+require('../support/webhookStandIn');
 const RESPOND_NODES = require('../fixtures/problemRespondNodes.json');
 
 const db = useTestDatabase();
 const stripe = PROVIDERS.stripe;
 const RESERVE = 'Idempotency Reserve';
 const WEBHOOK = 'Webhook';
-
-// n8n's Webhook node as Reserve sees it: a parent of its type that hands the delivery on.
-registerNodeType('n8n-nodes-base.webhook', {
-	description: {
-		displayName: 'Webhook (stand-in)',
-		name: 'webhook',
-		group: ['trigger'],
-		version: [2, 2.1],
-		defaults: {},
-		inputs: ['main'],
-		outputs: ['main'],
-		// As n8n's own: answered when the workflow ends, or by a node ("Using 'Respond to Webhook' Node").
-		properties: [
-			{
-				displayName: 'Respond',
-				name: 'responseMode',
-				type: 'options',
-				options: [
-					{ name: 'Immediately', value: 'onReceived' },
-					{ name: 'When Last Node Finishes', value: 'lastNode' },
-					{ name: "Using 'Respond to Webhook' Node", value: 'responseNode' },
-				],
-				default: 'onReceived',
-			},
-		],
-	},
-	/** @this {import('n8n-workflow').IExecuteFunctions} */
-	async execute() {
-		return [this.getInputData()];
-	},
-});
 
 /** @param {number} typeVersion @param {Record<string, unknown>} parameters @param {object} [extra] */
 const reserveNode = (typeVersion, parameters, extra = {}) => ({

@@ -59,11 +59,17 @@ const respondProbe = {
 				String(value),
 			]),
 		);
+		const value = this.getNodeParameter('responseBody', 0, '');
+		// Respond With JSON: n8n sends the value as JSON, as Express's res.json does.
+		const json = this.getNodeParameter('respondWith', 0, 'json') === 'json';
+		if (json) headers['content-type'] ??= 'application/json; charset=utf-8';
 		answers.push({
 			node: this.getNode().name,
 			statusCode: options.responseCode || 200,
 			headers,
-			body: String(this.getNodeParameter('responseBody', 0, '')),
+			body: json
+				? JSON.stringify(typeof value === 'string' ? JSON.parse(value) : value)
+				: String(value),
 		});
 		return [this.getInputData()];
 	},

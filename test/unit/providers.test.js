@@ -176,10 +176,10 @@ describe('the real table makes what the nodes use', () => {
 		const { description } = new IdempotencyReserve();
 		const signature = property(description.properties, 'signature');
 		expect(signature.options.slice(1)).toEqual(providerOptionsFrom(PROVIDERS));
-		// Reserve 2.1 and later leave the tolerance to the provider; Reserve 2 keeps 300. 2.2 (the
-		// default version) adds Answer Problems.
-		expect(description.version).toEqual([1, 2, 2.1, 2.2]);
-		expect(description.defaultVersion).toBe(2.2);
+		// Reserve 2.1 and later leave the tolerance to the provider; Reserve 2 keeps 300. 2.2 adds
+		// Answer Problems, 2.3 (the default version) Answer Repeats.
+		expect(description.version).toEqual([1, 2, 2.1, 2.2, 2.3]);
+		expect(description.defaultVersion).toBe(2.3);
 		expectTolerances(description.properties, 'signature', timestampedFrom(PROVIDERS), 2.1);
 	});
 

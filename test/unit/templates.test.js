@@ -57,6 +57,19 @@ const answers = (node) =>
 	node.type === 'n8n-nodes-base.respondToWebhook' ||
 	(node.type.startsWith('n8n-nodes-idempotency.') && node.parameters.respondToWebhook === true);
 
+const { reserveOutputNames } = require('../../dist/nodes/shared/reserveRules/reserveOutputs');
+
+// Reserve 2.3 answers what it routes to these outputs itself (Answer Repeats, Answer Problems;
+// nodes/IdempotencyReserve/helpers/answerRepeats.ts), so they may end unconnected.
+const answersOutput = (node, index) => {
+	if (node.type !== 'n8n-nodes-idempotency.idempotencyReserve' || node.typeVersion < 2.3)
+		return false;
+	const name = reserveOutputNames(node.parameters, node.typeVersion)[index];
+	if (name === 'duplicate' || name === 'in flight') return node.parameters.answerRepeats ?? true;
+	if (name === 'invalid signature') return node.parameters.answerProblems ?? true;
+	return false;
+};
+
 test.each(HTTP_TEMPLATES)(
 	'every path of %s ends in an answer (else n8n answers 200 with an empty body)',
 	(file) => {
@@ -70,8 +83,10 @@ test.each(HTTP_TEMPLATES)(
 		const walk = (node, answered, seen) => {
 			const nowAnswered = answered || answers(node);
 			const outputs = workflow.connections[node.name]?.main ?? [];
-			if (outputs.length === 0 || outputs.some((targets) => targets.length === 0))
-				ends.push([node.name, nowAnswered]);
+			if (outputs.length === 0) ends.push([node.name, nowAnswered]);
+			outputs.forEach((targets, index) => {
+				if (targets.length === 0) ends.push([node.name, nowAnswered || answersOutput(node, index)]);
+			});
 			for (const targets of outputs)
 				for (const { node: next } of targets)
 					if (!seen.has(next)) walk(byName.get(next), nowAnswered, new Set([...seen, next]));
@@ -97,10 +112,14 @@ describe.each(HTTP_TEMPLATES)(
 		// Reserve 2.2 answers a client error 4xx and any other failure 500 itself (Answer Problems,
 		// on by default), then fails the execution on the 500: no error output, so n8n does not
 		// evaluate Reserve's outputs expression after every run (issue 51). The answers are the ones
-		// the removed Respond node gave: test/integration/reserveAnswers.test.js.
-		test('Reserve is version 2.2 with Answer Problems on and no error output', () => {
-			expect(reserve.typeVersion).toBe(2.2);
+		// the removed Respond node gave: test/integration/clientErrorAnswers.test.js. 2.3 also
+		// answers duplicates, deliveries in flight and invalid signatures (Answer Repeats), so the
+		// webhook templates keep no Respond node on those outputs; the API template replays the
+		// stored answer with its own nodes.
+		test('Reserve is version 2.3 with Answer Problems on and no error output', () => {
+			expect(reserve.typeVersion).toBe(2.3);
 			expect(reserve.parameters.answerProblems ?? true).toBe(true);
+			expect(reserve.parameters.answerRepeats ?? true).toBe(file !== 'idempotent-api.json');
 			expect(reserve.onError).toBeUndefined();
 			const { reserveOutputs } = require('../../dist/nodes/shared/reserveRules/reserveOutputs');
 			expect(workflow.connections[reserve.name].main).toHaveLength(
@@ -116,6 +135,9 @@ describe.each(HTTP_TEMPLATES)(
 				'Fail the Execution (500 sent)',
 			])
 				expect(names).not.toContain(gone);
+			if (reserve.parameters.answerRepeats ?? true)
+				for (const gone of ['Respond 200 duplicate', 'Respond 409 in flight', 'Respond 401'])
+					expect(names).not.toContain(gone);
 		});
 	},
 );
@@ -171,33 +193,52 @@ test('the templates that verify signatures are the five webhook templates', () =
 describe.each(SIGNING_TEMPLATES)(
 	'%s answers invalid signature 401 problem+json without saying which check failed',
 	(file) => {
-		test('Content-Type application/problem+json, the invalid-signature kind, one fixed detail', () => {
-			const { respond, answer } = answerOf(file, 401);
-			expect(respond.parameters.respondWith).toBe('text');
-			expect(respond.parameters.options.responseHeaders.entries).toEqual(PROBLEM_JSON);
+		test('Reserve answers it (Answer Problems, 2.3): Content-Type application/problem+json, the invalid-signature kind, one fixed detail', () => {
+			const workflow = templates.find(([name]) => name === file)[1];
+			const reserve = workflow.nodes.find(
+				(node) => node.type === 'n8n-nodes-idempotency.idempotencyReserve',
+			);
+			const invalid = reserveOutputNames(reserve.parameters, reserve.typeVersion).indexOf(
+				'invalid signature',
+			);
+			expect(workflow.connections[reserve.name].main[invalid]).toEqual([]);
+			const {
+				invalidSignatureAnswer,
+			} = require('../../dist/nodes/IdempotencyReserve/helpers/answerRepeats');
+			const answer = invalidSignatureAnswer();
+			expect([answer.statusCode, answer.headers]).toEqual([
+				401,
+				{ 'content-type': 'application/problem+json' },
+			]);
 			const { type, title, status } = clientErrorDetails('invalid-signature');
 			expect(type).toBe(`${CLIENT_ERROR_DOCS}#invalid-signature`);
-			const problems = [
-				'missing_header',
-				'malformed',
-				'timestamp_out_of_tolerance',
-				'mismatch',
-			].map((reason) =>
-				answer({
-					json: {
-						body: { id: 'evt_1' },
-						signature: { valid: false, provider: 'stripe', reason },
-					},
-				}),
-			);
-			for (const problem of problems)
-				expect(problem).toEqual({ type, title, status, detail: INVALID_SIGNATURE_DETAIL });
-			expect(respond.parameters.responseBody).not.toMatch(/signature\.reason|\$json/);
+			expect(JSON.parse(answer.body)).toEqual({
+				type,
+				title,
+				status,
+				detail: INVALID_SIGNATURE_DETAIL,
+			});
 		});
 	},
 );
 
 describe('idempotent-api.json: 409 and 422 point at their anchors in docs/errors.md', () => {
+	test("Reserve 2.3's own 409 for an Idempotency-Key (Answer Repeats on) is the template's Respond 409, byte for byte", () => {
+		const { answer } = answerOf('idempotent-api.json', 409);
+		const { routedAnswerOf } = require('../../dist/nodes/IdempotencyReserve/helpers/answerRepeats');
+		const idempotency = { key: 'k', isNew: false, status: 'in_progress', retryAfterSeconds: 7 };
+		const own = routedAnswerOf(
+			[[], [], [{ json: { idempotency } }], []],
+			{ count: 4, new: 0, duplicate: 1, inFlight: 2, reusedKey: 3 },
+			{ problems: true, invalidSignature: true, repeats: true, keySource: 'idempotencyKeyHeader' },
+		);
+		expect([own.statusCode, own.headers]).toEqual([
+			409,
+			{ 'content-type': 'application/problem+json', 'retry-after': '7' },
+		]);
+		expect(own.body).toBe(JSON.stringify(answer({ json: { idempotency } })));
+	});
+
 	test('in flight: 409, the in-flight anchor (not an error of the request), Retry-After', () => {
 		const { respond, answer } = answerOf('idempotent-api.json', 409);
 		expect(respond.parameters.options.responseHeaders.entries).toEqual([

@@ -30,7 +30,16 @@ import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { digestHex, itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
 import { answerFirstOf, type AnswerFirst } from '../helpers/answerFirst';
-import { answersProblems, problemAnswerOf } from '../helpers/answerProblems';
+import {
+	ANSWER_PROBLEMS_VERSION,
+	answersItsWebhook,
+	problemAnswerOf,
+} from '../helpers/answerProblems';
+import {
+	ANSWER_REPEATS_VERSION,
+	routedAnswerOf,
+	type RoutedAnswers,
+} from '../helpers/answerRepeats';
 import { respondToWebhook } from '../../shared/run/respondToWebhook';
 import {
 	handedOnVerdict,
@@ -151,34 +160,69 @@ function reserveTargetReader(
 }
 
 /**
- * Version 2.2 answers a failure itself behind a Webhook (answerProblems.ts), then routes as before.
+ * Version 2.2 answers a failure itself behind a Webhook (answerProblems.ts), 2.3 also what it routes
+ * away from the business step (answerRepeats.ts); then it routes as before.
  * Output 0 (`true`, `new`): reserved by this execution, run the business step. Output 1 (`false`,
  * `duplicate`): already reserved. Version 2 adds `in flight` (lease mode), `reused key` (On Mismatch)
  * and `invalid signature` (when it verifies): see reserveOutputs.ts.
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	if (!answersProblems(this)) return await reserveItems.call(this);
-	try {
-		return await reserveItems.call(this);
-	} catch (error) {
-		const failure = error as NodeOperationError | NodeApiError;
-		const { answer, clientError } = problemAnswerOf(
-			failure,
-			this.getNodeParameter('keySource', 0, undefined),
-		);
-		await respondToWebhook(this, answer);
-		// An internal failure fails the execution after its 500: the Error Workflow runs, the sender retries.
-		if (!clientError) throw failure;
-		this.addExecutionHints({
-			message: `Answered ${answer.statusCode} problem+json (Answer Problems): ${failure.message}. Nothing reserved for this item, no output`,
-			location: 'outputPane',
-		});
-		return Array.from({ length: outputCountOf(this) }, () => []);
+	const answers = routedAnswerSettings(this);
+	if (answers === undefined) return await reserveItems.call(this);
+	let routed: INodeExecutionData[][];
+	if (!answers.problems) routed = await reserveItems.call(this);
+	else {
+		try {
+			routed = await reserveItems.call(this);
+		} catch (error) {
+			return await answerProblem(this, error as NodeOperationError | NodeApiError);
+		}
 	}
+	const answer = routedAnswerOf(routed, outputsOf(this), answers);
+	if (answer !== undefined) await respondToWebhook(this, answer);
+	return routed;
 }
 
-/** How many outputs this run has, read as execute reads them. */
-function outputCountOf(context: IExecuteFunctions): number {
+/** What this run answers itself, or undefined when it answers nothing (answerProblems.ts, answerRepeats.ts). */
+function routedAnswerSettings(context: IExecuteFunctions): RoutedAnswers | undefined {
+	const version = nodeOfRun(context).typeVersion;
+	if (version < ANSWER_PROBLEMS_VERSION) return undefined;
+	const problems = context.getNodeParameter('answerProblems', 0, true) as boolean;
+	const repeats =
+		version >= ANSWER_REPEATS_VERSION &&
+		(context.getNodeParameter('answerRepeats', 0, true) as boolean);
+	if (!problems && !repeats) return undefined;
+	if (!answersItsWebhook(context)) return undefined;
+	return {
+		problems,
+		// The invalid signature's 401 is a problem 2.3 answers; 2.2 left it to a Respond node.
+		invalidSignature: problems && version >= ANSWER_REPEATS_VERSION,
+		repeats,
+		keySource: context.getNodeParameter('keySource', 0, undefined),
+	};
+}
+
+/** A failure answered 4xx or 500 problem+json; a client's goes to no output, any other fails the node. */
+async function answerProblem(
+	context: IExecuteFunctions,
+	failure: NodeOperationError | NodeApiError,
+): Promise<INodeExecutionData[][]> {
+	const { answer, clientError } = problemAnswerOf(
+		failure,
+		context.getNodeParameter('keySource', 0, undefined),
+	);
+	await respondToWebhook(context, answer);
+	// An internal failure fails the execution after its 500: the Error Workflow runs, the sender retries.
+	if (!clientError) throw failure;
+	context.addExecutionHints({
+		message: `Answered ${answer.statusCode} problem+json (Answer Problems): ${failure.message}. Nothing reserved for this item, no output`,
+		location: 'outputPane',
+	});
+	return Array.from({ length: outputsOf(context).count }, () => []);
+}
+
+/** This run's outputs, read as execute reads them. */
+function outputsOf(context: IExecuteFunctions): ReserveOutputs {
 	return reserveOutputs(
 		{
 			mode: context.getNodeParameter('mode', 0, DEFAULT_MODE),
@@ -187,7 +231,7 @@ function outputCountOf(context: IExecuteFunctions): number {
 			onMismatch: context.getNodeParameter('onMismatch', 0, DEFAULT_ON_MISMATCH),
 		},
 		nodeOfRun(context).typeVersion,
-	).count;
+	);
 }
 
 /** Every item reserved and routed; a failure throws or, when the node continues on error, is an error item. */

@@ -37,16 +37,14 @@ export const INTERNAL_FAILURE_DETAIL_WITH_KEY =
 export const INTERNAL_FAILURE_TITLE = 'The request could not be processed';
 
 /**
- * Whether this run answers its failures: version 2.2 or later, Answer Problems on, one item (a
- * webhook delivers one; with several, one answer could not speak for all), a Webhook before it set
- * to answer "Using 'Respond to Webhook' Node" (in any other mode n8n answers the request itself, so
- * an answer from here would be dropped and a client error would end as a success that n8n answers
- * 200), and the node not set to continue on error (then the user's own nodes answer, as in 2.1).
+ * Whether a run's answer reaches the sender: a Webhook before it set to answer "Using 'Respond to
+ * Webhook' Node" (in any other mode n8n answers the request itself, so an answer from here would be
+ * dropped and a client error would end as a success that n8n answers 200), one item (a webhook
+ * delivers one; with several, one answer could not speak for all), and the node not set to continue
+ * on error (then the user's own nodes answer, as in 2.1).
  */
-export function answersProblems(context: IExecuteFunctions): boolean {
+export function answersItsWebhook(context: IExecuteFunctions): boolean {
 	const node = nodeOfRun(context);
-	if (node.typeVersion < ANSWER_PROBLEMS_VERSION) return false;
-	if (!(context.getNodeParameter('answerProblems', 0, true) as boolean)) return false;
 	if (context.continueOnFail() || context.getInputData().length !== 1) return false;
 	return context
 		.getParentNodes(node.name, { includeNodeParameters: true })
