@@ -178,6 +178,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			return await answerProblem(this, error as NodeOperationError | NodeApiError);
 		}
 	}
+	// A new event goes on to the business step (output 0): nothing to answer here.
+	if (routed[0]?.length) return routed;
 	const answer = routedAnswerOf(routed, outputsOf(this), answers);
 	if (answer !== undefined) await respondToWebhook(this, answer);
 	return routed;

@@ -7,6 +7,7 @@ import { tableRef } from '../store/identifiers';
 import { KeyStore } from '../store/KeyStore';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
 import { poolFor, type PoolEntry } from '../transport/poolCache';
+import { keyStoreCredential } from './executionCredentials';
 
 export interface OpenedStore {
 	store: KeyStore;
@@ -20,9 +21,7 @@ export interface OpenedStore {
  * returns the store. Names are validated here, before any SQL can run.
  */
 export async function openKeyStore(context: IExecuteFunctions): Promise<OpenedStore> {
-	const credential = (await context.getCredentials(
-		KEY_STORE_CREDENTIAL_TYPE,
-	)) as unknown as IdempotencyPostgresCredential;
+	const credential = await keyStoreCredential(context);
 	const { schema, table } = keyTableParameters(context);
 	const ref = tableRef(schema, table);
 	// The credential id lets the pool cache notice an edited credential and close the old pool.
