@@ -191,7 +191,15 @@ export function executionReader(n8nDb, paths) {
 /** Which way a template execution went, from the nodes n8n recorded as run. */
 export function branchOf(execution) {
 	const ran = new Set(execution.nodesRun);
-	const route = execution.reserveRoute();
+	// The package's templates: Reserve's verdict (2.3 answers repeats itself); the built-in-nodes
+	// workflows (Cloud): the Respond node each repeat reaches.
+	const route =
+		execution.reserveRoute() ??
+		(ran.has('Respond 200 duplicate')
+			? 'duplicate'
+			: ran.has('Respond 409 in flight')
+				? 'in flight'
+				: undefined);
 	if (route === 'duplicate' || route === 'in flight')
 		return ran.has('Business Step (insert business_log)') ? 'both?!' : route;
 	if (ran.has('Release Key') || ran.has('Respond 500')) return 'failed, key released';
