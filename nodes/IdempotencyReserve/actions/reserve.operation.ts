@@ -168,19 +168,20 @@ function reserveTargetReader(
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const answers = routedAnswerSettings(this);
-	if (answers === undefined) return await reserveItems.call(this);
-	let routed: INodeExecutionData[][];
-	if (!answers.problems) routed = await reserveItems.call(this);
+	if (answers === undefined) return (await reserveItems.call(this)).routed;
+	let reserved: Awaited<ReturnType<typeof reserveItems>>;
+	if (!answers.problems) reserved = await reserveItems.call(this);
 	else {
 		try {
-			routed = await reserveItems.call(this);
+			reserved = await reserveItems.call(this);
 		} catch (error) {
 			return await answerProblem(this, error as NodeOperationError | NodeApiError);
 		}
 	}
+	const { routed, outputs } = reserved;
 	// A new event goes on to the business step (output 0): nothing to answer here.
 	if (routed[0]?.length) return routed;
-	const answer = routedAnswerOf(routed, outputsOf(this), answers);
+	const answer = routedAnswerOf(routed, outputs, answers);
 	if (answer !== undefined) await respondToWebhook(this, answer);
 	return routed;
 }
@@ -223,7 +224,7 @@ async function answerProblem(
 	return Array.from({ length: outputsOf(context).count }, () => []);
 }
 
-/** This run's outputs, read as execute reads them. */
+/** This run's outputs, read as reserveItems reads them (for a failure it threw before returning them). */
 function outputsOf(context: IExecuteFunctions): ReserveOutputs {
 	return reserveOutputs(
 		{
@@ -236,8 +237,13 @@ function outputsOf(context: IExecuteFunctions): ReserveOutputs {
 	);
 }
 
-/** Every item reserved and routed; a failure throws or, when the node continues on error, is an error item. */
-async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+/**
+ * Every item reserved and routed, with the outputs it was routed by (execute answers from them); a
+ * failure throws or, when the node continues on error, is an error item.
+ */
+async function reserveItems(
+	this: IExecuteFunctions,
+): Promise<{ routed: INodeExecutionData[][]; outputs: ReserveOutputs }> {
 	const mode = this.getNodeParameter('mode', 0, DEFAULT_MODE) as ReserveMode;
 	const signature = this.getNodeParameter('signature', 0, 'none') as string;
 	const fingerprint = this.getNodeParameter('fingerprint', 0, undefined) as unknown;
@@ -250,31 +256,41 @@ async function reserveItems(this: IExecuteFunctions): Promise<INodeExecutionData
 		{ mode, signature, fingerprint, onMismatch },
 		nodeOfRun(this).typeVersion,
 	);
+	return { routed: await routeByOutputs(this, outputs, mode, onMismatch), outputs };
+}
+
+async function routeByOutputs(
+	context: IExecuteFunctions,
+	outputs: ReserveOutputs,
+	mode: ReserveMode,
+	onMismatch: MismatchHandling,
+): Promise<INodeExecutionData[][]> {
 	let leaseSeconds = 0;
 	let waitSeconds = 0;
 	if (mode === 'lease') {
 		try {
-			leaseSeconds = leaseSecondsOf(this);
-			waitSeconds = waitSecondsOf(this);
+			leaseSeconds = leaseSecondsOf(context);
+			waitSeconds = waitSecondsOf(context);
 		} catch (error) {
 			// Like every setup failure: error items, never the input passed on as new but unreserved.
-			return failWhole(this, error as NodeOperationError, outputs.count);
+			return failWhole(context, error as NodeOperationError, outputs.count);
 		}
 	}
 
 	const settings = { mode, leaseSeconds, waitSeconds, onMismatch };
 	const invalidOutput = outputs.invalidSignature;
-	if (invalidOutput === undefined) return await reserveVerified(this, settings, outputs, undefined);
+	if (invalidOutput === undefined)
+		return await reserveVerified(context, settings, outputs, undefined);
 
 	// Verified first: an item whose signature fails reserves nothing, and with none left the key
 	// store is not even asked.
-	const verified = await verifyItemSignatures(this, {
+	const verified = await verifyItemSignatures(context, {
 		outputCount: outputs.count,
 		schemeParameter: 'signature',
 		invalidOutput,
 	});
 	if (verified.valid.size === 0) return verified.outputs;
-	const reserved = await reserveVerified(this, settings, outputs, verified.valid);
+	const reserved = await reserveVerified(context, settings, outputs, verified.valid);
 	reserved[invalidOutput].push(...verified.outputs[invalidOutput]);
 	return reserved;
 }

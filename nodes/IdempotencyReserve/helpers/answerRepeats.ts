@@ -1,6 +1,6 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { webhookAnswerOf, type WebhookAnswer } from '../../shared/answers/webhookAnswer';
+import { JSON_TYPE, webhookAnswerOf, type WebhookAnswer } from '../../shared/answers/webhookAnswer';
 import {
 	clientErrorDetails,
 	INVALID_SIGNATURE_DETAIL,
@@ -26,8 +26,6 @@ import type { StoredResponse } from '../../shared/store/keyStoreTypes';
 
 /** The first version that answers repeats and invalid signatures. */
 export const ANSWER_REPEATS_VERSION = 2.3;
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface RoutedAnswers {
 	/** Answer Problems: a failure's 4xx or 500 (2.2 on). */

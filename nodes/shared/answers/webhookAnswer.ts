@@ -4,7 +4,8 @@ import type { WebhookAnswer } from '../webhook/webhookAnswerType';
 
 export type { WebhookAnswer } from '../webhook/webhookAnswerType';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+/** What n8n's Respond to Webhook node sends JSON as (Express's res.json). */
+export const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** A body that is JSON text (an object or an array) is sent as JSON even when it was typed as text. */
