@@ -3,6 +3,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { KEY_STORE_CREDENTIAL_TYPE } from '../parameters/credentials';
 import { nodeOfRun } from '../parameters/runNode';
 import type { IdempotencyPostgresCredential } from '../transport/connectionOptions';
+import { ExpiringEntries } from './expiringEntries';
 
 /**
  * The key store's credential, asked of n8n once per execution: Reserve reads it, and Complete Key,
@@ -19,21 +20,7 @@ const KEEP_MS = 30_000;
 /** Entries past KEEP_MS are swept when this many are held. */
 const SWEEP_AT = 256;
 
-interface Held {
-	credential: IdempotencyPostgresCredential;
-	until: number;
-}
-
-/** Insertion order is time order, so a sweep stops at the first live entry. */
-const held = new Map<string, Held>();
-
-function sweep(now: number): void {
-	if (held.size < SWEEP_AT) return;
-	for (const [id, entry] of held) {
-		if (entry.until > now) break;
-		held.delete(id);
-	}
-}
+const held = new ExpiringEntries<IdempotencyPostgresCredential>(SWEEP_AT);
 
 /** Where this run's credential is held, or undefined when the run has no execution or credential id. */
 function heldId(context: IExecuteFunctions): string | undefined {
@@ -49,15 +36,11 @@ export async function keyStoreCredential(
 	now: number = performance.now(),
 ): Promise<IdempotencyPostgresCredential> {
 	const id = heldId(context);
-	const entry = id === undefined ? undefined : held.get(id);
-	if (entry !== undefined && entry.until > now) return entry.credential;
+	const kept = id === undefined ? undefined : held.get(id, now);
+	if (kept !== undefined) return kept;
 	const credential = (await context.getCredentials(
 		KEY_STORE_CREDENTIAL_TYPE,
 	)) as unknown as IdempotencyPostgresCredential;
-	if (id !== undefined) {
-		sweep(now);
-		held.delete(id);
-		held.set(id, { credential, until: now + KEEP_MS });
-	}
+	if (id !== undefined) held.set(id, credential, now + KEEP_MS, now);
 	return credential;
 }

@@ -1,3 +1,5 @@
+import { ExpiringEntries } from './expiringEntries';
+
 /**
  * What a statement of this process has just confirmed about a key this execution holds: the steps
  * recorded under it, and until when its lease cannot end. Idempotency Step (version 2) answers "is
@@ -23,12 +25,9 @@ const SWEEP_AT = 1_000;
 interface KnownEntry {
 	token: string;
 	names: ReadonlySet<string>;
-	/** Monotonic ms after which the entry is not used. */
-	usableUntil: number;
 }
 
-/** Insertion order is time order, so a sweep stops at the first live entry. */
-const known = new Map<string, KnownEntry>();
+const known = new ExpiringEntries<KnownEntry>(SWEEP_AT);
 
 function entryId(executionId: string, scope: string, key: string): string {
 	return `${executionId}\u0000${scope}\u0000${key}`;
@@ -37,14 +36,6 @@ function entryId(executionId: string, scope: string, key: string): string {
 /** Now, on the clock the entries use; taken before a statement is sent. */
 export function monotonicNow(): number {
 	return performance.now();
-}
-
-function sweep(now: number): void {
-	if (known.size < SWEEP_AT) return;
-	for (const [id, entry] of known) {
-		if (entry.usableUntil > now) break;
-		known.delete(id);
-	}
 }
 
 /**
@@ -61,11 +52,8 @@ export function noteKnownSteps(
 		confirmed.sentAt + confirmed.leaseMs - LEASE_MARGIN_MS,
 	);
 	const id = entryId(where.executionId, where.scope, key);
-	known.delete(id);
-	const now = monotonicNow();
-	if (usableUntil <= now) return;
-	sweep(now);
-	known.set(id, { token: confirmed.token, names: new Set(confirmed.names), usableUntil });
+	const entry = { token: confirmed.token, names: new Set(confirmed.names) };
+	known.set(id, entry, usableUntil, monotonicNow());
 }
 
 /** The recorded step names, where a fresh answer for this key and token is known; else undefined. */
@@ -74,19 +62,12 @@ export function knownStepsOf(
 	key: string,
 	token: string,
 ): ReadonlySet<string> | undefined {
-	const id = entryId(where.executionId, where.scope, key);
-	const entry = known.get(id);
-	if (entry === undefined) return undefined;
-	if (entry.usableUntil <= monotonicNow()) {
-		known.delete(id);
-		return undefined;
-	}
-	return entry.token === token ? entry.names : undefined;
+	const entry = known.get(entryId(where.executionId, where.scope, key), monotonicNow());
+	return entry?.token === token ? entry.names : undefined;
 }
 
 /** A node of this execution is about to change the key's row: no answer from before it stands. */
 export function forgetKnownSteps(where: { executionId: string; scope: string }, key: string): void {
-	if (known.size === 0) return;
 	known.delete(entryId(where.executionId, where.scope, key));
 }
 
