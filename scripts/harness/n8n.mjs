@@ -142,10 +142,11 @@ export async function startN8nServer(ctx, { readinessTimeoutMs = 180_000 } = {})
 		logFile,
 		process: server,
 		logTail: (lines = 60) => tailOf(logFile, lines),
-		stop: async () => {
+		/** `graceMs`: how long n8n may take to finish its executions before it is killed. */
+		stop: async ({ graceMs = 30_000 } = {}) => {
 			if (server.exitStatus) return;
 			progress(`n8n: stopping the server (pid ${server.pid})`);
-			await stopTracked(server, { graceMs: 30_000 });
+			await stopTracked(server, { graceMs });
 		},
 	};
 	try {

@@ -141,7 +141,7 @@ export class RunningStack {
 	/** The main n8n again on the same port and database, once every published webhook answers. */
 	async #startAgain() {
 		const restarted = await startN8nServer(this.ctx);
-		this.#teardown.push(() => restarted.stop());
+		this.#teardown.push(() => restarted.stop({ graceMs: 5_000 }));
 		this.n8n = restarted;
 		await waitForStackWebhooks(this.n8nDb, this.#workflows, restarted, this.paths.line);
 		return restarted;

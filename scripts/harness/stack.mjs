@@ -162,7 +162,9 @@ export async function startStack({
 		});
 
 		const n8n = await startN8nServer(ctx);
-		teardown.push(() => n8n.stop());
+		// Torn down, the stack is thrown away: a main still waiting for executions on a worker a test
+		// killed (queue mode) need not be given n8n's whole 30 s to finish them.
+		teardown.push(() => n8n.stop({ graceMs: 5_000 }));
 		// Workers after the main: it ran the database migrations they expect.
 		const workers = queue
 			? await startN8nWorkers(ctx, {
