@@ -1,6 +1,7 @@
 // Runs workflow JSON through n8n-core's real WorkflowExecute, the engine n8n itself uses, with the
 // package's node classes from dist/ (what n8n loads). Nothing here fakes a node context: only the
 // server-side services (credential storage, URLs) are provided the way n8n's own test harness does.
+const { createHash } = require('node:crypto');
 const path = require('node:path');
 
 const dist = path.join(__dirname, '..', '..', 'dist');
@@ -158,6 +159,28 @@ function additionalDataFor(CredentialsHelper, credentialsByType, hooks, executio
 
 /** The trigger runWorkflow puts before a workflow's start node; no workflow of the tests has a node of this name. */
 const TRIGGER = 'Test Trigger';
+const SIGNING_SECRET = 'webhookSigningSecretApi';
+
+/**
+ * The node with its Webhook Signing Secret's id standing for the data this run gives it: in these
+ * tests two different secrets are two credentials, as in n8n, where they have two ids (the package
+ * holds that credential for a few seconds by its id: heldSigningSecret.ts). A run with
+ * `editedCredentials` keeps the ids as written, so one id can be given new data: a credential edited
+ * between executions. The key store's credential keeps its id (the pool tests edit it under one id).
+ */
+function withCredentialIdsOf(node, credentialData) {
+	if (node.credentials === undefined) return node;
+	const credentials = Object.fromEntries(
+		Object.entries(node.credentials).map(([type, reference]) => {
+			const data = credentialData[type];
+			if (type !== SIGNING_SECRET || reference?.id === undefined || data === undefined)
+				return [type, reference];
+			const digest = createHash('sha256').update(JSON.stringify(data)).digest('hex');
+			return [type, { ...reference, id: `${reference.id}-${digest.slice(0, 12)}` }];
+		}),
+	);
+	return { ...node, credentials };
+}
 registerTestNode('trigger', async function () {
 	return [this.getInputData()];
 });
@@ -184,18 +207,23 @@ function createRunner({ core, workflow: n8nWorkflow }) {
 	 * @param {{ name: string, nodes: object[], connections: object, settings?: object }} workflowJson
 	 * @param {object[]} items
 	 * @param {{ credentials?: object, credentialsByType?: Record<string, object>,
-	 *   nodeOverrides?: Record<string, { parameters?: object, [field: string]: unknown }> }} [options]
+	 *   nodeOverrides?: Record<string, { parameters?: object, [field: string]: unknown }>,
+	 *   editedCredentials?: boolean }} [options]
 	 */
 	async function runWorkflow(
 		workflowJson,
 		items,
-		{ credentials, credentialsByType = {}, nodeOverrides = {} } = {},
+		{ credentials, credentialsByType = {}, nodeOverrides = {}, editedCredentials = false } = {},
 	) {
-		const workflowNodes = workflowJson.nodes.map((node) => ({
-			...node,
-			...(nodeOverrides[node.name] ?? {}),
-			parameters: { ...node.parameters, ...(nodeOverrides[node.name]?.parameters ?? {}) },
-		}));
+		const credentialData = { idempotencyPostgresApi: credentials, ...credentialsByType };
+		const workflowNodes = workflowJson.nodes.map((node) => {
+			const overridden = {
+				...node,
+				...(nodeOverrides[node.name] ?? {}),
+				parameters: { ...node.parameters, ...(nodeOverrides[node.name]?.parameters ?? {}) },
+			};
+			return editedCredentials ? overridden : withCredentialIdsOf(overridden, credentialData);
+		});
 		const targets = new Set(
 			Object.values(workflowJson.connections).flatMap((byType) =>
 				(byType.main ?? []).flat().map((connection) => connection.node),
@@ -243,12 +271,7 @@ function createRunner({ core, workflow: n8nWorkflow }) {
 			},
 		});
 		const execute = new WorkflowExecute(
-			additionalDataFor(
-				CredentialsHelper,
-				{ idempotencyPostgresApi: credentials, ...credentialsByType },
-				hooks,
-				executionId,
-			),
+			additionalDataFor(CredentialsHelper, credentialData, hooks, executionId),
 			'webhook',
 			runExecutionData,
 		);

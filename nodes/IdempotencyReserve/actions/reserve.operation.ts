@@ -15,6 +15,7 @@ import {
 } from '../../shared/run/executionReservations';
 import { monotonicNow, noteReservedSteps } from '../../shared/run/knownSteps';
 import { nodeOfRun } from '../../shared/parameters/runNode';
+import { nodeParameter } from '../../shared/parameters/nodeParameter';
 import { failWhole } from '../../shared/run/failWhole';
 import {
 	answeredFor,
@@ -65,7 +66,7 @@ import {
 } from '../../shared/reserveRules/reserveSettings';
 
 function leaseSecondsOf(context: IExecuteFunctions): number {
-	const seconds = Number(context.getNodeParameter('leaseSeconds', 0, DEFAULT_LEASE_SECONDS));
+	const seconds = Number(nodeParameter(context, 'leaseSeconds', DEFAULT_LEASE_SECONDS));
 	if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_LEASE_SECONDS) {
 		throw new NodeOperationError(
 			context.getNode(),
@@ -81,7 +82,7 @@ function leaseSecondsOf(context: IExecuteFunctions): number {
 
 function waitSecondsOf(context: IExecuteFunctions): number {
 	const seconds = Number(
-		context.getNodeParameter('options.waitInFlightSeconds', 0, DEFAULT_WAIT_IN_FLIGHT_SECONDS),
+		nodeParameter(context, 'options.waitInFlightSeconds', DEFAULT_WAIT_IN_FLIGHT_SECONDS),
 	);
 	if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_IN_FLIGHT_SECONDS) {
 		throw new NodeOperationError(
@@ -107,14 +108,14 @@ function reserveTargetReader(
 	verified: ReadonlyMap<number, VerifiedDelivery> | undefined,
 	answerFirst: AnswerFirst | undefined,
 ) {
-	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
+	const rawBodyProperty = nodeParameter(context, 'rawBodyProperty', 'data') as string;
 	const definition = keySourceDefinition(source);
-	const guard = context.getNodeParameter('options.replayGuard', 0, DEFAULT_REPLAY_GUARD) as boolean;
+	const guard = nodeParameter(context, 'options.replayGuard', DEFAULT_REPLAY_GUARD) as boolean;
 	const keyOf = itemKeyDeriver(context, { source, rawBodyProperty });
 	// The parameter's default differs by mode.
-	const fingerprintSource = context.getNodeParameter(
+	const fingerprintSource = nodeParameter(
+		context,
 		'fingerprint',
-		0,
 		defaultFingerprint(mode),
 	) as FingerprintSource;
 	const fingerprintOf = itemFingerprinter(context, fingerprintSource, rawBodyProperty);
@@ -190,10 +191,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 function routedAnswerSettings(context: IExecuteFunctions): RoutedAnswers | undefined {
 	const version = nodeOfRun(context).typeVersion;
 	if (version < ANSWER_PROBLEMS_VERSION) return undefined;
-	const problems = context.getNodeParameter('answerProblems', 0, true) as boolean;
+	const problems = nodeParameter(context, 'answerProblems', true) as boolean;
 	const repeats =
-		version >= ANSWER_REPEATS_VERSION &&
-		(context.getNodeParameter('answerRepeats', 0, true) as boolean);
+		version >= ANSWER_REPEATS_VERSION && (nodeParameter(context, 'answerRepeats', true) as boolean);
 	if (!problems && !repeats) return undefined;
 	if (!answersItsWebhook(context)) return undefined;
 	return {
@@ -201,7 +201,7 @@ function routedAnswerSettings(context: IExecuteFunctions): RoutedAnswers | undef
 		// The invalid signature's 401 is a problem 2.3 answers; 2.2 left it to a Respond node.
 		invalidSignature: problems && version >= ANSWER_REPEATS_VERSION,
 		repeats,
-		keySource: context.getNodeParameter('keySource', 0, undefined),
+		keySource: nodeParameter(context, 'keySource', undefined),
 	};
 }
 
@@ -212,7 +212,7 @@ async function answerProblem(
 ): Promise<INodeExecutionData[][]> {
 	const { answer, clientError } = problemAnswerOf(
 		failure,
-		context.getNodeParameter('keySource', 0, undefined),
+		nodeParameter(context, 'keySource', undefined),
 	);
 	await respondToWebhook(context, answer);
 	// An internal failure fails the execution after its 500: the Error Workflow runs, the sender retries.
@@ -228,10 +228,10 @@ async function answerProblem(
 function outputsOf(context: IExecuteFunctions): ReserveOutputs {
 	return reserveOutputs(
 		{
-			mode: context.getNodeParameter('mode', 0, DEFAULT_MODE),
-			signature: context.getNodeParameter('signature', 0, 'none'),
-			fingerprint: context.getNodeParameter('fingerprint', 0, undefined) as unknown,
-			onMismatch: context.getNodeParameter('onMismatch', 0, DEFAULT_ON_MISMATCH),
+			mode: nodeParameter(context, 'mode', DEFAULT_MODE),
+			signature: nodeParameter(context, 'signature', 'none'),
+			fingerprint: nodeParameter(context, 'fingerprint', undefined) as unknown,
+			onMismatch: nodeParameter(context, 'onMismatch', DEFAULT_ON_MISMATCH),
 		},
 		nodeOfRun(context).typeVersion,
 	);
@@ -244,14 +244,10 @@ function outputsOf(context: IExecuteFunctions): ReserveOutputs {
 async function reserveItems(
 	this: IExecuteFunctions,
 ): Promise<{ routed: INodeExecutionData[][]; outputs: ReserveOutputs }> {
-	const mode = this.getNodeParameter('mode', 0, DEFAULT_MODE) as ReserveMode;
-	const signature = this.getNodeParameter('signature', 0, 'none') as string;
-	const fingerprint = this.getNodeParameter('fingerprint', 0, undefined) as unknown;
-	const onMismatch = this.getNodeParameter(
-		'onMismatch',
-		0,
-		DEFAULT_ON_MISMATCH,
-	) as MismatchHandling;
+	const mode = nodeParameter(this, 'mode', DEFAULT_MODE) as ReserveMode;
+	const signature = nodeParameter(this, 'signature', 'none') as string;
+	const fingerprint = nodeParameter(this, 'fingerprint', undefined) as unknown;
+	const onMismatch = nodeParameter(this, 'onMismatch', DEFAULT_ON_MISMATCH) as MismatchHandling;
 	const outputs = reserveOutputs(
 		{ mode, signature, fingerprint, onMismatch },
 		nodeOfRun(this).typeVersion,
@@ -321,7 +317,7 @@ async function reserveVerified(
 	let source: KeySource;
 	let answerFirst: AnswerFirst | undefined;
 	try {
-		source = context.getNodeParameter('keySource', 0) as KeySource;
+		source = nodeParameter(context, 'keySource') as KeySource;
 		answerFirst = answerFirstOf(context, mode, keySourceDefinition(source)?.location);
 	} catch (error) {
 		return answeredFor(failWhole(context, error as NodeOperationError, outputs.count), only);
@@ -332,9 +328,9 @@ async function reserveVerified(
 		verified,
 		answerFirst,
 	);
-	const create = context.getNodeParameter('createTable', 0, true) as boolean;
+	const create = nodeParameter(context, 'createTable', true) as boolean;
 	const firstSeen =
-		mode === 'simple' && (context.getNodeParameter('options.firstSeen', 0, true) as boolean);
+		mode === 'simple' && (nodeParameter(context, 'options.firstSeen', true) as boolean);
 	// One token per execution: only this execution can complete or release what it reserved.
 	const token = mode === 'lease' ? executionToken(context) : undefined;
 

@@ -8,6 +8,7 @@ import {
 } from '../../shared/delivery/storedDelivery';
 import type { IdLocation } from '../../shared/keys/keySourceTable';
 import { SIGNATURE_SCHEMES } from '../../shared/webhook/signatureSchemes';
+import { nodeParameter } from '../../shared/parameters/nodeParameter';
 
 /**
  * Reserve's Answer First (lease mode): each new key is stored with its delivery, so the template can
@@ -35,10 +36,10 @@ export function answerFirstOf(
 	mode: string,
 	keyLocation: IdLocation | undefined,
 ): AnswerFirst | undefined {
-	if (mode !== 'lease' || !(context.getNodeParameter('answerFirst', 0, false) as boolean))
+	if (mode !== 'lease' || !(nodeParameter(context, 'answerFirst', false) as boolean))
 		return undefined;
 	// The signature's own headers: what it signs besides the body is stored, the signature never.
-	const signature = context.getNodeParameter('signature', 0, 'none') as string;
+	const signature = nodeParameter(context, 'signature', 'none') as string;
 	const scheme = (
 		SIGNATURE_SCHEMES as Record<
 			string,
@@ -47,7 +48,7 @@ export function answerFirstOf(
 	)[signature];
 	const signedHeaders = scheme?.signedHeaders ?? [];
 	const signatureHeaders = (scheme?.headers ?? []).filter((name) => !signedHeaders.includes(name));
-	const extra = namedHeaders(context.getNodeParameter('storedHeaders', 0, '') as string);
+	const extra = namedHeaders(nodeParameter(context, 'storedHeaders', '') as string);
 	const forbidden = forbiddenStoredHeader(extra, signatureHeaders);
 	if (forbidden !== undefined)
 		throw new NodeOperationError(

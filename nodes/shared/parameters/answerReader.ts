@@ -7,6 +7,7 @@ import {
 	type StoredResponse,
 } from '../answers/storedResponse';
 import { webhookAnswerOf, type WebhookAnswer } from '../answers/webhookAnswer';
+import { nodeParameter } from './nodeParameter';
 
 /** One item's answer: what is stored with its key, and what its webhook caller is sent. */
 export interface ItemAnswer {
@@ -24,16 +25,14 @@ export interface AnswerReader {
 
 /** Reads Store Response and Respond to Webhook once; undefined when the node does neither. */
 export function answerReader(context: IExecuteFunctions): AnswerReader | undefined {
-	const store = context.getNodeParameter('storeResponse', 0, false) as boolean;
-	const respond = context.getNodeParameter('respondToWebhook', 0, false) as boolean;
+	const store = nodeParameter(context, 'storeResponse', false) as boolean;
+	const respond = nodeParameter(context, 'respondToWebhook', false) as boolean;
 	if (!store && !respond) return undefined;
 	// Only a stored answer has a size limit: read its settings only then.
 	const settings: ResponseSettings | undefined = store
 		? {
-				maxBytes: Number(
-					context.getNodeParameter('maxResponseBytes', 0, DEFAULT_MAX_RESPONSE_BYTES),
-				),
-				whenTooLarge: context.getNodeParameter('whenTooLarge', 0, 'error') as 'error' | 'marker',
+				maxBytes: Number(nodeParameter(context, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES)),
+				whenTooLarge: nodeParameter(context, 'whenTooLarge', 'error') as 'error' | 'marker',
 			}
 		: undefined;
 	const read = (itemIndex: number): ItemAnswer => {
@@ -41,9 +40,9 @@ export function answerReader(context: IExecuteFunctions): AnswerReader | undefin
 			name: string;
 			value: unknown;
 		}>;
-		const statusCode = context.getNodeParameter('responseStatusCode', itemIndex, 200);
+		const statusCode = nodeParameter(context, 'responseStatusCode', 200, itemIndex);
 		const headers = Object.fromEntries(entries.map(({ name, value }) => [name, value]));
-		const body = context.getNodeParameter('responseBody', itemIndex, '');
+		const body = nodeParameter(context, 'responseBody', '', itemIndex);
 		return {
 			...(settings ? { stored: storedResponseOf(statusCode, headers, body, settings) } : {}),
 			...(respond ? { sent: webhookAnswerOf(statusCode, headers, body) } : {}),

@@ -1,4 +1,5 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
+import { nodeParameter } from './nodeParameter';
 
 /** The node's Schema and Table, as the user typed them (validated by tableRef before any SQL). */
 export interface KeyTableParameters {
@@ -8,8 +9,7 @@ export interface KeyTableParameters {
 
 /**
  * One read per node run: opening the store and noting what the run reserved (or finding what it
- * owns) both need Schema and Table, and each getNodeParameter walks n8n's parameter resolution and
- * schema validation again. Keyed by the run's context, which n8n makes anew for every node run, so
+ * owns) both need Schema and Table. Keyed by the run's context, which n8n makes anew for every node run, so
  * a changed parameter is read afresh on the next run; both are node-level (item 0).
  */
 const readByRun = new WeakMap<IExecuteFunctions, KeyTableParameters>();
@@ -18,8 +18,8 @@ export function keyTableParameters(context: IExecuteFunctions): KeyTableParamete
 	let read = readByRun.get(context);
 	if (read === undefined) {
 		read = {
-			schema: context.getNodeParameter('schema', 0) as string,
-			table: context.getNodeParameter('table', 0) as string,
+			schema: nodeParameter(context, 'schema') as string,
+			table: nodeParameter(context, 'table') as string,
 		};
 		readByRun.set(context, read);
 	}

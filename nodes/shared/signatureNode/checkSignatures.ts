@@ -23,6 +23,7 @@ import { verifySignature } from '../webhook/verifySignature';
 import { answerHandshake, isHandshake, type HandshakeOutcome } from '../webhook/handshakes';
 import { answerHandshakes, unsignedHandshake } from './answerHandshakes';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
+import { nodeParameter } from '../parameters/nodeParameter';
 
 /** The exact request bytes, or the item's error (returned, so the caller decides: throw or continue). */
 async function rawBodyOf(
@@ -175,6 +176,13 @@ function signedHandshake(
 	};
 }
 
+/** A verdict another copy of the secret could change: an invalid signature or a refused handshake. */
+function refusedWithHeldSecret(check: SignatureCheck | NodeOperationError): boolean {
+	if (check instanceof NodeOperationError) return false;
+	if ('handshake' in check) return check.handshake.refused !== undefined;
+	return !check.valid;
+}
+
 export interface SignatureOutputs {
 	outputCount: number;
 	/** The parameter that holds the scheme: Verify's `provider`, Reserve's `signature`. */
@@ -206,24 +214,42 @@ export async function verifyItemSignatures(
 	context: IExecuteFunctions,
 	{ outputCount, schemeParameter, validOutput, invalidOutput }: SignatureOutputs,
 ): Promise<VerifiedItems> {
-	let setup: SignatureSetup;
-	try {
-		setup = await signatureSetup(context, context.getNodeParameter(schemeParameter, 0) as Provider);
-	} catch (error) {
-		// Settings and secret problems arrive as NodeOperationError naming the field, never a secret's value.
+	// Settings and secret problems arrive as NodeOperationError naming the field, never a secret's value.
+	const setupFailed = (error: unknown): VerifiedItems => {
 		const nodeError =
 			error instanceof NodeOperationError
 				? error
 				: new NodeOperationError(context.getNode(), error as Error);
 		const failed = failWhole(context, nodeError, outputCount, new Map(), invalidOutput);
 		return { outputs: failed, valid: new Map() };
+	};
+	let provider: Provider;
+	let setup: SignatureSetup;
+	try {
+		provider = nodeParameter(context, schemeParameter) as Provider;
+		// A held copy of the secret that does not decode may have been corrected since: read afresh.
+		setup = await signatureSetup(context, provider).catch(
+			async () => await signatureSetup(context, provider, { fresh: true }),
+		);
+	} catch (error) {
+		return setupFailed(error);
+	}
+	let checks = await checkSignatures(context, setup);
+	// A held copy of the secret only ever accepts: what it refuses is checked again afresh.
+	if (setup.held && checks.some(refusedWithHeldSecret)) {
+		try {
+			setup = await signatureSetup(context, provider, { fresh: true });
+		} catch (error) {
+			return setupFailed(error);
+		}
+		checks = await checkSignatures(context, setup);
 	}
 
 	const items = context.getInputData();
 	const outputs: INodeExecutionData[][] = Array.from({ length: outputCount }, () => []);
 	const valid = new Map<number, VerifiedDelivery>();
 	const handshakes: HandshakeOutcome[] = [];
-	(await checkSignatures(context, setup)).forEach((check, itemIndex) => {
+	checks.forEach((check, itemIndex) => {
 		if (check instanceof NodeOperationError) {
 			outputs[invalidOutput].push(errorItem(context, check, itemIndex));
 			return;

@@ -1,6 +1,5 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
-import { SIGNING_SECRET_CREDENTIAL_TYPE } from '../parameters/credentials';
 import {
 	GENERIC_HMAC,
 	PROVIDERS,
@@ -21,6 +20,8 @@ import {
 } from '../webhook/signatureSchemes';
 import { schemeFromDescription, schemeFromSharedSecret } from '../webhook/schemeReader';
 import { signingKey, SigningSecretError } from '../webhook/verifySignature';
+import { signingSecretCredential } from './heldSigningSecret';
+import { nodeParameter } from '../parameters/nodeParameter';
 
 function settingsError(
 	context: IExecuteFunctions,
@@ -62,15 +63,6 @@ function keyOf(
 	}
 }
 
-interface SigningSecretCredential {
-	secret?: string;
-	previousSecret?: string;
-	/** The token a sender's unsigned handshake carries (Meta's hub.verify_token), as the user chose it. */
-	verifyToken?: string;
-	/** The header a shared-secret sender puts its secret in, where the user named it (Okta's field). */
-	headerName?: string;
-}
-
 export interface SignatureSetup {
 	provider: Provider;
 	scheme: SignatureScheme;
@@ -83,6 +75,8 @@ export interface SignatureSetup {
 	handshake?: HandshakeDefinition;
 	/** The credential's Verify Token, for a handshake that carries one. */
 	verifyToken?: string;
+	/** Made from a held copy of the credential (heldSigningSecret.ts): a refusal is checked again afresh. */
+	held: boolean;
 }
 
 /** The tolerance a timestamped scheme gets when the node leaves it to the provider (0). */
@@ -125,7 +119,7 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
 			handshake: definition.handshake,
 		};
 	}
-	const header = (context.getNodeParameter('signatureHeader', 0, '') as string).trim();
+	const header = (nodeParameter(context, 'signatureHeader', '') as string).trim();
 	if (header === '')
 		throw settingsError(
 			context,
@@ -134,10 +128,10 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
 		);
 	const description = hmacDescription({
 		header,
-		algorithm: context.getNodeParameter('algorithm', 0, 'sha256') as HmacAlgorithm,
-		encoding: context.getNodeParameter('encoding', 0, 'hex') as SignatureEncoding,
-		signaturePrefix: context.getNodeParameter('signaturePrefix', 0, '') as string,
-		timestampHeader: context.getNodeParameter('timestampHeader', 0, '') as string,
+		algorithm: nodeParameter(context, 'algorithm', 'sha256') as HmacAlgorithm,
+		encoding: nodeParameter(context, 'encoding', 'hex') as SignatureEncoding,
+		signaturePrefix: nodeParameter(context, 'signaturePrefix', '') as string,
+		timestampHeader: nodeParameter(context, 'timestampHeader', '') as string,
 	});
 	const contentTypes = context.getNodeParameter('mediaTypes', 0, [JSON_MEDIA_TYPE]) as string[];
 	if (!Array.isArray(contentTypes) || contentTypes.length === 0)
@@ -158,7 +152,7 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
  * provider's own library's (Paddle 5 s, Linear 60 s, Box 600 s, 300 s for most).
  */
 function toleranceOf(context: IExecuteFunctions, providerDefault: number): number {
-	const set = Number(context.getNodeParameter('toleranceSeconds', 0, 0));
+	const set = Number(nodeParameter(context, 'toleranceSeconds', 0));
 	if (set === 0) return providerDefault;
 	if (!(Number.isFinite(set) && set >= 1)) {
 		throw settingsError(
@@ -191,6 +185,7 @@ function withSecretHeader(
 export async function signatureSetup(
 	context: IExecuteFunctions,
 	provider: Provider,
+	{ fresh = false }: { fresh?: boolean } = {},
 ): Promise<SignatureSetup> {
 	const {
 		scheme: tableScheme,
@@ -198,15 +193,13 @@ export async function signatureSetup(
 		toleranceSeconds: providerTolerance,
 		handshake,
 	} = schemeOf(context, provider);
-	const credential = (await context.getCredentials(
-		SIGNING_SECRET_CREDENTIAL_TYPE,
-	)) as SigningSecretCredential;
+	const { credential, held } = await signingSecretCredential(context, { fresh });
 	const scheme = withSecretHeader(tableScheme, credential.headerName);
 	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
 	if (credential.previousSecret)
 		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
 	const toleranceSeconds = scheme.hasTimestamp ? toleranceOf(context, providerTolerance) : 0;
-	const rawBodyProperty = context.getNodeParameter('rawBodyProperty', 0, 'data') as string;
+	const rawBodyProperty = nodeParameter(context, 'rawBodyProperty', 'data') as string;
 	const verifyToken = credential.verifyToken;
 	return {
 		provider,
@@ -217,5 +210,6 @@ export async function signatureSetup(
 		rawBodyProperty,
 		handshake,
 		verifyToken,
+		held,
 	};
 }
