@@ -4,6 +4,16 @@ import { SIGNING_SECRET_CREDENTIAL_TYPE } from '../parameters/credentials';
 import { nodeOfRun } from '../parameters/runNode';
 import { ExpiringEntries } from '../run/expiringEntries';
 
+/** The Webhook Signing Secret credential's fields, as n8n hands them over. */
+export interface SigningSecretCredential {
+	secret?: string;
+	previousSecret?: string;
+	/** The token a sender's unsigned handshake carries (Meta's hub.verify_token), as the user chose it. */
+	verifyToken?: string;
+	/** The header a shared-secret sender puts its secret in, where the user named it (Okta's field). */
+	headerName?: string;
+}
+
 /**
  * The Webhook Signing Secret credential, asked of n8n at most once every KEEP_MS per credential in
  * this process: every getCredentials loads the credential from n8n's database and decrypts it, about
@@ -16,15 +26,6 @@ import { ExpiringEntries } from '../run/expiringEntries';
  * - What it costs: a secret taken out of the credential (Previous Secret emptied after a rotation)
  *   still verifies in this process for KEEP_MS at most, as a sender's own rollover window does.
  */
-export interface SigningSecretCredential {
-	secret?: string;
-	previousSecret?: string;
-	/** The token a sender's unsigned handshake carries (Meta's hub.verify_token), as the user chose it. */
-	verifyToken?: string;
-	/** The header a shared-secret sender puts its secret in, where the user named it (Okta's field). */
-	headerName?: string;
-}
-
 const KEEP_MS = 10_000;
 /** Entries past KEEP_MS are swept when this many are held. */
 const SWEEP_AT = 64;
