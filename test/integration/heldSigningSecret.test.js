@@ -77,3 +77,26 @@ test('one credential id edited between deliveries: the new secret applies at onc
 		'mismatch',
 	);
 });
+
+test('a held secret that does not decode is read afresh: the corrected credential verifies the next delivery', async () => {
+	const kit = PROVIDERS.standardWebhooks;
+	const body = { id: 'evt_held_decode', type: 'invoice.paid' };
+	const raw = JSON.stringify(body);
+	const item = webhookItem({
+		body,
+		rawBody: raw,
+		headers: await kit.sign(raw, { secret: kit.secret }),
+	});
+	const run = (secret) =>
+		runWorkflow(verifyWorkflow, [item], {
+			credentialsByType: { webhookSigningSecretApi: { secret } },
+			nodeOverrides: { [NODE]: { parameters: { provider: 'standardWebhooks' } } },
+			editedCredentials: true,
+		});
+	const broken = await run('whsec_%%% not base64 %%%');
+	expect(broken.status).not.toBe('success');
+	expect(() => broken.output(NODE, VALID)).toThrow(/not a Standard Webhooks secret/);
+	const corrected = await run(kit.secret);
+	expect(corrected.status).toBe('success');
+	expect(corrected.output(NODE, VALID)).toHaveLength(1);
+});

@@ -27,7 +27,7 @@ export class ExpiringEntries<Value> {
 	}
 
 	delete(id: string): void {
-		if (this.entries.size > 0) this.entries.delete(id);
+		this.entries.delete(id);
 	}
 
 	private sweep(now: number): void {

@@ -227,10 +227,7 @@ export async function verifyItemSignatures(
 	let setup: SignatureSetup;
 	try {
 		provider = nodeParameter(context, schemeParameter) as Provider;
-		// A held copy of the secret that does not decode may have been corrected since: read afresh.
-		setup = await signatureSetup(context, provider).catch(
-			async () => await signatureSetup(context, provider, { fresh: true }),
-		);
+		setup = await signatureSetup(context, provider);
 	} catch (error) {
 		return setupFailed(error);
 	}

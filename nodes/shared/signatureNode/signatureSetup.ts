@@ -20,7 +20,7 @@ import {
 } from '../webhook/signatureSchemes';
 import { schemeFromDescription, schemeFromSharedSecret } from '../webhook/schemeReader';
 import { signingKey, SigningSecretError } from '../webhook/verifySignature';
-import { signingSecretCredential } from './heldSigningSecret';
+import { signingSecretCredential, type SigningSecretCredential } from './heldSigningSecret';
 import { nodeParameter } from '../parameters/nodeParameter';
 
 function settingsError(
@@ -50,7 +50,7 @@ function keyOf(
 	secret: string,
 	scheme: SignatureScheme,
 	field: string,
-): Buffer {
+): Buffer | NodeOperationError {
 	try {
 		return signingKey(secret, scheme.secretFormat, field);
 	} catch (error) {
@@ -59,7 +59,7 @@ function keyOf(
 			scheme.kind === 'sharedSecret'
 				? `${scheme.label} sends a shared secret you chose (Graph's clientState, Okta's authentication secret): put the same value into the Webhook Signing Secret credential's Secret.`
 				: SECRET_HINTS[scheme.secretFormat](scheme.label);
-		throw settingsError(context, (error as SigningSecretError).message, hint);
+		return settingsError(context, (error as SigningSecretError).message, hint);
 	}
 }
 
@@ -178,6 +178,33 @@ function withSecretHeader(
 	return schemeFromSharedSecret(scheme.label, { in: 'header', header });
 }
 
+interface CredentialParts {
+	scheme: SignatureScheme;
+	keys: Buffer[];
+	verifyToken?: string;
+}
+
+/**
+ * What the credential decides: the header a shared secret comes in, the keys, the verify token; or
+ * the error naming the field whose secret does not decode (keyOf's).
+ */
+function credentialPartsOf(
+	context: IExecuteFunctions,
+	tableScheme: SignatureScheme,
+	credential: SigningSecretCredential,
+): CredentialParts | NodeOperationError {
+	const scheme = withSecretHeader(tableScheme, credential.headerName);
+	const fields: Array<[string, string]> = [[credential.secret ?? '', 'secret']];
+	if (credential.previousSecret) fields.push([credential.previousSecret, 'previous secret']);
+	const keys: Buffer[] = [];
+	for (const [secret, field] of fields) {
+		const key = keyOf(context, secret, scheme, field);
+		if (key instanceof NodeOperationError) return key;
+		keys.push(key);
+	}
+	return { scheme, keys, verifyToken: credential.verifyToken };
+}
+
 /**
  * Everything that is the same for all items: the scheme, the keys and the tolerance. A problem
  * here (unknown provider, a secret that does not decode) concerns the node, not an item.
@@ -193,14 +220,17 @@ export async function signatureSetup(
 		toleranceSeconds: providerTolerance,
 		handshake,
 	} = schemeOf(context, provider);
-	const { credential, held } = await signingSecretCredential(context, { fresh });
-	const scheme = withSecretHeader(tableScheme, credential.headerName);
-	const keys = [keyOf(context, credential.secret ?? '', scheme, 'secret')];
-	if (credential.previousSecret)
-		keys.push(keyOf(context, credential.previousSecret, scheme, 'previous secret'));
+	let read = await signingSecretCredential(context, { fresh });
+	let secrets = credentialPartsOf(context, tableScheme, read.credential);
+	// A held copy that does not decode may have been corrected since: read afresh.
+	if (secrets instanceof NodeOperationError && read.held) {
+		read = await signingSecretCredential(context, { fresh: true });
+		secrets = credentialPartsOf(context, tableScheme, read.credential);
+	}
+	if (secrets instanceof NodeOperationError) throw secrets;
+	const { scheme, keys, verifyToken } = secrets;
 	const toleranceSeconds = scheme.hasTimestamp ? toleranceOf(context, providerTolerance) : 0;
 	const rawBodyProperty = nodeParameter(context, 'rawBodyProperty', 'data') as string;
-	const verifyToken = credential.verifyToken;
 	return {
 		provider,
 		scheme,
@@ -210,6 +240,6 @@ export async function signatureSetup(
 		rawBodyProperty,
 		handshake,
 		verifyToken,
-		held,
+		held: read.held,
 	};
 }
