@@ -1,6 +1,6 @@
 // The Webhook Signing Secret held between deliveries (nodes/shared/signatureNode/heldSigningSecret.ts):
 // asked of n8n once per credential id and KEEP_MS (10 s), again when asked `fresh`; a node without a
-// credential id is never held. What a held copy refuses is checked afresh: test/integration/heldSigningSecret.test.js.
+// credential id, or a run bound to an end user's identity, is never held. What a held copy refuses is checked afresh: test/integration/heldSigningSecret.test.js.
 const { describe, test, expect } = require('@jest/globals');
 const {
 	signingSecretCredential,
@@ -11,7 +11,7 @@ const { ExpiringEntries } = require('../../dist/nodes/shared/run/expiringEntries
  * A node run as signingSecretCredential sees it, counting what it asks n8n.
  * @returns {any} the few IExecuteFunctions it calls
  */
-function runOf(credentialId, asked) {
+function runOf(credentialId, asked, executionContext = undefined) {
 	const node = {
 		name: 'n',
 		typeVersion: 1,
@@ -22,6 +22,7 @@ function runOf(credentialId, asked) {
 	};
 	return {
 		getNode: () => node,
+		getExecutionContext: () => executionContext,
 		getCredentials: async (type) => {
 			asked.push(type);
 			return { secret: `whsec_${asked.length}` };
@@ -61,6 +62,21 @@ describe('signingSecretCredential', () => {
 		expect(new Set([a, b, c, d].map(({ credential }) => credential.secret)).size).toBe(4);
 		expect([a, b, c, d].map(({ held }) => held)).toEqual([false, false, false, false]);
 		expect(asked).toHaveLength(4);
+	});
+
+	test('never held in a run that resolves credentials for an end user (n8n dynamic credentials)', async () => {
+		const asked = [];
+		// n8n keeps the identity encrypted in the execution context's `credentials`.
+		const identity = { version: 1, establishedAt: 1, source: 'webhook', credentials: 'encrypted' };
+		const plain = { version: 1, establishedAt: 1, source: 'webhook' };
+		await signingSecretCredential(runOf('s5', asked), { now: 1000 });
+		const bound = await signingSecretCredential(runOf('s5', asked, identity), { now: 2000 });
+		const boundAgain = await signingSecretCredential(runOf('s5', asked, identity), { now: 2001 });
+		const withoutIdentity = await signingSecretCredential(runOf('s5', asked, plain), { now: 2002 });
+		expect([bound.held, boundAgain.held, withoutIdentity.held]).toEqual([false, false, true]);
+		// An identity's secret is neither served from nor left in the hold.
+		expect(withoutIdentity.credential.secret).toBe('whsec_1');
+		expect(asked).toHaveLength(3);
 	});
 });
 

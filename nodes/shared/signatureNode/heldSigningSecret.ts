@@ -23,6 +23,9 @@ export interface SigningSecretCredential {
  *   a corrected or rotated-in secret applies to the next delivery.
  * - Keyed by the node's own credential id: a node only gets the credential it is set to use, which
  *   n8n allowed its workflow when the execution started. A node without an id is never held.
+ * - Never held in a run that carries an end user's identity for credentials (n8n 2.x dynamic
+ *   credentials): there one credential id may resolve to another secret per identity, and a copy
+ *   held from one identity's run must not verify a delivery in another's.
  * - What it costs: a secret taken out of the credential (Previous Secret emptied after a rotation)
  *   still verifies in this process for KEEP_MS at most, as a sender's own rollover window does.
  */
@@ -37,7 +40,9 @@ export async function signingSecretCredential(
 	context: IExecuteFunctions,
 	{ fresh = false, now = performance.now() }: { fresh?: boolean; now?: number } = {},
 ): Promise<{ credential: SigningSecretCredential; held: boolean }> {
-	const id = nodeOfRun(context).credentials?.[SIGNING_SECRET_CREDENTIAL_TYPE]?.id;
+	const id = identityBound(context)
+		? undefined
+		: nodeOfRun(context).credentials?.[SIGNING_SECRET_CREDENTIAL_TYPE]?.id;
 	const kept = id && !fresh ? held.get(id, now) : undefined;
 	if (kept !== undefined) return { credential: kept, held: true };
 	const credential = (await context.getCredentials(
@@ -45,4 +50,9 @@ export async function signingSecretCredential(
 	)) as SigningSecretCredential;
 	if (id) held.set(id, credential, now + KEEP_MS, now);
 	return { credential, held: false };
+}
+
+/** Does this run resolve credentials for an end user's identity? (Older n8n has no getExecutionContext.) */
+function identityBound(context: IExecuteFunctions): boolean {
+	return context.getExecutionContext?.()?.credentials !== undefined;
 }
