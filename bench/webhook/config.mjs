@@ -18,7 +18,7 @@ export const HISTORY_VARIANTS = [
 
 export const USAGE =
 	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated,duplicate]\n' +
-	'                             [--variants floor,floorLight,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile]\n' +
+	'                             [--variants floor,floorLight,floorLiteral,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile] [--threads]\n' +
 	'       node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]   (bench/webhook/history.mjs)\n';
 
 export function parseArgs(argv) {
@@ -28,7 +28,7 @@ export function parseArgs(argv) {
 		if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
 		const [name, inlineValue] = arg.slice(2).split(/=(.*)/s, 2);
 		let value = inlineValue;
-		if (name === 'profile' || name === 'help' || name === 'history') {
+		if (['profile', 'threads', 'help', 'history'].includes(name)) {
 			options[name] = true;
 			continue;
 		}
@@ -76,6 +76,7 @@ export function configFrom(args) {
 		history: Boolean(args.history),
 		warmup: Number(args.warmup ?? 60),
 		profile: Boolean(args.profile),
+		threads: Boolean(args.threads),
 		env: Object.fromEntries(
 			args.env.map((pair) => {
 				const at = pair.indexOf('=');

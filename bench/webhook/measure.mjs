@@ -3,7 +3,7 @@
 import os from 'node:os';
 
 import { record, resendInFlight } from './checks.mjs';
-import { cpuSnapshot } from './cpu.mjs';
+import { cpuSnapshot, threadCpu } from './cpu.mjs';
 import { waitForIdle } from './idle.mjs';
 import { loadIds, percentile, runLoad } from './load.mjs';
 import { fmt } from './report.mjs';
@@ -37,12 +37,14 @@ export async function measureLoad(
 	);
 	await variants[v].beforeLoad?.(stack);
 	if (shape === 'duplicate') await sendFirstCopies(stack, run, { url: urls[v], ids, c, seq, v });
+	const threadsBefore = config.threads ? threadCpu(stack.n8n.pid) : undefined;
 	const cpuBefore = cpuSnapshot(stack, postmasterPid);
 	const { answers, wallMs, window } = await runLoad(urls[v], ids, c, seq, variants[v].headers);
 	const inFlightBefore = ledger.inFlight[v];
 	ids.forEach((id, i) => record(run, v, id, answers[i]));
 	await waitForIdle(stack, run);
 	const cpuAfter = cpuSnapshot(stack, postmasterPid);
+	const threadsAfter = config.threads ? threadCpu(stack.n8n.pid) : undefined;
 	const inFlight = ledger.inFlight[v] - inFlightBefore;
 	await resendInFlight(stack, urls, run);
 	const latencies = answers.map((a) => a.ms);
@@ -63,6 +65,16 @@ export async function measureLoad(
 			postgres: (cpuAfter.postgres - cpuBefore.postgres) / ids.length,
 			client: (cpuAfter.client - cpuBefore.client) / ids.length,
 		},
+		...(threadsAfter
+			? {
+					threadCpuMsPerRequest: perThreadGroup(
+						threadsBefore,
+						threadsAfter,
+						cpuAfter.main - cpuBefore.main,
+						ids.length,
+					),
+				}
+			: {}),
 		// CPU used on this machine by anything but this stack and this process, as a share of
 		// all cores over the load: other sessions' work, which slows the load down.
 		otherCpuShare:
@@ -84,4 +96,16 @@ export async function measureLoad(
 		sample,
 		window: { variant: v, shape, concurrency: c, round, requests: ids.length, window },
 	};
+}
+
+/**
+ * Each thread group's CPU over a load, per request (--threads), and what threads that ended during
+ * the load used: the process's total counts them, /proc/<pid>/task no longer lists them.
+ */
+function perThreadGroup(before, after, processMs, requests) {
+	const groups = Object.fromEntries(
+		Object.entries(after).map(([key, ms]) => [key, (ms - (before[key] ?? 0)) / requests]),
+	);
+	const listed = Object.values(groups).reduce((sum, ms) => sum + ms, 0);
+	return { ...groups, 'threads that ended': processMs / requests - listed };
 }

@@ -84,6 +84,7 @@ export function summarise(
 			`others' CPU: share of the machine's ${os.cpus().length} cores used by processes outside this benchmark during the load (noise). ` +
 			'409 in flight: repeats answered 409 while their original still ran (lease mode), all rounds together; each was resent after the load and answered duplicate.\n',
 	);
+	out.push(...threadTable(config, samples));
 	const interval = (i) => formatInterval(i, 3);
 	out.push(
 		'| shape | conc. | ratio | req/s ratio: median of rounds | interval of the median | per round | CPU-based: median | interval | n8n CPU/req ratio: median | interval | per round |',
@@ -152,11 +153,44 @@ export function summarise(
 	return { table, ratios, out };
 }
 
+/**
+ * --threads: n8n's main process by thread, CPU ms per request, median across rounds, one column per
+ * variant. Threads that used no CPU in any load are left out.
+ */
+function threadTable(config, samples) {
+	const measured = samples.filter((s) => s.threadCpuMsPerRequest !== undefined);
+	if (!measured.length) return [];
+	const keys = [...new Set(measured.flatMap((s) => Object.keys(s.threadCpuMsPerRequest)))].sort();
+	const out = [
+		"n8n's main process by thread (--threads), CPU ms per request, median across rounds:\n",
+		`| shape | conc. | thread | ${config.variants.join(' | ')} |`,
+		`| --- | ---: | --- | ${config.variants.map(() => '---:').join(' | ')} |`,
+	];
+	for (const shape of config.shapes) {
+		for (const c of config.concurrency) {
+			const of = (v) =>
+				measured.filter((s) => s.shape === shape && s.concurrency === c && s.variant === v);
+			for (const key of keys) {
+				const cells = config.variants.map((v) => {
+					const runs = of(v);
+					return runs.length ? median(runs.map((r) => r.threadCpuMsPerRequest[key] ?? 0)) : 0;
+				});
+				if (cells.every((ms) => ms < 0.005)) continue;
+				out.push(`| ${shape} | ${c} | ${key} | ${cells.map((ms) => fmt(ms, 2)).join(' | ')} |`);
+			}
+		}
+	}
+	out.push('');
+	return out;
+}
+
 /** The throughput ratios reported: the package against each baseline, and one n8n node that does nothing against none. */
 const RATIO_PAIRS = [
 	['package', 'floor'],
 	['package', 'floorLight'],
 	['floorLight', 'floor'],
+	['package', 'floorLiteral'],
+	['floorLiteral', 'floorLight'],
 	['package', 'handBuilt'],
 	['package', 'packageSimple'],
 	['packageSimple', 'floor'],
@@ -164,6 +198,7 @@ const RATIO_PAIRS = [
 	['package', 'floorNoOp'],
 	['package', 'packageNoVerify'],
 	['packageNoVerify', 'floor'],
+	['packageNoVerify', 'floorLight'],
 	['packageNoVerify', 'handBuilt'],
 	['floorNoOp', 'floor'],
 	['exactlyOnce', 'floor'],

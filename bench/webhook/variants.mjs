@@ -351,6 +351,14 @@ export function loadVariants() {
 			dedupe: false,
 			businessKey: (id) => `floorlight:${id}`,
 		},
+		// Lighter still: the same insert without RETURNING, answered with a fixed body as the template's
+		// Complete Key answers. Its Respond evaluates no expression, which floorLight's does.
+		floorLiteral: {
+			file: 'bench/workflows/floor-literal.json',
+			tag: 'flt',
+			dedupe: false,
+			businessKey: (id) => `floorliteral:${id}`,
+		},
 		floorNoOp: {
 			file: 'bench/workflows/floor-plus-noop.json',
 			tag: 'nop',
