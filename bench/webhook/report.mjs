@@ -175,7 +175,7 @@ function threadTable(config, samples) {
 					const runs = of(v);
 					return runs.length ? median(runs.map((r) => r.threadCpuMsPerRequest[key] ?? 0)) : 0;
 				});
-				if (cells.every((ms) => ms < 0.005)) continue;
+				if (cells.every((ms) => Math.abs(ms) < 0.005)) continue;
 				out.push(`| ${shape} | ${c} | ${key} | ${cells.map((ms) => fmt(ms, 2)).join(' | ')} |`);
 			}
 		}
