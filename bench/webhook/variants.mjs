@@ -351,8 +351,9 @@ export function loadVariants() {
 			dedupe: false,
 			businessKey: (id) => `floorlight:${id}`,
 		},
-		// Lighter still: the same insert without RETURNING, answered with a fixed body as the template's
-		// Complete Key answers. Its Respond evaluates no expression, which floorLight's does.
+		// floorLight answering a fixed body, as the template's Complete Key answers (its insert without
+		// RETURNING): no expression in its Respond. Measured no lighter than floorLight (BENCHMARKS.md),
+		// which stays the floor.
 		floorLiteral: {
 			file: 'bench/workflows/floor-literal.json',
 			tag: 'flt',

@@ -1,6 +1,7 @@
 // The Webhook Signing Secret held between deliveries (nodes/shared/signatureNode/heldSigningSecret.ts):
 // asked of n8n once per credential id and KEEP_MS (10 s), again when asked `fresh`; a node without a
-// credential id, or a run bound to an end user's identity, is never held. What a held copy refuses is checked afresh: test/integration/heldSigningSecret.test.js.
+// credential id, or a run bound to an end user's identity, is never held. What a held copy refuses
+// is checked afresh: test/integration/heldSigningSecret.test.js.
 const { describe, test, expect } = require('@jest/globals');
 const {
 	signingSecretCredential,
