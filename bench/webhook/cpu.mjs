@@ -5,6 +5,11 @@ import { performance } from 'node:perf_hooks';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** The fields of a /proc stat line after the name, which may hold spaces and parentheses: fields[0] is field 3. */
+function statFields(stat) {
+	return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 function processTable() {
 	const table = [];
 	let entries = [];
@@ -16,8 +21,7 @@ function processTable() {
 	for (const entry of entries) {
 		if (!/^\d+$/.test(entry)) continue;
 		try {
-			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-			const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			const fields = statFields(readFileSync(`/proc/${entry}/stat`, 'utf8'));
 			// fields[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15
 			table.push({
 				pid: Number(entry),
@@ -57,7 +61,7 @@ export function threadCpu(pid) {
 				tid === String(pid)
 					? 'main thread'
 					: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[\d-]+$/, '');
-			const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			const fields = statFields(stat);
 			for (const [kind, field] of [
 				['user', 11],
 				['system', 12],
