@@ -8,7 +8,8 @@ import {
 
 import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
 import { schemaProperty, tableProperty } from '../shared/parameters/properties';
-import { CHECK_EVERY_SECONDS, startRedrive } from './actions/redrive.trigger';
+import { MAX_MAX_RUN_SECONDS } from '../shared/reserveRules/reserveSettings';
+import { CHECK_EVERY_SECONDS, REDRIVE_DEFAULTS, startRedrive } from './actions/redrive.trigger';
 
 export class IdempotencyRedriveTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -81,6 +82,23 @@ export class IdempotencyRedriveTrigger implements INodeType {
 				default: 10,
 				typeOptions: { minValue: 1, maxValue: 1000 },
 				description: 'At most this many events are started per check, each in its own execution',
+			},
+			{
+				displayName: 'Max Run (Seconds)',
+				name: 'maxRunSeconds',
+				type: 'number',
+				default: REDRIVE_DEFAULTS.maxRunSeconds,
+				typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
+				description:
+					'The lease of a redriven run is renewed until n8n says the run finished, at most this long: a hung run does not hold its event forever',
+			},
+			{
+				displayName: 'Also Run Keys Stored Without a Workflow',
+				name: 'claimUnscoped',
+				type: 'boolean',
+				default: false,
+				description:
+					"Whether to also run keys stored by an earlier version of the package, whose delivery does not say which workflow stored it. Turn it on only where one workflow answers first on this table: another workflow's event would run through this workflow's steps.",
 			},
 			schemaProperty,
 			tableProperty,

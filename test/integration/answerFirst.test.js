@@ -48,6 +48,7 @@ const claim = async (options = {}) =>
 		maxAttempts: 5,
 		limit: 100,
 		backoffSeconds: 30,
+		workflowId: 'test-workflow',
 		...options,
 	});
 
@@ -74,6 +75,8 @@ describe('Reserve with Answer First', () => {
 			headers: { 'content-type': 'application/json', 'x-github-event': 'push' },
 			body: { id: 'af_stored', amount: 5 },
 			query: { source: 'test' },
+			// The workflow that stored it: only its own Redrive Trigger runs it.
+			workflowId: 'test-workflow',
 		});
 	});
 

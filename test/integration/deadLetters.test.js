@@ -167,6 +167,8 @@ describe('the Idempotency Keys node', () => {
 			maxAttempts: 5,
 			limit: 100,
 			backoffSeconds: 30,
+			workflowId: 'test-workflow',
+			claimUnscoped: true,
 		});
 		expect(claim.claimed.map(({ key, attempt }) => [key, attempt])).toEqual([['evt:dl_old', 1]]);
 		expect(await run({ operation: 'retryDeadLetters', keys: 'evt:dl_old' })).toEqual([
@@ -193,6 +195,7 @@ describe('the Idempotency Keys node', () => {
 				maxAttempts: 1,
 				limit: 100,
 				backoffSeconds: 30,
+				workflowId: 'test-workflow',
 			});
 		expect((await claim()).deadLetters).toEqual([{ key: 'evt:dl_claimed', attempts: 1 }]);
 		expect(await run({ operation: 'lookUp', lookUpBy: 'deadLetters' })).toEqual([

@@ -65,7 +65,7 @@ test('a setting naming a credential or a signature header is refused, in any cas
 
 test('over the record cap: not stored, said how large', () => {
 	/** @type {any} */
-	const outcome = storedDeliveryOf({ headers: {}, body: 'x'.repeat(300), query: {} }, [], 200);
+	const outcome = storedDeliveryOf({ headers: {}, body: 'x'.repeat(300), query: {} }, [], {}, 200);
 	expect(outcome).toEqual({ tooLarge: { bytes: expect.any(Number), limit: 200 } });
 	expect(outcome.tooLarge.bytes).toBeGreaterThan(200);
 });

@@ -3,11 +3,16 @@ import {
 	NodeOperationError,
 	type IDataObject,
 	type INodeExecutionData,
+	type IRun,
 	type ITriggerFunctions,
 	type ITriggerResponse,
 } from 'n8n-workflow';
 
 import { redrivenJson } from '../../shared/delivery/storedDelivery';
+import {
+	DEFAULT_MAX_RUN_SECONDS,
+	MAX_MAX_RUN_SECONDS,
+} from '../../shared/reserveRules/reserveSettings';
 import { KEY_STORE_CREDENTIAL_TYPE } from '../../shared/parameters/credentials';
 import { isoTime } from '../../shared/run/isoTime';
 import { tableRef } from '../../shared/store/identifiers';
@@ -24,6 +29,7 @@ export const REDRIVE_DEFAULTS = {
 	maxAttempts: 5,
 	backoffSeconds: 30,
 	batchSize: 10,
+	maxRunSeconds: DEFAULT_MAX_RUN_SECONDS,
 } as const;
 
 interface RedriveSettings {
@@ -32,11 +38,14 @@ interface RedriveSettings {
 	maxAttempts: number;
 	backoffSeconds: number;
 	batchSize: number;
+	maxRunSeconds: number;
+	/** Also claim keys whose stored delivery names no workflow (stored before deliveries named one). */
+	claimUnscoped: boolean;
 }
 
 function wholeNumber(
 	context: ITriggerFunctions,
-	name: keyof RedriveSettings,
+	name: keyof typeof REDRIVE_DEFAULTS,
 	label: string,
 	[min, max]: [number, number],
 ): number {
@@ -64,6 +73,8 @@ function settingsOf(context: ITriggerFunctions): RedriveSettings {
 		maxAttempts: wholeNumber(context, 'maxAttempts', 'Max Attempts', [1, 100]),
 		backoffSeconds: wholeNumber(context, 'backoffSeconds', 'Backoff', [0, 3600]),
 		batchSize: wholeNumber(context, 'batchSize', 'Events Per Check', [1, 1000]),
+		maxRunSeconds: wholeNumber(context, 'maxRunSeconds', 'Max Run', [1, MAX_MAX_RUN_SECONDS]),
+		claimUnscoped: context.getNodeParameter('claimUnscoped', false) as boolean,
 	};
 }
 
@@ -83,9 +94,12 @@ function redriveItem(claimed: RedriveClaim['claimed'][number]): INodeExecutionDa
 
 /**
  * Every few seconds (n8n's scheduler: one check at a time, and in multi-main only the leader runs
- * it), claims the due keys in one statement and starts one execution per key on `redrive`, so one
- * failing event does not hold back the others; keys out of attempts go to `dead letter`, together.
- * A check that fails (the database away) is logged and the next one tries again.
+ * it), claims the due keys of this workflow in one statement and starts one execution per key on
+ * `redrive`, so one failing event does not hold back the others; keys out of attempts go to
+ * `dead letter`, together. A check that fails (the database away) is logged and the next one tries
+ * again. Only keys whose stored delivery this workflow made are claimed: two workflows on one table
+ * never run each other's events. Each claimed key's lease is kept (leaseKeeper.ts) until n8n says
+ * its execution finished, or Max Run: a slow redriven step is never claimed again beside itself.
  */
 export async function startRedrive(context: ITriggerFunctions): Promise<ITriggerResponse> {
 	const settings = settingsOf(context);
@@ -98,6 +112,19 @@ export async function startRedrive(context: ITriggerFunctions): Promise<ITrigger
 	);
 	const credentialId = context.getNode().credentials?.[KEY_STORE_CREDENTIAL_TYPE]?.id;
 	const store = new KeyStore(poolFor(credential, { credentialId, logger: context.logger }), ref);
+	const workflowId = String(context.getWorkflow().id ?? '');
+
+	/** Starts the claimed key's execution and keeps its lease until n8n says that execution is done. */
+	const run = (claimed: RedriveClaim['claimed'][number]) => {
+		const done = context.helpers.createDeferredPromise<IRun>();
+		store.keepLeases([{ key: claimed.key, token: claimed.token }], {
+			leaseSeconds: settings.leaseSeconds,
+			maxRunSeconds: settings.maxRunSeconds,
+			until: done.promise,
+			logger: context.logger,
+		});
+		context.emit([[redriveItem(claimed)], []], undefined, done);
+	};
 
 	const check = async (): Promise<number> => {
 		// The columns Reserve's Answer First adds, added here too if this runs first; the table is Reserve's to create.
@@ -110,9 +137,11 @@ export async function startRedrive(context: ITriggerFunctions): Promise<ITrigger
 					maxAttempts: settings.maxAttempts,
 					limit: settings.batchSize,
 					backoffSeconds: settings.backoffSeconds,
+					workflowId,
+					claimUnscoped: settings.claimUnscoped,
 				}),
 		);
-		for (const claimed of claim.claimed) context.emit([[redriveItem(claimed)], []]);
+		for (const claimed of claim.claimed) run(claimed);
 		if (claim.deadLetters.length > 0)
 			context.emit([
 				[],

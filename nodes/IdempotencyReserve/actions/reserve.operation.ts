@@ -31,6 +31,7 @@ import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { digestHex, itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
 import { answerFirstOf, type AnswerFirst } from '../helpers/answerFirst';
+import { keepReservedLeases, maxRunSecondsOf } from '../helpers/keepLease';
 import {
 	ANSWER_PROBLEMS_VERSION,
 	answersItsWebhook,
@@ -263,17 +264,19 @@ async function routeByOutputs(
 ): Promise<INodeExecutionData[][]> {
 	let leaseSeconds = 0;
 	let waitSeconds = 0;
+	let maxRunSeconds: number | undefined;
 	if (mode === 'lease') {
 		try {
 			leaseSeconds = leaseSecondsOf(context);
 			waitSeconds = waitSecondsOf(context);
+			maxRunSeconds = maxRunSecondsOf(context);
 		} catch (error) {
 			// Like every setup failure: error items, never the input passed on as new but unreserved.
 			return failWhole(context, error as NodeOperationError, outputs.count);
 		}
 	}
 
-	const settings = { mode, leaseSeconds, waitSeconds, onMismatch };
+	const settings = { mode, leaseSeconds, waitSeconds, maxRunSeconds, onMismatch };
 	const invalidOutput = outputs.invalidSignature;
 	if (invalidOutput === undefined)
 		return await reserveVerified(context, settings, outputs, undefined);
@@ -302,11 +305,14 @@ async function reserveVerified(
 		mode,
 		leaseSeconds,
 		waitSeconds,
+		maxRunSeconds,
 		onMismatch,
 	}: {
 		mode: ReserveMode;
 		leaseSeconds: number;
 		waitSeconds: number;
+		/** Keep the Lease While Running's ceiling; undefined when the lease is not kept. */
+		maxRunSeconds?: number;
 		onMismatch: MismatchHandling;
 	},
 	outputs: ReserveOutputs,
@@ -395,6 +401,13 @@ async function reserveVerified(
 	});
 	recordReservedKeys(context, reservedHere);
 	noteSteps(reservedHere);
+	if (token !== undefined && maxRunSeconds !== undefined)
+		keepReservedLeases(context, opened.store, {
+			keys: reservedHere,
+			token,
+			leaseSeconds,
+			maxRunSeconds,
+		});
 	if (unsignedPreset && [...keyFrom.values()].includes(KEY_FROM_UNSIGNED_HEADER))
 		context.addExecutionHints({ message: UNSIGNED_HEADER_HINT, location: 'outputPane' });
 	return routed;

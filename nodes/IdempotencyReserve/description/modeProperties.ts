@@ -1,9 +1,12 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import {
+	DEFAULT_KEEP_LEASE,
 	DEFAULT_LEASE_SECONDS,
+	DEFAULT_MAX_RUN_SECONDS,
 	DEFAULT_MODE,
 	MAX_LEASE_SECONDS,
+	MAX_MAX_RUN_SECONDS,
 	MODE_OPTIONS,
 } from '../../shared/reserveRules/reserveSettings';
 
@@ -23,8 +26,27 @@ export const modeProperties: INodeProperties[] = [
 		default: DEFAULT_LEASE_SECONDS,
 		typeOptions: { minValue: 1, maxValue: MAX_LEASE_SECONDS },
 		description:
-			'How long an unfinished reservation keeps retries away. Make it longer than the slowest run from Reserve to Complete Key: if it ends first, a retry runs the business step again.',
+			'How long a reservation keeps retries away after the last sign of life of its execution. With Keep the Lease While Running on, it is renewed while the execution runs, so it only bounds how long a crashed execution holds its event; off, make it longer than the slowest run from Reserve to Complete Key.',
 		displayOptions: { show: { mode: ['lease'] } },
+	},
+	{
+		displayName: 'Keep the Lease While Running',
+		name: 'keepLease',
+		type: 'boolean',
+		default: DEFAULT_KEEP_LEASE,
+		description:
+			'Whether to renew the lease while this execution runs, however long its steps take, so neither a retry nor the Redrive Trigger takes the key from a live execution. It stops at Complete Key, Release Key, the end of the execution and Max Run; a crashed n8n renews nothing, and its key is taken over once the lease ends. Off: the lease ends Lease seconds after Reserve.',
+		displayOptions: { show: { mode: ['lease'] } },
+	},
+	{
+		displayName: 'Max Run (Seconds)',
+		name: 'maxRunSeconds',
+		type: 'number',
+		default: DEFAULT_MAX_RUN_SECONDS,
+		typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
+		description:
+			"The longest an execution keeps its lease by renewing it (or the workflow's timeout, when that comes first). After it the lease ends as if the execution had died: a hung step does not hold its event forever.",
+		displayOptions: { show: { mode: ['lease'], keepLease: [true] } },
 	},
 	{
 		displayName: 'Answer First (Store the Delivery)',

@@ -62,5 +62,9 @@ export function answerFirstOf(
 	const presetHeaders =
 		keyLocation !== undefined && keyLocation.kind === 'headers' ? keyLocation.names : [];
 	const names = storedHeaderNames(presetHeaders, signedHeaders, extra);
-	return { deliveryOf: (json) => storedDeliveryOf(json, names) };
+	// Named with its workflow, whose Redrive Trigger alone may run it; a workflow never saved has no id.
+	const workflowId = context.getWorkflow().id;
+	const origin =
+		workflowId === undefined || workflowId === '' ? {} : { workflowId: String(workflowId) };
+	return { deliveryOf: (json) => storedDeliveryOf(json, names, origin) };
 }

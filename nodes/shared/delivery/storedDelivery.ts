@@ -27,6 +27,8 @@ export interface StoredDelivery {
 	headers: Record<string, unknown>;
 	body: unknown;
 	query: unknown;
+	/** The workflow that stored it: only that workflow's Redrive Trigger runs it (sql/redrive.ts). */
+	workflowId?: string;
 }
 
 /** A header name this setting may not store, or undefined when every name may be stored. */
@@ -57,6 +59,7 @@ export type StoredDeliveryOutcome =
 export function storedDeliveryOf(
 	json: Record<string, unknown>,
 	headerNames: readonly string[],
+	origin: Pick<StoredDelivery, 'workflowId'> = {},
 	limit: number = MAX_RECORD_BYTES,
 ): StoredDeliveryOutcome {
 	const sent =
@@ -70,7 +73,13 @@ export function storedDeliveryOf(
 		// A credential is dropped even when named: the setting is refused earlier, this is the last word.
 		if (headerNames.includes(lower) && !never.includes(lower)) headers[lower] = value;
 	}
-	const delivery: StoredDelivery = { v: 1, headers, body: json.body, query: json.query ?? {} };
+	const delivery: StoredDelivery = {
+		v: 1,
+		headers,
+		body: json.body,
+		query: json.query ?? {},
+		...origin,
+	};
 	const oversized = oversizedRecord(toStorableJson(delivery), limit);
 	return oversized === undefined ? { delivery } : { tooLarge: oversized };
 }

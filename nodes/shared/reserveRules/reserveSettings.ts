@@ -37,6 +37,16 @@ export const DEFAULT_LEASE_SECONDS = 300;
 export const MAX_LEASE_SECONDS = 7 * 24 * 3600;
 
 /**
+ * Keep the Lease While Running (store/leaseKeeper.ts): on by default, so a step slower than the lease
+ * is never run twice; off is the lease as it was, ending Lease seconds after Reserve. Max Run is the
+ * ceiling on renewals (an hour by default: past the slowest step people report, short of hiding a
+ * hung execution for long), at most a week like the lease itself.
+ */
+export const DEFAULT_KEEP_LEASE = true;
+export const DEFAULT_MAX_RUN_SECONDS = 3600;
+export const MAX_MAX_RUN_SECONDS = 7 * 24 * 3600;
+
+/**
  * Lease mode's Wait While In Flight (waitInFlight.ts): off by default, so webhook workflows answer an
  * in-flight retry at once (409) as they always did. Five minutes at most: a waiting execution holds
  * its trigger's slot (a queue's parallel-message limit) the whole time.

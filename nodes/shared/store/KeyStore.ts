@@ -20,6 +20,7 @@ import type {
 	StepState,
 } from './keyStoreTypes';
 import { KeyTable, type PrepareOptions } from './keyTable';
+import { forgetLeases, keepLeases, type KeepOptions } from './leaseKeeper';
 import { withLockDiagnosis } from './lockDiagnosis';
 import {
 	ownedKeyResultsOf,
@@ -160,6 +161,8 @@ export class KeyStore {
 						options.maxAttempts,
 						options.limit,
 						options.backoffSeconds,
+						options.workflowId,
+						options.claimUnscoped ?? false,
 					],
 					rowMode: 'array',
 				}),
@@ -179,6 +182,19 @@ export class KeyStore {
 		return result.rows.map((row) => row.key);
 	}
 
+	/** Renews these leases while their execution lives (leaseKeeper.ts). */
+	keepLeases(leases: ReadonlyArray<{ key: string; token: string }>, options: KeepOptions): void {
+		keepLeases(this.entry, this.ref, leases, options);
+	}
+
+	/** The owned keys a completion or release lets go: the keeper renews them no more. */
+	private forget(targets: readonly OwnedKey[]): void {
+		const owned = targets.filter((target): target is OwnedKey & { token: string } =>
+			Boolean(target.token),
+		);
+		if (owned.length > 0) forgetLeases(this.entry, this.ref, owned);
+	}
+
 	/**
 	 * Marks keys completed where their token still owns them, in one statement; with `response`,
 	 * stores each target's response in the same UPDATE.
@@ -192,12 +208,14 @@ export class KeyStore {
 				target.response === undefined ? null : toStorableJson(target.response),
 			),
 		];
-		return await this.ownedKeyStatement(
+		const results = await this.ownedKeyStatement(
 			completeSql(this.ref, { response }),
 			targets,
 			'completed',
 			response ? responses : undefined,
 		);
+		this.forget(targets);
+		return results;
 	}
 
 	/**
@@ -205,6 +223,8 @@ export class KeyStore {
 	 * one whoever holds them. Without any token it runs the simple DELETE, which a two-column table takes.
 	 */
 	async release(targets: readonly OwnedKey[]): Promise<OwnedKeyResults> {
+		// Before the statement: a reopened key's lease ends now, and no renewal may push it on again.
+		this.forget(targets);
 		if (targets.some((target) => target.token !== undefined)) {
 			return await this.ownedKeyStatement(releaseOwnedSql(this.ref), targets, 'released');
 		}
@@ -308,7 +328,7 @@ export class KeyStore {
 		transaction: CompletingTransaction<T>,
 	): Promise<CompletingTransactionResult<T>> {
 		const keys = transaction.claims.map((claim) => claim.key);
-		return await this.statement(
+		const result = await this.statement(
 			async () =>
 				await inTransaction(this.entry.pool, async (client) => {
 					const outcome = await runCompletingTransaction(client, this.ref, transaction);
@@ -316,6 +336,8 @@ export class KeyStore {
 				}),
 			keys,
 		);
+		this.forget(transaction.claims);
+		return result;
 	}
 
 	/**

@@ -151,4 +151,8 @@ export interface RedriveOptions {
 	limit: number;
 	/** The backoff's first step, doubled per attempt. */
 	backoffSeconds: number;
+	/** Only keys whose stored delivery this workflow made (storedDelivery.ts). */
+	workflowId: string;
+	/** Also keys whose delivery names no workflow (stored before deliveries named one). */
+	claimUnscoped?: boolean;
 }

@@ -12,3 +12,4 @@ export * from './sql/keySelection';
 export * from './sql/operators';
 export * from './sql/steps';
 export * from './sql/redrive';
+export * from './sql/leases';

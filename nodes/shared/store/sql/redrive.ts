@@ -15,8 +15,11 @@ export const DEAD_LETTER = 'dead_letter';
  * Claims due keys in one statement. $1 a token for this claim (each key's owner token is $1 + '.' +
  * the md5 of its key, so every claimed key has its own), $2 the lease in seconds, $3 the attempts
  * after which a key is a dead letter, $4 how many keys at most, $5 the backoff's first step in
- * seconds (doubled per attempt, at most an hour).
- * - due: in progress, a stored delivery, lease ended at least the backoff ago. FOR UPDATE SKIP
+ * seconds (doubled per attempt, at most an hour), $6 the claiming workflow's id, $7 whether keys
+ * whose delivery names no workflow are claimed too.
+ * - due: in progress, a stored delivery that this workflow stored (each names its workflow: two
+ *   workflows on one table never run each other's events; one stored before deliveries named a
+ *   workflow only when told, $7), lease ended at least the backoff ago. FOR UPDATE SKIP
  *   LOCKED: two triggers (two n8n mains, or a trigger beside a sender's retry that Reserve is taking
  *   over) never claim one key twice; the UPDATE re-checks the lease on the row it locked.
  * - claimed: a new owner and lease, attempts + 1, exactly as Reserve's takeover, so a sender's late
@@ -28,6 +31,7 @@ export function claimRedrivesSql(ref: TableRef): string {
 	return `WITH due AS (
   SELECT t.key, t.attempts FROM ${ref.qualified} t
   WHERE t.status = 'in_progress' AND t.delivery IS NOT NULL
+    AND (t.delivery ->> 'workflowId' = $6::text OR ($7::boolean AND NOT t.delivery ? 'workflowId'))
     AND t.lease_until + make_interval(secs => least(3600, $5::float8 * power(2, greatest(t.attempts - 1, 0)))) <= now()
   ORDER BY t.lease_until
   LIMIT $4
