@@ -237,6 +237,42 @@ test(
 );
 
 test(
+	'a business step three times longer than the lease (32 s against 10 s): Reserve keeps the lease while its execution runs, so neither the Redrive Trigger nor the sender retry in the middle (409) runs it again; one business row, then duplicate',
+	{ timeout: 180_000 },
+	() =>
+		withLogs(async () => {
+			const type = 'af.longer';
+			const stepSeconds = 32;
+			await behave(type, { sleep: stepSeconds });
+			const event = { id: `evt_af_longer_${randomUUID().slice(0, 8)}`, type };
+			const key = `evt:${event.id}`;
+			const sent = await sendAsSlack(event);
+			assert.deepEqual(
+				sent.map(({ status, json }) => [status, json]),
+				[[200, { status: 'accepted' }]],
+			);
+			// Twice the lease and several of the trigger's checks later, the sender tries again.
+			await sleep(2 * LEASE_SECONDS * 1000);
+			const retried = await sendEvent(published().webhookUrl, event, { timeoutMs: 10_000 });
+			assert.equal(retried.status, 409, JSON.stringify(retried.json));
+			const first = await stack.executions.waitForRequest(WORKFLOW_ID, sent[0].requestId, {
+				timeoutMs: 90_000,
+			});
+			assert.equal(first.status, 'success', first.error);
+			assert.ok(first.nodesRun.includes(COMPLETE), first.nodesRun.join(' → '));
+			const row = await keyRow(key);
+			assert.deepEqual([row.status, row.attempts], ['completed', 1]);
+			assert.equal((await stack.businessRows(key)).length, 1);
+			// One more check of the trigger after the completion: nothing left for it to run.
+			await sleep(CHECK_EVERY_SECONDS * 1000 + 1000);
+			assert.deepEqual(await redrivesOf(key), []);
+			const repeat = await sendEvent(published().webhookUrl, event, { timeoutMs: 10_000 });
+			assert.equal(repeat.status, 200, JSON.stringify(repeat.json));
+			assert.equal((await stack.businessRows(key)).length, 1);
+		}),
+);
+
+test(
 	'kill -9 of n8n after the answer, during the business step: the Redrive Trigger runs the stored delivery once the lease ends; one business row, nothing resent',
 	{ timeout: 240_000 },
 	() =>
