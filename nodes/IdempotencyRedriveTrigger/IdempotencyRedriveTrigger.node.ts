@@ -9,7 +9,7 @@ import {
 import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
 import { schemaProperty, tableProperty } from '../shared/parameters/properties';
 import { MAX_MAX_RUN_SECONDS } from '../shared/reserveRules/reserveSettings';
-import { CHECK_EVERY_SECONDS, REDRIVE_DEFAULTS, startRedrive } from './actions/redrive.trigger';
+import { CHECK_EVERY_SECONDS, startRedrive } from './actions/redrive.trigger';
 
 export class IdempotencyRedriveTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -87,7 +87,7 @@ export class IdempotencyRedriveTrigger implements INodeType {
 				displayName: 'Max Run (Seconds)',
 				name: 'maxRunSeconds',
 				type: 'number',
-				default: REDRIVE_DEFAULTS.maxRunSeconds,
+				default: 3600,
 				typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
 				description:
 					'The lease of a redriven run is renewed until n8n says the run finished, at most this long: a hung run does not hold its event forever',

@@ -1,9 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import {
-	DEFAULT_KEEP_LEASE,
 	DEFAULT_LEASE_SECONDS,
-	DEFAULT_MAX_RUN_SECONDS,
 	DEFAULT_MODE,
 	MAX_LEASE_SECONDS,
 	MAX_MAX_RUN_SECONDS,
@@ -33,7 +31,8 @@ export const modeProperties: INodeProperties[] = [
 		displayName: 'Keep the Lease While Running',
 		name: 'keepLease',
 		type: 'boolean',
-		default: DEFAULT_KEEP_LEASE,
+		// DEFAULT_KEEP_LEASE, written out for n8n's lint
+		default: true,
 		description:
 			'Whether to renew the lease while this execution runs, however long its steps take, so neither a retry nor the Redrive Trigger takes the key from a live execution. It stops at Complete Key, Release Key, the end of the execution and Max Run; a crashed n8n renews nothing, and its key is taken over once the lease ends. Off: the lease ends Lease seconds after Reserve.',
 		displayOptions: { show: { mode: ['lease'] } },
@@ -42,7 +41,8 @@ export const modeProperties: INodeProperties[] = [
 		displayName: 'Max Run (Seconds)',
 		name: 'maxRunSeconds',
 		type: 'number',
-		default: DEFAULT_MAX_RUN_SECONDS,
+		// DEFAULT_MAX_RUN_SECONDS, written out for n8n's lint
+		default: 3600,
 		typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
 		description:
 			"The longest an execution keeps its lease by renewing it (or the workflow's timeout, when that comes first). After it the lease ends as if the execution had died: a hung step does not hold its event forever.",

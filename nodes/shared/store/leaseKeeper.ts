@@ -65,6 +65,8 @@ class TableKeeper {
 	private readonly kept = new Map<string, Kept>();
 	private looping = false;
 	private logger?: Logger;
+	/** A renewal failed and none succeeded since: said once, not every second of an outage. */
+	private failing = false;
 
 	constructor(
 		private readonly entry: PoolEntry,
@@ -144,6 +146,11 @@ class TableKeeper {
 				],
 				rowMode: 'array',
 			});
+			if (this.failing)
+				this.logger?.info(
+					`Idempotency lease keeper: renewing in ${this.ref.qualified} works again`,
+				);
+			this.failing = false;
 			const states = new Map(rows);
 			for (const kept of batch) {
 				const state = states.get(kept.key);
@@ -152,8 +159,10 @@ class TableKeeper {
 				else if (state === 'renewed') kept.renewAt = sentAt + renewEveryMs(kept.leaseSeconds);
 			}
 		} catch (error) {
+			if (this.failing) return;
+			this.failing = true;
 			this.logger?.warn(
-				`Idempotency lease keeper: renewing ${batch.length} lease(s) in ${this.ref.qualified} failed, trying again in ${KEEPER_TICK_MS / 1000} s: ${(error as Error).message}`,
+				`Idempotency lease keeper: renewing ${batch.length} lease(s) in ${this.ref.qualified} failed, trying again every ${KEEPER_TICK_MS / 1000} s: ${(error as Error).message}`,
 			);
 		}
 	}
