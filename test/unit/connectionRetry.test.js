@@ -144,18 +144,14 @@ describe('retryOnConnectionLoss', () => {
 	});
 
 	test('gives up once the bound has passed, with the attempts and the time on the error', async () => {
-		const {
-			result: failure,
-			startedAt,
-			elapsed,
-		} = await settle(async () => {
+		const { result: failure, ...timing } = await settle(async () => {
 			throw refused();
 		}, 800);
 		expect(failure.code).toBe('ECONNREFUSED');
 		// Waits of 150, 300, then what is left of 800 ms: four attempts, the last at the bound.
-		expect(startedAt).toEqual([0, 150, 450, 800]);
+		expect(timing.startedAt).toEqual([0, 150, 450, 800]);
 		expect(failure.connectionRetry).toEqual({ attempts: 4, elapsedMs: 800 });
-		expect(elapsed).toBe(800);
+		expect(timing.elapsed).toBe(800);
 	});
 
 	test('a statement error is thrown at once, after one attempt', async () => {
