@@ -2,7 +2,8 @@
 // connection) and which they never do (anything the statement itself was answered with), and the
 // bound on the retries. The errors are shaped as node-postgres and PostgreSQL report them; the real
 // outages are in test/integration/keyStoreOutage.test.js.
-const { describe, test, expect } = require('@jest/globals');
+// `jest` by another name: Jest's module wrapper already declares the name.
+const { afterEach, beforeEach, describe, expect, jest: jestApi, test } = require('@jest/globals');
 const {
 	CONNECTION_RETRY_MS,
 	failedBeforeSending,
@@ -102,35 +103,55 @@ test("sessionEnded: the user's SQL answered with class 08 on a live connection (
 describe('retryOnConnectionLoss', () => {
 	const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
 
+	// Jest's clock, not the wall's: on a loaded machine a real wait overruns (or a timer fires a
+	// millisecond before Date.now says it should), and the attempts counted against the bound change.
+	beforeEach(() => {
+		jestApi.useFakeTimers();
+	});
+	afterEach(() => {
+		jestApi.useRealTimers();
+	});
+
+	/** Runs the retry to its end on the fake clock; the outcome, and when each attempt began. */
+	async function settle(attempt, ...options) {
+		const started = Date.now();
+		const startedAt = [];
+		const outcome = retryOnConnectionLoss(
+			async () => {
+				startedAt.push(Date.now() - started);
+				return await attempt();
+			},
+			...options,
+		).catch((error) => error);
+		await jestApi.runAllTimersAsync();
+		return { result: await outcome, startedAt, elapsed: Date.now() - started };
+	}
+
 	test('the bound is a few seconds, shorter than a sender waits', () => {
 		expect(CONNECTION_RETRY_MS).toBe(5_000);
 	});
 
 	test('retries a refused connection until it answers', async () => {
 		let calls = 0;
-		const result = await retryOnConnectionLoss(async () => {
+		const { result, startedAt } = await settle(async () => {
 			calls += 1;
 			if (calls < 3) throw refused();
 			return 'done';
 		}, 2_000);
 		expect(result).toBe('done');
 		expect(calls).toBe(3);
+		expect(startedAt).toEqual([0, 150, 450]);
 	});
 
 	test('gives up once the bound has passed, with the attempts and the time on the error', async () => {
-		const started = Date.now();
-		let calls = 0;
-		const failure = await retryOnConnectionLoss(async () => {
-			calls += 1;
+		const { result: failure, ...timing } = await settle(async () => {
 			throw refused();
-		}, 800).catch((error) => error);
-		const elapsed = Date.now() - started;
+		}, 800);
 		expect(failure.code).toBe('ECONNREFUSED');
 		// Waits of 150, 300, then what is left of 800 ms: four attempts, the last at the bound.
-		expect(calls).toBe(4);
-		expect(failure.connectionRetry).toEqual({ attempts: 4, elapsedMs: expect.any(Number) });
-		expect(elapsed).toBeGreaterThanOrEqual(800);
-		expect(elapsed).toBeLessThan(1_300);
+		expect(timing.startedAt).toEqual([0, 150, 450, 800]);
+		expect(failure.connectionRetry).toEqual({ attempts: 4, elapsedMs: 800 });
+		expect(timing.elapsed).toBe(800);
 	});
 
 	test('a statement error is thrown at once, after one attempt', async () => {
