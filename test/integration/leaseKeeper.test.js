@@ -3,10 +3,11 @@
 // is free for a takeover once the execution ended without completing, once Max Run passed, or with
 // Keep the Lease While Running off (the lease as it was). The Redrive Trigger's claim takes only the
 // keys its own workflow stored. All through n8n-core's WorkflowExecute and a real PostgreSQL.
-const { test, expect, describe } = require('@jest/globals');
+const { afterAll, beforeAll, describe, expect, test } = require('@jest/globals');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { useTestDatabase } = require('../support/database');
 const { PACKAGE, registerTestNode, runWorkflow } = require('../support/engine');
+const { startTcpProxy } = require('../support/tcpProxy');
 const { webhookItem } = require('../support/webhookItems');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const { KeyStore } = require('../../dist/nodes/shared/store/KeyStore');
@@ -153,6 +154,44 @@ describe('Keep the Lease While Running', () => {
 		});
 		expect(run.error?.message).toMatch(/^Max Run must be from 1 to 604800 seconds, not 0/);
 		expect(await rowOf('evt:keep_bad')).toBeUndefined();
+	});
+});
+
+describe('a renewal that fails (the key store away)', () => {
+	let proxy;
+	beforeAll(async () => {
+		const server = new URL(process.env.IDEMPOTENCY_TEST_SERVER_URL);
+		proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
+	});
+	afterAll(async () => {
+		await proxy?.stop();
+	});
+
+	test('takes no key from the live execution and is tried again: once the store is back the lease is renewed', async () => {
+		const { key, token } = await retry('keep_outage', { leaseSeconds: 4 });
+		const viaProxy = db.credential({ host: proxy.host, port: proxy.port, maxConnections: 2 });
+		let done;
+		new KeyStore(poolFor(viaProxy), ref).keepLeases([{ key, token }], {
+			leaseSeconds: 4,
+			maxRunSeconds: 60,
+			until: new Promise((resolve) => (done = resolve)),
+		});
+		await sleep(1500);
+		await proxy.cut(); // the renewals due now fail
+		await sleep(1500);
+		expect(await rowOf(key)).toEqual({ status: 'in_progress', attempts: 1, leased: true });
+		await proxy.restore();
+		await sleep(4000); // past the lease as Reserve set it: only a renewal after the outage keeps it
+		expect(await retry('keep_outage', { leaseSeconds: 4 })).toMatchObject({
+			isNew: false,
+			status: 'in_progress',
+		});
+		done();
+		await sleep(4500);
+		expect(await retry('keep_outage', { leaseSeconds: 4 })).toMatchObject({
+			isNew: true,
+			attempt: 2,
+		});
 	});
 });
 
