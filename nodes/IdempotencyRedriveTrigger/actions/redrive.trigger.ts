@@ -114,8 +114,14 @@ export async function startRedrive(context: ITriggerFunctions): Promise<ITrigger
 	const store = new KeyStore(poolFor(credential, { credentialId, logger: context.logger }), ref);
 	const workflowId = String(context.getWorkflow().id ?? '');
 
+	// n8n's experimental engine 2.0 (a workflow setting) refuses a trigger that waits for its
+	// execution to finish: there, the claimed key keeps the trigger's lease only, as before.
+	const workflowSettings = context.getWorkflowSettings?.() as { engineType?: string } | undefined;
+	const toldWhenDone = workflowSettings?.engineType !== 'v2';
+
 	/** Starts the claimed key's execution and keeps its lease until n8n says that execution is done. */
 	const run = (claimed: RedriveClaim['claimed'][number]) => {
+		if (!toldWhenDone) return context.emit([[redriveItem(claimed)], []]);
 		const done = context.helpers.createDeferredPromise<IRun>();
 		store.keepLeases([{ key: claimed.key, token: claimed.token }], {
 			leaseSeconds: settings.leaseSeconds,
