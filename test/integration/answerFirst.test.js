@@ -5,10 +5,17 @@
 // lease and backoff ended, fenced (a new owner: the dead execution's Complete Key changes nothing,
 // the redriven one completes), never twice under concurrent claims; a key out of attempts becomes a
 // dead letter, which Reserve answers as a duplicate saying so and the operator's retry makes due.
+// Nothing secret is stored: Graph's clientState, Slack's token, a ?token= query, a signature header
+// named in Also Store Headers; and a takeover keeps the first stored delivery.
+const { createHmac } = require('node:crypto');
 const { test, expect, describe } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
-const { webhookItem } = require('../support/webhookItems');
+const { deliveryItem, webhookItem } = require('../support/webhookItems');
+const { signDelivery, signerFor } = require('../support/signDelivery');
+const { reserveNode } = require('../support/signatureNodes');
+const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
+const { VECTORS } = require('../vectors');
 const completeWorkflow = require('../fixtures/complete.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const { KeyStore } = require('../../dist/nodes/shared/store/KeyStore');
@@ -258,4 +265,127 @@ test("a redriven run: Skip if done adopts the trigger's claim, so Record and Com
 		`SELECT status, steps ? 'insert' AS recorded FROM processed_events WHERE key = 'evt:af_adopt'`,
 	);
 	expect(rows[0]).toEqual({ status: 'completed', recorded: true });
+});
+
+describe('nothing secret stored', () => {
+	/** @type {readonly any[]} */
+	const TABLE = PROVIDERS;
+	const provider = (value) => TABLE.find((entry) => entry.value === value);
+
+	/** Reserve verifying `value` with Answer First, its key from the provider's preset. */
+	async function reserveSigned(value, items, secret, parameters = {}) {
+		const { node } = reserveNode(value, {
+			keySource: value,
+			answerFirst: true,
+			...parameters,
+		});
+		const run = await runWorkflow(
+			{ name: 'answer first (signed)', nodes: [node], connections: {}, settings: {} },
+			items,
+			{ credentials: db.credential(), credentialsByType: { webhookSigningSecretApi: { secret } } },
+		);
+		expect(run.error).toBeUndefined();
+		return run.output('Idempotency Reserve', 0).map((item) => item.json.idempotency);
+	}
+
+	test('a Microsoft Graph notification is stored without its clientState, the rest as sent', async () => {
+		const vector = VECTORS.microsoftGraph;
+		const { body, headers } = await vector.genuine();
+		const item = deliveryItem(provider('microsoftGraph'), { rawBody: Buffer.from(body), headers });
+		const [reserved] = await reserveSigned('microsoftGraph', [item], vector.secret);
+		expect(reserved).toMatchObject({ isNew: true, answerFirst: true });
+		const stored = await deliveryOf(reserved.key);
+		expect(JSON.stringify(stored)).not.toContain(vector.secret);
+		const { clientState, ...rest } = JSON.parse(String(body)).value[0];
+		expect(clientState).toBe(vector.secret);
+		expect(stored.body).toEqual({ value: [rest] });
+	});
+
+	/** A Slack event carrying its legacy verification token, signed now, sent with `query`. */
+	function slackEvent(signer, eventId, query = {}) {
+		const slack = provider('slack');
+		const bytes = Buffer.from(
+			JSON.stringify({
+				token: 'legacyVerificationTok3n',
+				team_id: 'T1',
+				type: 'event_callback',
+				event_id: eventId,
+				event: { type: 'message', text: 'hello' },
+			}),
+		);
+		const headers = signDelivery(slack, signer, {
+			bytes,
+			headers: { 'content-type': 'application/json' },
+			nowSeconds: Math.floor(Date.now() / 1000),
+		});
+		const item = deliveryItem(slack, { rawBody: bytes, headers });
+		item.json.query = query;
+		return item;
+	}
+
+	test('a Slack event is stored without its token, nor a ?token= query', async () => {
+		const signer = signerFor(provider('slack').signing);
+		const item = slackEvent(signer, 'Ev_af_token', { token: 'querySecret', team: 'T1' });
+		const [reserved] = await reserveSigned('slack', [item], signer.secret);
+		const stored = await deliveryOf(reserved.key);
+		expect(stored.body).toEqual({
+			team_id: 'T1',
+			type: 'event_callback',
+			event_id: 'Ev_af_token',
+			event: { type: 'message', text: 'hello' },
+		});
+		expect(stored.query).toEqual({ team: 'T1' });
+		expect(JSON.stringify(stored)).not.toMatch(/legacyVerificationTok3n|querySecret/);
+	});
+
+	test('a signed replay that takes the key over keeps the first stored delivery', async () => {
+		const signer = signerFor(provider('slack').signing);
+		const [first] = await reserveSigned(
+			'slack',
+			[slackEvent(signer, 'Ev_af_takeover')],
+			signer.secret,
+		);
+		const before = await deliveryOf(first.key);
+		await expire(first.key);
+		// The same signed event, its unsigned query and a header changed on the way.
+		const replay = slackEvent(signer, 'Ev_af_takeover', { injected: 'yes' });
+		replay.json.headers['x-slack-retry-num'] = '1';
+		const [taken] = await reserveSigned('slack', [replay], signer.secret, {
+			storedHeaders: 'X-Slack-Retry-Num',
+		});
+		expect(taken).toMatchObject({ key: first.key, isNew: true, attempt: 2 });
+		expect(await deliveryOf(first.key)).toEqual(before);
+	});
+
+	test("Also Store Headers naming any scheme's signature header is refused, whoever verified it", async () => {
+		// Verify Webhook Signature before Reserve: Reserve checks nothing itself.
+		const unsigned = await reserve([webhookItem({ body: { id: 'af_sig_named' } })], {
+			storedHeaders: 'x-github-event, X-Hub-Signature-256',
+		});
+		expect(unsigned.error?.message).toMatch(/Also Store Headers names "X-Hub-Signature-256"/);
+		expect(await deliveryOf('evt:af_sig_named')).toBeUndefined();
+	});
+
+	test("Also Store Headers naming Generic HMAC's signature header is refused, in any case", async () => {
+		const secret = 'generic-hmac-secret';
+		const bytes = Buffer.from(JSON.stringify({ id: 'af_hmac_named' }));
+		const check = createHmac('sha256', secret).update(bytes).digest('hex');
+		const item = webhookItem({
+			body: { id: 'af_hmac_named' },
+			rawBody: bytes,
+			headers: { 'x-my-check': check },
+		});
+		const { node } = reserveNode('hmac', {
+			signatureHeader: 'X-My-Check',
+			answerFirst: true,
+			storedHeaders: 'X-MY-CHECK',
+		});
+		const run = await runWorkflow(
+			{ name: 'answer first (hmac)', nodes: [node], connections: {}, settings: {} },
+			[item],
+			{ credentials: db.credential(), credentialsByType: { webhookSigningSecretApi: { secret } } },
+		);
+		expect(run.error?.message).toMatch(/Also Store Headers names "X-MY-CHECK"/);
+		expect(await deliveryOf('evt:af_hmac_named')).toBeUndefined();
+	});
 });

@@ -64,7 +64,7 @@ export const modeProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'x-github-event, x-shopify-topic',
 		description:
-			"Header names, separated by commas, to store besides Content-Type, the Key Source preset's ID headers and the headers the signature covers: the headers your business steps read. Never an Authorization, Cookie or signature header.",
+			"Header names, separated by commas, to store besides Content-Type, the Key Source preset's ID headers and the headers the signature covers: the headers your business steps read. Never a secret: no Authorization, Cookie, signature or token header of any sender (naming one is refused), no shared secret or token in the body (Graph's clientState, Slack's token), no credential in the query (token, key, sig…).",
 		displayOptions: { show: { mode: ['lease'], answerFirst: [true] } },
 	},
 ];

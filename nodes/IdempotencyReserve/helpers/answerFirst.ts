@@ -7,6 +7,7 @@ import {
 	type StoredDeliveryOutcome,
 } from '../../shared/delivery/storedDelivery';
 import type { IdLocation } from '../../shared/keys/keySourceTable';
+import { GENERIC_HMAC } from '../../shared/webhook/providers';
 import { SIGNATURE_SCHEMES } from '../../shared/webhook/signatureSchemes';
 import { nodeParameter } from '../../shared/parameters/nodeParameter';
 
@@ -15,7 +16,7 @@ import { nodeParameter } from '../../shared/parameters/nodeParameter';
  * answer the sender at once and the Redrive Trigger can run the event again if the execution dies
  * before Complete Key. Which headers are stored: Content-Type, the Key Source preset's id headers,
  * the headers the signature signs (Standard Webhooks' webhook-id…) and the ones the user names; never
- * a credential or a signature header.
+ * a secret (shared/delivery/secretParts.ts).
  */
 export interface AnswerFirst {
 	/** The delivery to store for an item's json, or why it is not stored (over the cap). */
@@ -38,7 +39,8 @@ export function answerFirstOf(
 ): AnswerFirst | undefined {
 	if (mode !== 'lease' || !(nodeParameter(context, 'answerFirst', false) as boolean))
 		return undefined;
-	// The signature's own headers: what it signs besides the body is stored, the signature never.
+	// What the signature signs besides the body is stored; no signature header of any scheme is
+	// (secretParts.ts), nor Generic HMAC's, which only the node's settings name.
 	const signature = nodeParameter(context, 'signature', 'none') as string;
 	const scheme = (
 		SIGNATURE_SCHEMES as Record<
@@ -47,9 +49,12 @@ export function answerFirstOf(
 		>
 	)[signature];
 	const signedHeaders = scheme?.signedHeaders ?? [];
-	const signatureHeaders = (scheme?.headers ?? []).filter((name) => !signedHeaders.includes(name));
+	const configured =
+		signature === GENERIC_HMAC.value
+			? [(nodeParameter(context, 'signatureHeader', '') as string).trim()]
+			: [];
 	const extra = namedHeaders(nodeParameter(context, 'storedHeaders', '') as string);
-	const forbidden = forbiddenStoredHeader(extra, signatureHeaders);
+	const forbidden = forbiddenStoredHeader(extra, configured);
 	if (forbidden !== undefined)
 		throw new NodeOperationError(
 			context.getNode(),

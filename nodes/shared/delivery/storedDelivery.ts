@@ -1,25 +1,20 @@
 import { MAX_RECORD_BYTES, oversizedRecord } from '../store/recordSize';
 import { toStorableJson } from '../store/storableJson';
+import { isSecretHeader, withoutSecretFields, withoutSecretQuery } from './secretParts';
+
+export { NEVER_STORED_HEADERS } from './secretParts';
 
 /**
  * Answer first: what Reserve stores with a new key so the Redrive Trigger can run the event again
  * after the sender was answered (nodes/shared/store/sql/redrive.ts), and the item it runs it as.
  * The workflow reads the delivery as n8n's Webhook item: `$json.body` (as n8n parsed it, once the
- * signature held), the query, and the headers named below. Never a credential: no Authorization,
- * Cookie or signature header is stored, whatever the node is told.
+ * signature held), the query, and the headers named below. Never a secret (secretParts.ts): no
+ * credential or signature header, whatever the node is told, no shared secret or token in the body,
+ * no credential in the query.
  */
 
 /** Stored with every delivery: how the body was sent. */
 export const ALWAYS_STORED_HEADERS = ['content-type'] as const;
-
-/** Headers that carry a credential or a signature: never stored (a setting naming one is refused). */
-export const NEVER_STORED_HEADERS = [
-	'authorization',
-	'proxy-authorization',
-	'cookie',
-	'set-cookie',
-	'x-api-key',
-] as const;
 
 /** What a stored delivery holds (version 1). */
 export interface StoredDelivery {
@@ -31,16 +26,15 @@ export interface StoredDelivery {
 	workflowId?: string;
 }
 
-/** A header name this setting may not store, or undefined when every name may be stored. */
+/**
+ * A header name this setting may not store, or undefined when every name may be stored.
+ * `configured`: the signature headers the node is set to (Generic HMAC's).
+ */
 export function forbiddenStoredHeader(
 	names: readonly string[],
-	signatureHeaders: readonly string[],
+	configured: readonly string[],
 ): string | undefined {
-	const forbidden = new Set<string>([
-		...NEVER_STORED_HEADERS,
-		...signatureHeaders.map((name) => name.toLowerCase()),
-	]);
-	return names.find((name) => forbidden.has(name.toLowerCase()));
+	return names.find((name) => isSecretHeader(name, configured));
 }
 
 /** The headers to store: Content-Type, the sender's id and signed headers, the user's own, lower-cased. */
@@ -67,17 +61,16 @@ export function storedDeliveryOf(
 			? (json.headers as Record<string, unknown>)
 			: {};
 	const headers: Record<string, unknown> = {};
-	const never: readonly string[] = NEVER_STORED_HEADERS;
 	for (const [name, value] of Object.entries(sent)) {
 		const lower = name.toLowerCase();
-		// A credential is dropped even when named: the setting is refused earlier, this is the last word.
-		if (headerNames.includes(lower) && !never.includes(lower)) headers[lower] = value;
+		// A secret is dropped even when named: the setting is refused earlier, this is the last word.
+		if (headerNames.includes(lower) && !isSecretHeader(lower)) headers[lower] = value;
 	}
 	const delivery: StoredDelivery = {
 		v: 1,
 		headers,
-		body: json.body,
-		query: json.query ?? {},
+		body: withoutSecretFields(json.body),
+		query: withoutSecretQuery(json.query ?? {}),
 		...origin,
 	};
 	const oversized = oversizedRecord(toStorableJson(delivery), limit);

@@ -18,11 +18,11 @@
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
  */
+import { withoutPaths, type BodyPath } from './bodyPaths';
 import { concat, signedContentParts, sortedForm } from './schemeReader';
 import { isSharedSecret, type VerificationDescription } from './schemeTypes';
 
-/** A path into the signed JSON body. */
-export type BodyPath = readonly string[];
+export { EVERY_ELEMENT, type BodyPath } from './bodyPaths';
 
 export type RetryStableContent =
 	/** The raw bytes alone: hash them as they are. */
@@ -46,32 +46,6 @@ export function perAttemptPaths(
 	if (isSharedSecret(description)) return paths;
 	if (description.timestamp?.from === 'body') paths.push(description.timestamp.path);
 	return paths;
-}
-
-/** A path step that matches every element of an array or property of an object (each event of a batch). */
-export const EVERY_ELEMENT = '*';
-
-/** The value without the fields at `paths` (a copy; the value itself is not changed). */
-function withoutPaths(value: unknown, paths: readonly BodyPath[]): unknown {
-	if (paths.length === 0 || value === null || typeof value !== 'object') return value;
-	const isArray = Array.isArray(value);
-	const copy: Record<string, unknown> | unknown[] = isArray
-		? [...(value as unknown[])]
-		: { ...(value as Record<string, unknown>) };
-	const matches = (step: string, name: string) => step === name || step === EVERY_ELEMENT;
-	for (const name of Object.keys(copy)) {
-		if (!isArray && paths.some((path) => path.length === 1 && matches(path[0], name))) {
-			delete (copy as Record<string, unknown>)[name];
-			continue;
-		}
-		const deeper = paths.filter((path) => path.length > 1 && matches(path[0], name));
-		if (deeper.length > 0)
-			(copy as Record<string, unknown>)[name] = withoutPaths(
-				(copy as Record<string, unknown>)[name],
-				deeper.map((path) => path.slice(1)),
-			);
-	}
-	return copy;
 }
 
 const encoder = new TextEncoder();

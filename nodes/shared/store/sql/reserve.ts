@@ -111,8 +111,10 @@ export function reserveLeaseSql(
     AND (t.fingerprint IS NULL OR input.fingerprint IS NULL OR t.fingerprint = input.fingerprint)`
 		: '';
 	const columns = perKey.map(([name]) => `, ${name}`).join('');
-	// A takeover stores the delivery it runs (the sender's retry), so a redrive replays that one.
-	const storeDelivery = delivery ? ', delivery = input.delivery' : '';
+	// A takeover keeps the first stored delivery, the one the sender was answered for: a replay that
+	// takes the key over during the redrive backoff (an unsigned query or header changed) cannot
+	// replace what a redrive runs. A key stored without one (over the cap) gets the takeover's.
+	const storeDelivery = delivery ? ', delivery = coalesce(t.delivery, input.delivery)' : '';
 	return `WITH ${LOCK_BOUND_CTE}, input AS MATERIALIZED (
   ${input}
 ), inserted AS (

@@ -29,6 +29,8 @@ export const DEV_TOOLS = [
 			seconds: 10,
 			docs: 'https://gitlab.com/gitlab-com/gl-infra/production/-/issues/1228',
 		},
+		// The webhook's secret token, as it is, on every delivery.
+		secretParts: { headers: ['X-Gitlab-Token'] },
 		docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
 	},
 	{
@@ -107,6 +109,8 @@ export const DEV_TOOLS = [
 			source: 'https://developers.notion.com/reference/webhooks',
 		},
 		timeout: { unknown: "Notion's webhook pages read state no time limit" },
+		// Posted once, unsigned, when the subscription is created: the signing secret itself.
+		secretParts: { body: [['verification_token']] },
 		docs: 'https://developers.notion.com/reference/webhooks',
 	},
 	{

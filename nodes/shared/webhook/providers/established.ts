@@ -152,6 +152,9 @@ export const ESTABLISHED = [
 			answer: { kind: 'echoBodyField', path: ['challenge'], as: 'json', name: 'challenge' },
 		},
 		timeout: { seconds: 3, docs: 'https://docs.slack.dev/tools/bolt-python/concepts/acknowledge' },
+		// The legacy verification token Slack still sends in every event and slash command: a
+		// credential of its own, long replaced by the signing secret.
+		secretParts: { body: [['token']] },
 		docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
 	},
 ] as const satisfies readonly ProviderDefinition[];

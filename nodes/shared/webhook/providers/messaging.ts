@@ -40,6 +40,8 @@ export const MESSAGING = [
 			seconds: 3,
 			docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction',
 		},
+		// No secretParts: the interaction's `token` is stored with an Answer First delivery, a redriven step
+		// answers with it, and Discord expires it 15 minutes after the interaction.
 		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
 	},
 	{
@@ -121,6 +123,8 @@ export const MESSAGING = [
 				"unknown: Mailgun's pages read give the schedule, not whether signature.timestamp or token change per retry",
 		},
 		timeout: { unknown: "Mailgun's webhook pages read list the retry schedule but no time limit" },
+		// The body's signature (timestamp, token, signature): attachable to any event, as `signing` says.
+		secretParts: { body: [['signature']] },
 		docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
 	},
 	{
@@ -204,6 +208,8 @@ export const MESSAGING = [
 			seconds: 2,
 			docs: 'https://developers.line.biz/en/docs/messaging-api/check-webhook-error-statistics',
 		},
+		// No secretParts: each event's replyToken is stored with an Answer First delivery, a redriven step
+		// replies with it, and LINE accepts it once, shortly after the event.
 		docs: 'https://developers.line.biz/en/reference/messaging-api/#signature-validation',
 	},
 	{

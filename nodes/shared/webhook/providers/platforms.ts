@@ -387,6 +387,8 @@ export const PLATFORMS = [
 				"unknown: Asana's webhooks guide gives the resend window, not what a resend keeps or renews",
 		},
 		timeout: { seconds: 10, docs: 'https://developers.asana.com/docs/webhooks-guide' },
+		// The handshake's signing secret, and the signatures made with it.
+		secretParts: { headers: ['X-Hook-Secret', 'X-Hook-Signature'] },
 		docs: 'https://developers.asana.com/docs/webhooks-guide',
 	},
 ] as const satisfies readonly ProviderDefinition[];

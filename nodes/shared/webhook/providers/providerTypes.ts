@@ -50,8 +50,21 @@ export interface ProviderDefinition {
 	 * or a shared secret.
 	 */
 	handshake?: HandshakeDefinition;
+	/**
+	 * Where its deliveries carry a secret besides its signature headers and its shared secret (both
+	 * known from `signing`): never stored with an Answer First delivery (delivery/secretParts.ts).
+	 */
+	secretParts?: SecretParts;
 	/** The provider's own page on signing, where the table entry was read from. */
 	docs: string;
+}
+
+/** A sender's secrets outside its signing: a legacy token in the body, a token header, … */
+export interface SecretParts {
+	/** Body fields, by path as in `eventId` (`*` steps over every element of an array). */
+	body?: ReadonlyArray<readonly string[]>;
+	/** Headers, as the sender spells them. */
+	headers?: readonly string[];
 }
 
 /**
