@@ -372,6 +372,30 @@ describe('the replay guard: a captured delivery under a fresh delivery id', () =
 		]);
 	});
 
+	/** Verify Webhook Signature → Reserve (not verifying, GitHub preset) in one execution. */
+	const verifyThenReserve = async (items) => {
+		const [verifyNode] = verifyWorkflow.nodes;
+		const [reserveNode] = reserveWorkflow.nodes;
+		const workflow = {
+			name: 'verify then reserve',
+			nodes: [
+				{ ...verifyNode, parameters: { ...verifyNode.parameters, provider: 'github' } },
+				{
+					...reserveNode,
+					typeVersion: 2,
+					position: [200, 0],
+					parameters: { ...reserveNode.parameters, mode: 'simple', keySource: 'github' },
+				},
+			],
+			connections: { [VERIFY]: { main: [[{ node: RESERVE, type: 'main', index: 0 }], []] } },
+			settings: { executionOrder: 'v1' },
+		};
+		return await runWorkflow(workflow, items, {
+			credentials: db.credential(),
+			credentialsByType: { webhookSigningSecretApi: { secret: KITS.github.secret } },
+		});
+	};
+
 	test("Don't Verify after Verify Webhook Signature: its verdict keeps the guard, a replay under a new id is a duplicate", async () => {
 		const first = await genuine(
 			'github',
@@ -383,23 +407,45 @@ describe('the replay guard: a captured delivery under a fresh delivery id', () =
 			rawBody: first.raw,
 			headers: { ...first.headers, 'x-github-delivery': randomUUID() },
 		});
-		const verified = await verify([first.item, replay], 'github', KITS.github.secret);
 		const digest = `sha256:${sha256Hex(first.raw)}`;
-		expect(routed(verified, VERIFY, 0)).toEqual([
-			[0, { valid: true, provider: 'github', digest }],
-			[1, { valid: true, provider: 'github', digest }],
-		]);
-		const [verifiedFirst, verifiedReplay] = verified.output(VERIFY, 0);
-		const run = await reserveUnverified([verifiedFirst]);
+		const run = await verifyThenReserve([first.item]);
+		expect(routed(run, VERIFY, 0)).toEqual([[0, { valid: true, provider: 'github', digest }]]);
 		expect(run.output(RESERVE, SIMPLE.new).map((out) => out.json.idempotency)).toEqual([
 			{ key: digest, isNew: true, keyFrom: 'signedContent' },
 		]);
-		const again = await reserveUnverified([verifiedReplay]);
+		const again = await verifyThenReserve([replay]);
 		expect(again.output(RESERVE, SIMPLE.new)).toEqual([]);
 		expect(again.output(RESERVE, SIMPLE.duplicate).map((out) => out.json.idempotency)).toEqual([
 			expect.objectContaining({ key: digest, isNew: false, keyFrom: 'signedContent' }),
 		]);
 		expect(await rows('key = $1', [digest])).toEqual([digest]);
+	});
+
+	test('a verdict Verify Webhook Signature did not make in this execution is refused, nothing reserved: the JSON of a trigger (or of an earlier execution) cannot choose the key', async () => {
+		const captured = await genuine(
+			'github',
+			{ action: 'captured' },
+			{ 'x-github-delivery': 'c-1' },
+		);
+		const digest = `sha256:${sha256Hex(captured.raw)}`;
+		// Made by a Verify, but in another execution: what an attacker copies into a queue message.
+		const verified = await verify([captured.item], 'github', KITS.github.secret);
+		const [handedOn] = verified.output(VERIFY, 0);
+		expect(handedOn.json.signature).toEqual({ valid: true, provider: 'github', digest });
+		const forged = webhookItem({
+			body: { action: 'forged' },
+			headers: { 'x-github-delivery': 'c-2' },
+		});
+		for (const item of [
+			handedOn,
+			{ ...forged, json: { ...forged.json, signature: handedOn.json.signature } },
+		]) {
+			const run = await reserveUnverified([item]);
+			expect(run.error?.message).toBe(
+				'The item says its signature was verified, but no Verify Webhook Signature of this execution verified it',
+			);
+		}
+		expect(await rows('key = $1 OR key LIKE $2', [digest, 'github:c-%'])).toEqual([]);
 	});
 
 	test('a verdict that is not one Verify Webhook Signature gives (invalid, or no digest) is no verdict', async () => {

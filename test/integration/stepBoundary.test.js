@@ -31,9 +31,16 @@ registerTestNode('between', async function () {
 
 const credential = { idempotencyPostgresApi: { id: '1', name: 'Idempotency Postgres' } };
 const table = { schema: 'public', table: 'processed_events' };
+// A short lease here stands for one that ended while the execution lived: not kept, as it was
+// before Keep the Lease While Running (test/integration/leaseKeeper.test.js covers the kept one).
 const reserveNode = (leaseSeconds = 60) => ({
 	...reserveWorkflow.nodes[0],
-	parameters: { ...reserveWorkflow.nodes[0].parameters, mode: 'lease', leaseSeconds },
+	parameters: {
+		...reserveWorkflow.nodes[0].parameters,
+		mode: 'lease',
+		leaseSeconds,
+		keepLease: leaseSeconds >= 60,
+	},
 });
 const EVENT = "={{ $('Idempotency Reserve').item.json.body.id }}";
 const to = (...nodes) => ({ main: [nodes.map((node) => ({ node, type: 'main', index: 0 }))] });

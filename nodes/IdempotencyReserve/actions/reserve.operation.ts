@@ -130,7 +130,8 @@ function reserveTargetReader(
 		item: INodeExecutionData,
 		itemIndex: number,
 	): ReserveTarget | Promise<ReserveTarget> => {
-		const verdict = verified === undefined ? handedOnVerdict(item) : verified.get(itemIndex);
+		const verdict =
+			verified === undefined ? handedOnVerdict(context, item) : verified.get(itemIndex);
 		const choice = signedKeyChoice(definition?.location, verdict, guard);
 		if (choice.keyFrom !== undefined) keyFrom.set(itemIndex, choice.keyFrom);
 		else if (unsignedPreset && verdict === undefined)

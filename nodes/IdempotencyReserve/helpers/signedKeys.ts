@@ -1,8 +1,10 @@
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { KeyError } from '../../shared/keys/KeyError';
 import type { IdLocation } from '../../shared/keys/keySourceTable';
 import { BODY_HASH_PREFIX, SIGNED_CONTENT_PREFIX } from '../../shared/keys/prefixes';
 import { keyIdIsUnsigned } from '../../shared/keys/replayGuard';
+import { wasWitnessed } from '../../shared/run/witnessedVerdicts';
 import { SIGNATURE_SCHEMES, type Provider } from '../../shared/webhook/signatureSchemes';
 import type { SignedKeyParts } from './deriveItemKey';
 
@@ -38,15 +40,26 @@ const DIGEST = new RegExp(`^(?:${BODY_HASH_PREFIX}|${SIGNED_CONTENT_PREFIX})[0-9
 
 /**
  * The verdict Verify Webhook Signature put on a valid item (`signature: { valid, provider, digest }`),
- * when Reserve does not check the signature itself; undefined for anything else.
+ * when Reserve does not check the signature itself; undefined for an item without one. A verdict
+ * that no Verify of this execution made (witnessedVerdicts.ts) is the item's error: its JSON came
+ * from somewhere else, and would choose the key.
  */
-export function handedOnVerdict(item: INodeExecutionData): SignedVerdict | undefined {
+export function handedOnVerdict(
+	context: IExecuteFunctions,
+	item: INodeExecutionData,
+): SignedVerdict | undefined {
 	const signature = item.json.signature as IDataObject | undefined;
 	if (signature === null || typeof signature !== 'object') return undefined;
 	const { valid, provider, digest } = signature;
 	if (valid !== true || typeof provider !== 'string' || typeof digest !== 'string')
 		return undefined;
-	return DIGEST.test(digest) ? { provider, digest } : undefined;
+	if (!DIGEST.test(digest)) return undefined;
+	if (!wasWitnessed(context, provider, digest))
+		throw new KeyError(
+			'The item says its signature was verified, but no Verify Webhook Signature of this execution verified it',
+			"Nothing was reserved. Reserve trusts a verdict only from a Verify Webhook Signature earlier in the same execution: put one before Reserve, or let Reserve check the signature itself (Verify Signature). A verdict in the trigger's data (a queue message, a sub-workflow's input) is not one.",
+		);
+	return { provider, digest };
 }
 
 /** The headers a provider's scheme signs; none for Generic HMAC's id headers (it signs no id). */
