@@ -12,6 +12,7 @@ import {
 	schemaProperty,
 	tableProperty,
 } from '../shared/parameters/properties';
+import { dropAnsweredEventsProperty } from '../shared/parameters/dropAnsweredEvents';
 import { retentionUnitProperty } from '../shared/parameters/retention';
 import { MAX_BATCH_SIZE } from '../shared/store/selectionPurge';
 import { execute } from './actions/purge.operation';
@@ -66,6 +67,7 @@ export class IdempotencyPurge implements INodeType {
 				description:
 					'Rows deleted per statement. Small batches keep each lock short on a big table.',
 			},
+			dropAnsweredEventsProperty('counted in keptAnsweredEvents'),
 			schemaProperty,
 			tableProperty,
 			createTableProperty,

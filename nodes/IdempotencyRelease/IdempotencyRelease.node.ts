@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 
 import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
+import { dropAnsweredEventsProperty } from '../shared/parameters/dropAnsweredEvents';
 import { ownedKeyProperties } from '../shared/parameters/ownedKeyProperties';
 import {
 	createTableProperty,
@@ -38,6 +39,9 @@ export class IdempotencyRelease implements INodeType {
 		],
 		properties: [
 			...ownedKeyProperties({ action: 'release' }),
+			dropAnsweredEventsProperty(
+				"the item says released: false, reason answered_event; this execution's own answered key is reopened for the Redrive Trigger instead",
+			),
 			schemaProperty,
 			tableProperty,
 			createTableProperty,

@@ -17,6 +17,7 @@ const purgeWorkflow = require('../fixtures/purge.workflow.json');
 const releaseWorkflow = require('../fixtures/release.workflow.json');
 const reserveWorkflow = require('../fixtures/reserve.workflow.json');
 const stuckTemplate = require('../../workflows/stuck-keys-alert.json');
+const deadLettersTemplate = require('../../workflows/dead-letters.json');
 
 const db = useTestDatabase();
 
@@ -427,5 +428,46 @@ describe('workflows/stuck-keys-alert.json', () => {
 			['evt:dl_new', 'dead_letter', 5],
 		]);
 		expect(found.stuck.map((json) => json.key)).toEqual(['evt:stuck']);
+	});
+});
+
+describe('workflows/dead-letters.json', () => {
+	beforeEach(async () => await seed());
+
+	const nodeRun = async (node, overrides = {}) => {
+		const result = await runWorkflow(
+			{
+				name: 'dead letters',
+				nodes: [{ ...node, disabled: false, parameters: { ...node.parameters, ...overrides } }],
+				connections: {},
+				settings: deadLettersTemplate.settings,
+			},
+			[{ json: {} }],
+			{ credentials: db.credential() },
+		);
+		return { result, items: result.output(node.name)?.map((item) => item.json) };
+	};
+	const named = (name) => deadLettersTemplate.nodes.find((node) => node.name === name);
+
+	test('Find Dead Letters hands the alert one item per dead letter; Retry and Drop, once given keys, act on them only', async () => {
+		const found = await nodeRun(named('Find Dead Letters'));
+		expect(found.items.map((json) => [json.key, json.status])).toEqual([
+			['evt:dl_old', 'dead_letter'],
+			['evt:dl_new', 'dead_letter'],
+		]);
+		// As shipped, Keys is empty: enabled and run without setting it, n8n refuses to start.
+		await expect(nodeRun(named('Retry Dead Letters'))).rejects.toThrow(
+			/Parameter "Keys" is required/,
+		);
+		expect((await rowOf('evt:dl_old')).status).toBe('dead_letter');
+
+		const retried = await nodeRun(named('Retry Dead Letters'), { keys: 'evt:dl_old\nevt:stuck' });
+		expect(retried.items).toEqual([
+			{ key: 'evt:dl_old', retried: true },
+			{ key: 'evt:stuck', retried: false, reason: 'not_dead_letter', status: 'in_progress' },
+		]);
+		const dropped = await nodeRun(named('Drop Dead Letters'), { keys: 'evt:dl_new' });
+		expect(dropped.items).toEqual([{ key: 'evt:dl_new', dropped: true }]);
+		expect(await rowOf('evt:dl_new')).toBeUndefined();
 	});
 });

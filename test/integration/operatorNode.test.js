@@ -440,11 +440,43 @@ function planNodes(plan) {
 describe('EXPLAIN on 1,000,000 keys: every statement walks an index, none scans the table', () => {
 	const ref = tableRef('public', 'big_events');
 	/** @type {Record<string, import('../../dist/nodes/shared/store/sql').KeySelection>} */
+	// As the nodes send them: answered events kept, or (Drop Answered Events) dropped and named.
 	const selections = {
-		keys: { by: 'keys', status: 'any', includeRunningLeases: false, lease: true },
-		prefix: { by: 'prefix', status: 'completed', includeRunningLeases: false, lease: true },
-		age: { by: 'age', status: 'completedOrLegacy', includeRunningLeases: false, lease: true },
-		ageAny: { by: 'age', status: 'any', includeRunningLeases: true, lease: true },
+		keys: {
+			by: 'keys',
+			status: 'any',
+			includeRunningLeases: false,
+			lease: true,
+			answeredEvents: 'keep',
+		},
+		prefix: {
+			by: 'prefix',
+			status: 'completed',
+			includeRunningLeases: false,
+			lease: true,
+			answeredEvents: 'keep',
+		},
+		age: {
+			by: 'age',
+			status: 'completedOrLegacy',
+			includeRunningLeases: false,
+			lease: true,
+			answeredEvents: 'keep',
+		},
+		ageAny: {
+			by: 'age',
+			status: 'any',
+			includeRunningLeases: true,
+			lease: true,
+			answeredEvents: 'drop',
+		},
+		ageAnswered: {
+			by: 'age',
+			status: 'any',
+			includeRunningLeases: false,
+			lease: true,
+			answeredEvents: 'only',
+		},
 	};
 	const keys = Array.from({ length: 1000 }, (_, i) => `evt:${i * 997}`);
 
@@ -498,9 +530,13 @@ describe('EXPLAIN on 1,000,000 keys: every statement walks an index, none scans 
 		expect(used).toContain('big_events_key_c_idx');
 	});
 
-	test('look up stuck keys: the in-progress index only', async () => {
-		const used = expectIndexed(await explain(sql.lookUpStuckSql(ref), [60, 100, false]));
-		expect(used).toEqual(['big_events_in_progress_idx']);
+	test('look up stuck keys, and those waiting for the redrive: the in-progress index only', async () => {
+		for (const answered of [false, true]) {
+			const used = expectIndexed(
+				await explain(sql.lookUpStuckSql(ref, { answered }), [60, 100, false]),
+			);
+			expect(used).toEqual(['big_events_in_progress_idx']);
+		}
 	});
 
 	test('look up dead letters: the dead-letter index only', async () => {

@@ -28,12 +28,23 @@ describe('Idempotency Keys: stored values', () => {
 		]);
 	});
 
-	test('Look Up keeps its values and default; Dead Letters is added, with Limit', () => {
+	test('Look Up keeps its values and default; Dead Letters and Waiting for Redrive are added, with Limit', () => {
 		const [lookUpBy] = named('lookUpBy');
 		expect(lookUpBy.default).toBe('keys');
-		expect(values(lookUpBy).sort()).toEqual(['deadLetters', 'keys', 'prefix', 'stuck']);
+		expect(values(lookUpBy).sort()).toEqual([
+			'deadLetters',
+			'keys',
+			'prefix',
+			'stuck',
+			'waitingForRedrive',
+		]);
 		const [limit] = named('limit');
-		expect(limit.displayOptions.show.lookUpBy.sort()).toEqual(['deadLetters', 'prefix', 'stuck']);
+		expect(limit.displayOptions.show.lookUpBy.sort()).toEqual([
+			'deadLetters',
+			'prefix',
+			'stuck',
+			'waitingForRedrive',
+		]);
 	});
 
 	test("Purge's state filter keeps its values and default; Dead Letter is added", () => {
@@ -51,8 +62,34 @@ describe('Idempotency Keys: stored values', () => {
 		for (const property of named('keys')) expect(property.required).toBe(true);
 	});
 
+	test('Drop Answered Events: off by default, so a saved purge keeps deleting what it deleted, bar answered events', () => {
+		const [drop] = named('dropAnsweredEvents');
+		expect([drop.type, drop.default]).toEqual(['boolean', false]);
+		expect(drop.displayOptions.show.operation).toEqual(['purge']);
+	});
+
 	test('the subtitle names the new operations', () => {
 		expect(subtitle).toContain('"retryDeadLetters":"Retry Dead Letters"');
 		expect(subtitle).toContain('"dropDeadLetters":"Drop Dead Letters"');
+	});
+});
+
+describe('Release Key and Purge Keys: Drop Answered Events', () => {
+	const {
+		IdempotencyRelease,
+	} = require('../../dist/nodes/IdempotencyRelease/IdempotencyRelease.node');
+	const { IdempotencyPurge } = require('../../dist/nodes/IdempotencyPurge/IdempotencyPurge.node');
+	test.each([
+		['Release Key', IdempotencyRelease],
+		['Purge Keys', IdempotencyPurge],
+	])('%s has it, a boolean off by default', (_name, Node) => {
+		const drop = new Node().description.properties.find(
+			(property) => property.name === 'dropAnsweredEvents',
+		);
+		expect([drop.displayName, drop.type, drop.default]).toEqual([
+			'Drop Answered Events',
+			'boolean',
+			false,
+		]);
 	});
 });

@@ -15,8 +15,52 @@ test('there are templates to check', () => {
 			'idempotent-webhook.json',
 			'exactly-once-postgres.json',
 			'purge-keys.json',
+			'stuck-keys-alert.json',
+			'dead-letters.json',
 		]),
 	);
+});
+
+// An operator acts on what the alert templates' notes say: for each kind of unfinished key, the
+// action that does not lose an answered event (docs/operations.md#alerts).
+describe('the alert templates say what to do with each kind of unfinished key', () => {
+	const noteOf = (file) =>
+		templates
+			.find(([name]) => name === file)[1]
+			.nodes.filter((node) => node.type === 'n8n-nodes-base.stickyNote')
+			.map((node) => node.parameters.content)
+			.join('\n');
+
+	test('stuck-keys-alert.json: stuck → the sender resends; waiting for the redrive → nothing; dead letter → retry or drop', () => {
+		const note = noteOf('stuck-keys-alert.json');
+		expect(note).toMatch(/\*\*Stuck\*\* \(no stored delivery\)[^\n]*resend/);
+		expect(note).toMatch(/\*\*Waiting for the redrive\*\*[^\n]*nothing to do[^\n]*Redrive Trigger/);
+		expect(note).toMatch(/\*\*Dead letter\*\*[^\n]*Retry Dead Letters[^\n]*Drop Dead Letters/);
+		// Purging a key to make its event run again loses it when the sender was answered already.
+		expect(note).not.toMatch(/purge the key/i);
+	});
+
+	test('dead-letters.json: Schedule Trigger → Find Dead Letters → Alert; by hand, Retry or Drop, disabled until chosen', () => {
+		const workflow = templates.find(([name]) => name === 'dead-letters.json')[1];
+		const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
+		const next = (name) => workflow.connections[name].main[0].map((c) => c.node).sort();
+		const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.scheduleTrigger');
+		expect(next(trigger.name)).toEqual(['Find Dead Letters']);
+		expect(byName.get('Find Dead Letters').parameters).toMatchObject({
+			operation: 'lookUp',
+			lookUpBy: 'deadLetters',
+		});
+		expect(next('Find Dead Letters')).toEqual(['Alert (replace me)']);
+		expect(byName.get('Alert (replace me)').type).toBe('n8n-nodes-base.noOp');
+		const manual = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
+		expect(next(manual.name)).toEqual(['Drop Dead Letters', 'Retry Dead Letters']);
+		for (const name of ['Retry Dead Letters', 'Drop Dead Letters'])
+			expect(byName.get(name)).toMatchObject({
+				type: 'n8n-nodes-idempotency.idempotencyKeys',
+				disabled: true,
+			});
+		expect(noteOf('dead-letters.json')).toMatch(/Retry Dead Letters[\s\S]*Drop Dead Letters/);
+	});
 });
 
 describe.each(templates)('%s', (_file, workflow) => {

@@ -22,7 +22,7 @@ import {
 	wholeNumber,
 } from '../helpers/settings';
 
-type LookUpBy = 'keys' | 'prefix' | 'stuck' | 'deadLetters';
+type LookUpBy = 'keys' | 'prefix' | 'stuck' | 'waitingForRedrive' | 'deadLetters';
 
 const show = (lookUpBy: LookUpBy[]) => ({ displayOptions: { show: { lookUpBy } } });
 
@@ -54,7 +54,13 @@ export const description: INodeProperties[] = [
 				name: 'Stuck Keys',
 				value: 'stuck',
 				description:
-					'Keys in progress whose lease ended and that no retry took over: their execution died. One item each, none when there are none.',
+					"Keys in progress whose lease ended and that no retry took over, without a stored delivery: their execution died, and only the sender's resend or an operator finishes them. One item each, none when there are none.",
+			},
+			{
+				name: 'Waiting for Redrive',
+				value: 'waitingForRedrive',
+				description:
+					'Answered events (Answer First): in progress with a stored delivery, their lease ended. Nothing to do: the Redrive Trigger runs them again, and after Max Attempts they become dead letters.',
 			},
 		],
 	},
@@ -68,7 +74,7 @@ export const description: INodeProperties[] = [
 		default: 50,
 		typeOptions: { minValue: 1, maxValue: MAX_LIST_LIMIT },
 		description: 'Max number of results to return',
-		...show(['prefix', 'stuck', 'deadLetters']),
+		...show(['prefix', 'stuck', 'waitingForRedrive', 'deadLetters']),
 	},
 	{
 		displayName: 'Include Stored Response',
@@ -93,6 +99,7 @@ export function keyJson(row: KeyRow): IDataObject {
 		completedAt: isoTime(row.completedAtMs) ?? null,
 		hasFingerprint: row.hasFingerprint,
 		hasResponse: row.hasResponse,
+		hasDelivery: row.hasDelivery ?? false,
 		holder: row.holder ?? null,
 		steps: row.steps ?? [],
 	};
@@ -101,6 +108,8 @@ export function keyJson(row: KeyRow): IDataObject {
 		// How long ago the execution should have finished: what an alert wants to say.
 		if (!json.leaseRunning)
 			json.leaseEndedSecondsAgo = Math.floor((row.nowMs - row.leaseUntilMs) / 1000);
+		// An answered event (sql/answeredEvents.ts) whose lease ended: the Redrive Trigger runs it.
+		if (!json.leaseRunning && row.hasDelivery === true) json.waiting = 'redrive';
 	}
 	if (row.response !== undefined) json.response = row.response as IDataObject;
 	return json;
@@ -144,16 +153,18 @@ async function lookUpKeys(context: IExecuteFunctions): Promise<INodeExecutionDat
 const LIST_ACTIONS = {
 	prefix: 'list the keys',
 	stuck: 'list the stuck keys',
+	waitingForRedrive: 'list the keys waiting for the redrive',
 	deadLetters: 'list the dead letters',
 } as const;
 
 const LIST_INDEXES = {
 	prefix: 'keyPrefix',
 	stuck: 'inProgress',
+	waitingForRedrive: 'inProgress',
 	deadLetters: 'deadLetter',
 } as const;
 
-/** Prefix, stuck keys and dead letters: one question for the node, asked once, one item per key found. */
+/** Prefix, stuck keys, keys waiting for the redrive and dead letters: one question for the node, asked once, one item per key found. */
 async function lookUpList(
 	context: IExecuteFunctions,
 	by: Exclude<LookUpBy, 'keys'>,
@@ -182,9 +193,7 @@ async function lookUpList(
 			settings.graceSeconds,
 			settings.limit,
 			settings.includeResponse,
-			{
-				lease,
-			},
+			{ lease, answered: by === 'waitingForRedrive' },
 		);
 	});
 	if (rows instanceof FailedStep) return rows.outputs;

@@ -1,6 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { KeyError } from '../../shared/keys/KeyError';
+import {
+	dropAnsweredEventsOf,
+	dropAnsweredEventsProperty,
+} from '../../shared/parameters/dropAnsweredEvents';
 import { FailedStep } from '../../shared/run/storeStep';
 import { MAX_BATCH_SIZE } from '../../shared/store/selectionPurge';
 import type { KeySelection } from '../../shared/store/sql/keySelection';
@@ -88,6 +92,7 @@ export const description: INodeProperties[] = [
 		description:
 			'Whether to delete keys an execution is working on right now. Off, they are kept: deleting one lets a retry run the business step a second time while the first still runs.',
 	},
+	dropAnsweredEventsProperty('counted and listed in keptAnsweredEvents and keptAnsweredKeys'),
 	{
 		displayName: 'Batch Size',
 		name: 'batchSize',
@@ -130,6 +135,7 @@ function purgeSettings(context: IExecuteFunctions) {
 			by,
 			status,
 			includeRunningLeases: context.getNodeParameter('includeRunningLeases', 0, false) as boolean,
+			answeredEvents: dropAnsweredEventsOf(context) ? ('drop' as const) : ('keep' as const),
 		},
 		keys,
 		prefix: by === 'prefix' ? keyPrefix(context, { required: true }) : undefined,
@@ -156,7 +162,8 @@ function purgeSettings(context: IExecuteFunctions) {
 }
 
 /**
- * Deletes the selected keys in batches, or (dry run) says what it would delete. Both run the same
+ * Deletes the selected keys in batches, or (dry run) says what it would delete; answered events
+ * only with Drop Answered Events, and either way the output counts and lists them. Both run the same
  * selection on the same index, so a purge right after its dry run deletes what the dry run listed,
  * bar keys that changed state in between.
  */
@@ -184,7 +191,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		...(result.cutoff === undefined ? {} : { cutoff: result.cutoff.toISOString() }),
 		status: settings.selection.status,
 		includeRunningLeases: settings.selection.includeRunningLeases,
+		dropAnsweredEvents: settings.selection.answeredEvents === 'drop',
 	};
+	// Answered events (Answer First): the sender will not resend them, so what was kept or dropped is named.
+	const answered = result.answeredEvents;
+	const kept = { keptAnsweredEvents: answered.kept, keptAnsweredKeys: answered.keptKeys };
 	const count = settings.dryRun ? Math.min(result.count, settings.countLimit) : result.count;
 	const summary = settings.dryRun
 		? {
@@ -193,6 +204,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				capped: result.count > settings.countLimit,
 				keys: result.keys,
 				keysComplete: result.keys.length === count && !(result.count > settings.countLimit),
+				...kept,
+				wouldDropAnsweredEvents: answered.dropped,
 				selection,
 			}
 		: {
@@ -201,6 +214,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				batches: result.batches,
 				keys: result.keys,
 				keysComplete: result.keys.length === count,
+				...kept,
+				droppedAnsweredEvents: answered.dropped,
+				droppedAnsweredKeys: answered.droppedKeys,
 				selection,
 			};
 	return [[{ json: summary, pairedItem: { item: 0 } }]];

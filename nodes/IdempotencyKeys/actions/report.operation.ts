@@ -21,7 +21,7 @@ export const description: INodeProperties[] = [
 					...property,
 					displayName: 'Preview Purge Older Than',
 					description:
-						'The report says how many keys a purge with this retention would delete (keys whose lease still runs are kept)',
+						'The report says how many keys a purge with this retention would delete (keys whose lease still runs and answered events are kept)',
 				}
 			: property,
 	),
@@ -29,7 +29,7 @@ export const description: INodeProperties[] = [
 ];
 
 /**
- * One item: counts by state, stuck keys, dead letters (the oldest named), the oldest key, recent
+ * One item: counts by state, stuck keys, keys waiting for the redrive, dead letters (the oldest named), the oldest key, recent
  * reservations, takeovers and a purge preview, from one statement whose every part is a bounded range of an index.
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -67,6 +67,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			inProgress: counts.inProgress,
 			leaseRunning: counts.running,
 			stuck: counts.stuck,
+			waitingForRedrive: counts.waitingForRedrive,
 			deadLetters: counts.deadLetters,
 			completedOrLegacyEstimated:
 				estimatedTotal === null
@@ -77,6 +78,17 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			count: counts.stuck,
 			graceSeconds: settings.graceSeconds,
 			oldestLeaseEnd: isoTime(report.oldestStuckLeaseUntilMs) ?? null,
+		},
+		// Answered events (Answer First) whose lease ended: the sender will not resend them, the Redrive
+		// Trigger runs them. Not stuck; an old oldestLeaseEnd says the trigger is not running.
+		waitingForRedrive: {
+			count: counts.waitingForRedrive,
+			oldestLeaseEnd: isoTime(report.oldestWaitingLeaseUntilMs) ?? null,
+			...(counts.waitingForRedrive > 0
+				? {
+						next: 'Nothing to do while the Redrive Trigger is active: it runs them again (after Max Attempts they become dead letters). Look Up → Waiting for Redrive lists them',
+					}
+				: {}),
 		},
 		// Events the Redrive Trigger gave up on: they wait for an operator (Retry or Drop Dead Letters).
 		deadLetters: {
@@ -99,8 +111,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		purgePreview: {
 			olderThan: settings.retention,
 			cutoff: report.cutoff.toISOString(),
-			wouldDelete: Math.max(0, counts.purgeOlder - counts.purgeKept),
+			wouldDelete: Math.max(0, counts.purgeOlder - counts.purgeKept - counts.purgeKeptAnswered),
 			keptLeaseRunning: counts.purgeKept,
+			keptAnsweredEvents: counts.purgeKeptAnswered,
 		},
 		countLimit: settings.countLimit,
 		capped,

@@ -2,6 +2,7 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import { assertStorableKey } from '../../shared/keys/composeKey';
 import { namespaceText } from '../../shared/keys/namespace';
+import { dropAnsweredEventsOf } from '../../shared/parameters/dropAnsweredEvents';
 import { retentionInterval } from '../../shared/parameters/retention';
 import { FailedStep, openStoreStep, statementStep } from '../../shared/run/storeStep';
 import { MAX_BATCH_SIZE } from '../../shared/store/selectionPurge';
@@ -27,10 +28,14 @@ function purgeSettings(context: IExecuteFunctions) {
 		retention,
 		keyPrefix: namespace === '' ? undefined : `${namespace}:`,
 		batchSize,
+		dropAnsweredEvents: dropAnsweredEventsOf(context),
 	};
 }
 
-/** Deletes keys older than the retention, in batches; outputs one summary item. */
+/**
+ * Deletes keys older than the retention, in batches, bar answered events unless Drop Answered Events
+ * is on; outputs one summary item, with the answered events kept or dropped.
+ */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const opened = await openStoreStep(this, 1, () => purgeSettings(this));
 	if (opened instanceof FailedStep) return opened.outputs;
@@ -47,6 +52,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		deleted: result.deleted,
 		cutoff: result.cutoff.toISOString(),
 		batches: result.batches,
+		// Answered events (Answer First) older than the retention: never resent, so kept unless dropped.
+		keptAnsweredEvents: result.keptAnsweredEvents,
+		droppedAnsweredEvents: result.droppedAnsweredEvents,
 	};
 	return [[{ json: summary, pairedItem: { item: 0 } }]];
 }

@@ -35,7 +35,7 @@ import {
 	type LeaseRow,
 	type ReserveRow,
 } from './reserveRows';
-import { purgeSelection } from './selectionPurge';
+import { ANSWERED_COUNT_LIMIT, purgeSelection } from './selectionPurge';
 import { purgeKeysSelection } from './sql/keySelection';
 import { completeSql, releaseOwnedSql, releaseSql } from './sql/ownedKeys';
 import { recordStepSql, stepStateSql } from './sql/steps';
@@ -220,21 +220,31 @@ export class KeyStore {
 
 	/**
 	 * Deletes keys in one statement: keys with a token only while that token owns them, keys without
-	 * one whoever holds them. Without any token it runs the simple DELETE, which a two-column table takes.
+	 * one whoever holds them; an answered event only with `dropAnsweredEvents` (else its owner's
+	 * release reopens it, see releaseOwnedSql). Without any token it runs releaseSql, which a
+	 * two-column table takes.
 	 */
-	async release(targets: readonly OwnedKey[]): Promise<OwnedKeyResults> {
+	async release(
+		targets: readonly OwnedKey[],
+		{ dropAnsweredEvents = false }: { dropAnsweredEvents?: boolean } = {},
+	): Promise<OwnedKeyResults> {
 		// Before the statement: a reopened key's lease ends now, and no renewal may push it on again.
 		this.forget(targets);
+		const answered = dropAnsweredEvents ? 'drop' : 'keep';
 		if (targets.some((target) => target.token !== undefined)) {
-			return await this.ownedKeyStatement(releaseOwnedSql(this.ref), targets, 'released');
+			return await this.ownedKeyStatement(releaseOwnedSql(this.ref, answered), targets, 'released');
 		}
 		if (targets.length === 0) return new Map();
 		const keys = [...new Set(targets.map((target) => target.key))].sort();
-		const deleted = await this.statement(
-			async () => await this.entry.pool.query<{ key: string }>(releaseSql(this.ref), [keys]),
+		const result = await this.statement(
+			async () =>
+				await this.entry.pool.query<{ key: string; released: boolean; answered_event: boolean }>(
+					releaseSql(this.ref, answered),
+					[keys],
+				),
 			keys,
 		);
-		return releasedResultsOf(targets, new Set(deleted.rows.map((row) => row.key)));
+		return releasedResultsOf(targets, result.rows);
 	}
 
 	private async ownedKeyStatement(
@@ -341,22 +351,30 @@ export class KeyStore {
 	}
 
 	/**
-	 * Purge Keys: deletes keys first seen before the retention (of any state, bar running leases;
-	 * within `keyPrefix` when given) in batches: the Keys node's purge by age, the same statement.
+	 * Purge Keys: deletes keys first seen before the retention (of any state, bar running leases and,
+	 * unless dropped, answered events; within `keyPrefix` when given) in batches: the Keys node's
+	 * purge by age, the same statement. Then counts the answered events it kept, in one statement.
 	 */
 	async purge(options: PurgeOptions): Promise<PurgeResult> {
 		const state = await this.table.inspect();
 		const selection = purgeKeysSelection({
 			lease: hasGroup(state?.optional_columns ?? [], 'lease'),
 			withinPrefix: options.keyPrefix !== undefined,
+			answeredEvents: options.dropAnsweredEvents === true ? 'drop' : 'keep',
 		});
-		const { count, batches, cutoff } = await purgeSelection(
+		const result = await purgeSelection(
 			this.entry.pool,
 			this.ref,
 			{ selection, prefix: options.keyPrefix, retention: options.retention },
-			{ batchSize: options.batchSize, listLimit: 0 },
+			{ batchSize: options.batchSize, listLimit: 0, countLimit: ANSWERED_COUNT_LIMIT },
 		);
-		// A selection by age always has its cutoff.
-		return { deleted: count, cutoff: cutoff as Date, batches };
+		return {
+			deleted: result.count,
+			// A selection by age always has its cutoff.
+			cutoff: result.cutoff as Date,
+			batches: result.batches,
+			keptAnsweredEvents: result.answeredEvents.kept,
+			droppedAnsweredEvents: result.answeredEvents.dropped,
+		};
 	}
 }

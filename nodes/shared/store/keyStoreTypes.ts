@@ -54,8 +54,10 @@ export interface OwnedKeyResult {
 	attempt?: number;
 	/** Release only: the item's token completed the key, so it stays (its effect committed). */
 	completedByOwner?: boolean;
-	/** Release only: the key has step records, so it was kept and its lease ended instead. */
+	/** Release only: the key has step records or (kept) an answered event, so its lease ended instead. */
 	reopened?: boolean;
+	/** Release only: the key held an answered event (sql/answeredEvents.ts) before the statement. */
+	answeredEvent?: boolean;
 	/** Recording a step only: this token had recorded it already (the first record stands). */
 	alreadyRecorded?: boolean;
 	/** Recording a step and checking the next: the token held the key in progress (statement's snapshot). */
@@ -105,6 +107,8 @@ export function ownedKeyId({ key, token }: OwnedKey): string {
 export interface PurgeOptions {
 	/** A PostgreSQL interval, e.g. `30 days`. */
 	retention: string;
+	/** Drop Answered Events: delete answered events too (never, by default). */
+	dropAnsweredEvents?: boolean;
 	/** Only keys starting with this text (`<namespace>:`); all keys when undefined. */
 	keyPrefix?: string;
 	batchSize: number;
@@ -112,6 +116,9 @@ export interface PurgeOptions {
 
 export interface PurgeResult {
 	deleted: number;
+	/** Answered events the purge kept (older than the retention, lease ended), or dropped. */
+	keptAnsweredEvents: number;
+	droppedAnsweredEvents: number;
 	cutoff: Date;
 	batches: number;
 }

@@ -27,6 +27,8 @@ export interface KeyRow {
 	completedAtMs?: number;
 	hasFingerprint?: boolean;
 	hasResponse?: boolean;
+	/** Holds a stored delivery (Reserve's Answer First); in progress, an answered event. */
+	hasDelivery?: boolean;
 	/** First 8 hex digits of sha256(owner token): tells reservations apart, cannot act for one. */
 	holder?: string;
 	/** The event's recorded steps (Idempotency Step), oldest first. */
@@ -52,17 +54,20 @@ export interface Report {
 		| 'inProgress'
 		| 'running'
 		| 'stuck'
+		| 'waitingForRedrive'
 		| 'takeovers'
 		| 'lastHour'
 		| 'lastDay'
 		| 'purgeOlder'
 		| 'purgeKept'
+		| 'purgeKeptAnswered'
 		| 'deadLetters',
 		number
 	>;
 	/** The oldest dead letters' keys (at most REPORT_DEAD_LETTER_KEYS). */
 	deadLetterKeys: string[];
 	oldestStuckLeaseUntilMs?: number;
+	oldestWaitingLeaseUntilMs?: number;
 	oldest?: { key: string; firstSeenMs: number };
 	cutoff: Date;
 	nowMs: number;
@@ -114,6 +119,7 @@ function keyRow(row: Row): KeyRow {
 		completedAtMs: msOf(row.completed_at),
 		hasFingerprint: row.has_fingerprint === true,
 		hasResponse: row.has_response === true,
+		hasDelivery: row.has_delivery === true,
 		holder: typeof row.holder === 'string' ? row.holder : undefined,
 		...(row.response === null || row.response === undefined
 			? {}
@@ -170,16 +176,19 @@ export class OperatorQueries {
 		return result.rows.map(keyRow);
 	}
 
-	/** In-progress keys whose lease ended more than `graceSeconds` ago, longest stuck first. */
+	/**
+	 * In-progress keys whose lease ended more than `graceSeconds` ago, longest stuck first: without
+	 * a stored delivery (stuck), or with `answered`, the answered events waiting for the redrive.
+	 */
 	async lookUpStuck(
 		graceSeconds: number,
 		limit: number,
 		includeResponse: boolean,
-		{ lease }: { lease: boolean },
+		{ lease, answered = false }: { lease: boolean; answered?: boolean },
 	): Promise<KeyRow[]> {
 		// Without the lease columns nothing is ever in progress.
 		if (!lease) return [];
-		const result = await this.entry.pool.query<Row>(lookUpStuckSql(this.ref), [
+		const result = await this.entry.pool.query<Row>(lookUpStuckSql(this.ref, { answered }), [
 			graceSeconds,
 			limit,
 			includeResponse,
@@ -254,15 +263,18 @@ export class OperatorQueries {
 				inProgress: count('in_progress'),
 				running: count('running'),
 				stuck: count('stuck'),
+				waitingForRedrive: count('waiting_for_redrive'),
 				takeovers: count('takeovers'),
 				lastHour: count('last_hour'),
 				lastDay: count('last_day'),
 				purgeOlder: count('purge_older'),
 				purgeKept: count('purge_kept'),
+				purgeKeptAnswered: count('purge_kept_answered'),
 				deadLetters: count('dead_letters'),
 			},
 			deadLetterKeys: (row.dead_letter_keys as string[] | null) ?? [],
 			oldestStuckLeaseUntilMs: msOf(row.oldest_stuck_lease_until),
+			oldestWaitingLeaseUntilMs: msOf(row.oldest_waiting_lease_until),
 			oldest:
 				typeof row.oldest_key === 'string' && oldestMs !== undefined
 					? { key: row.oldest_key, firstSeenMs: oldestMs }

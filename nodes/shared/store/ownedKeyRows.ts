@@ -31,6 +31,7 @@ export function ownedKeyResultsOf(
 			attempt: typeof row.attempts === 'number' ? row.attempts : undefined,
 			completedByOwner: row.completed_by_owner === true,
 			reopened: row.reopened === true,
+			answeredEvent: row.answered_event === true,
 			alreadyRecorded: row.already_recorded === true && row.owned === true,
 			...('next_record' in row ? stepBoundaryFields(row) : {}),
 		});
@@ -66,16 +67,20 @@ export function stepStatesOf(rows: ReadonlyArray<Record<string, unknown>>): Map<
 	return states;
 }
 
-/** The simple DELETE's result for every target: released (and so there) where its key came back. */
+/** releaseSql's rows (one per key) for every target: released, and whether it held an answered event. */
 export function releasedResultsOf(
 	targets: readonly OwnedKey[],
-	released: ReadonlySet<string>,
+	rows: ReadonlyArray<{ key: string; released: boolean; answered_event: boolean }>,
 ): OwnedKeyResults {
+	const byKey = new Map(rows.map((row) => [row.key, row]));
 	const results: OwnedKeyResults = new Map();
 	for (const target of targets) {
+		const row = byKey.get(target.key);
 		results.set(ownedKeyId(target), {
-			done: released.has(target.key),
-			rowExists: released.has(target.key),
+			done: row?.released === true,
+			// A key kept as an answered event is there; of the others, only a released one is known to be.
+			rowExists: row?.released === true || row?.answered_event === true,
+			answeredEvent: row?.answered_event === true,
 		});
 	}
 	return results;

@@ -1,4 +1,5 @@
 import type { TableRef } from '../identifiers';
+import { ANSWERED_EVENT, answeredEvent } from './answeredEvents';
 import { DEAD_LETTER } from './redrive';
 
 /** The cutoff is computed once, in database time, so every batch of one purge uses the same instant. */
@@ -20,6 +21,13 @@ export interface KeySelection {
 	lease: boolean;
 	/** By age: only keys starting with a prefix (the parameter after the cutoff). */
 	withinPrefix?: boolean;
+	/**
+	 * Answered events (sql/answeredEvents.ts): `keep` leaves them (the nodes' default), `drop`
+	 * deletes them too and says which it deleted (Drop Answered Events), `only` selects nothing
+	 * else (to count the kept ones). Unset: the selection of setups that never store a delivery
+	 * (the planner's page), its statements as they always were.
+	 */
+	answeredEvents?: 'keep' | 'drop' | 'only';
 }
 
 /**
@@ -29,11 +37,20 @@ export interface KeySelection {
 export function purgeKeysSelection({
 	lease,
 	withinPrefix = false,
+	...answered
 }: {
 	lease: boolean;
 	withinPrefix?: boolean;
+	answeredEvents?: KeySelection['answeredEvents'];
 }): KeySelection {
-	return { by: 'age', status: 'any', includeRunningLeases: false, lease, withinPrefix };
+	return {
+		by: 'age',
+		status: 'any',
+		includeRunningLeases: false,
+		lease,
+		withinPrefix,
+		...answered,
+	};
 }
 
 /** The bind parameters a selection's statements take, in order ($1 …). */
@@ -97,6 +114,8 @@ function keySelectionWhere(selection: KeySelection): { where: string; order: str
 			: 'false';
 	if (status !== '') conditions.push(status);
 	if (selection.lease && !selection.includeRunningLeases) conditions.push(LEASE_NOT_RUNNING);
+	if (selection.answeredEvents === 'keep') conditions.push(`NOT ${ANSWERED_EVENT}`);
+	if (selection.answeredEvents === 'only') conditions.push(ANSWERED_EVENT);
 	return { where: conditions.join('\n  AND '), order: picks.order };
 }
 
@@ -122,7 +141,8 @@ SELECT (SELECT count(*)::int FROM matched) AS matched,
 
 /**
  * One batch of a purge (Purge Keys' and the Keys node's): deletes at most $n (the parameter after
- * the selection's) of the selected rows and returns their keys. SKIP LOCKED leaves rows that a
+ * the selection's) of the selected rows and returns their keys (with an answered-event rule, and
+ * whether each was an answered event). SKIP LOCKED leaves rows that a
  * running execution holds, so a purge never waits on a webhook, and FOR UPDATE re-checks the lease
  * condition on the newest version of a row a takeover just committed. The ORDER BY keeps the inner
  * scan on its index however much of the table matches.
@@ -138,5 +158,5 @@ WHERE d.key IN (
   LIMIT $${next}::int
   FOR UPDATE SKIP LOCKED
 )
-RETURNING d.key`;
+RETURNING d.key${selection.answeredEvents === undefined ? '' : `, ${answeredEvent('d')} AS answered_event`}`;
 }

@@ -1,4 +1,5 @@
 import { quoteIdentifier, type TableRef } from '../identifiers';
+import { ANSWERED_EVENT } from './answeredEvents';
 import { LOCK_BOUND_CTE } from './lockBound';
 import { DEAD_LETTER, retryDeadLettersSql } from './redrive';
 
@@ -69,6 +70,7 @@ function keyRowColumns(includeResponse: string): string {
   extract(epoch FROM (j ->> 'completed_at')::timestamptz)::float8 AS completed_at,
   coalesce(j ->> 'fingerprint', '') <> '' AS has_fingerprint,
   coalesce(jsonb_typeof(j -> 'response'), 'null') <> 'null' AS has_response,
+  coalesce(jsonb_typeof(j -> 'delivery'), 'null') <> 'null' AS has_delivery,
   left(encode(sha256(convert_to(j ->> 'owner_token', 'UTF8')), 'hex'), 8) AS holder,
   CASE WHEN ${includeResponse} THEN j -> 'response' END AS response,
   (SELECT coalesce(jsonb_agg(jsonb_build_object('step', s.key, 'recordedAt', s.value ->> 'at')
@@ -105,12 +107,15 @@ LIMIT $3::int`;
 /**
  * Stuck keys: in progress, their lease ended more than $1 seconds ago (the execution that held
  * them died and no retry has taken them over), longest stuck first, at most $2. A range of the
- * in-progress index. $3: whether to return stored responses. Needs the lease columns.
+ * in-progress index. $3: whether to return stored responses. Needs the lease columns. Without
+ * `answered`, only keys without a stored delivery: only the sender's retry or an operator finishes
+ * them. With it, only answered events (sql/answeredEvents.ts): waiting for the Redrive Trigger.
  */
-export function lookUpStuckSql(ref: TableRef): string {
+export function lookUpStuckSql(ref: TableRef, { answered = false } = {}): string {
 	return `SELECT t.key, ${keyRowColumns('$3::boolean')}
 FROM ${ref.qualified} t CROSS JOIN LATERAL (SELECT to_jsonb(t) AS j) row_json
 WHERE t.status = 'in_progress' AND t.lease_until < now() - make_interval(secs => $1::float8)
+  AND ${answered ? '' : 'NOT '}${ANSWERED_EVENT}
 ORDER BY t.lease_until
 LIMIT $2::int`;
 }
@@ -123,8 +128,9 @@ export const REPORT_DEAD_LETTER_KEYS = 10;
  * stops at $1 rows (the caller reads a count of $1 as "at least"), so the report's cost does not
  * grow with the table. $2: the grace after a lease end before a key counts as stuck (seconds);
  * $3: the purge cutoff to preview. With `lease` (the table has the lease columns): in-progress,
- * running, stuck, takeover and dead-letter counts from their partial indexes (and the oldest dead
- * letters' keys); without, they are 0. The total is
+ * running, stuck, waiting-for-redrive, takeover and dead-letter counts from their partial indexes
+ * (and the oldest dead letters' keys), and the keys a purge keeps (running leases, answered
+ * events); without, they are 0. The total is
  * the planner's estimate (pg_class.reltuples, -1 when never analysed): an exact count would read
  * the whole table, and PostgreSQL keeps no exact row count.
  */
@@ -133,18 +139,27 @@ export function reportSql(ref: TableRef, { lease }: { lease: boolean }): string 
 		`(SELECT count(*)::int FROM (SELECT 1 FROM ${ref.qualified} t WHERE ${where} ORDER BY ${order} LIMIT $1::int) c)`;
 	const inProgress = `t.status = 'in_progress'`;
 	const deadLetter = `t.status = '${DEAD_LETTER}'`;
+	// Stuck: only the sender's retry or an operator finishes it. An answered event whose lease ended
+	// waits for the Redrive Trigger instead (sql/answeredEvents.ts): counted apart.
+	const stuck = `${inProgress} AND t.lease_until < now() - make_interval(secs => $2::float8) AND NOT ${ANSWERED_EVENT}`;
+	const waiting = `${inProgress} AND t.lease_until < now() AND ${ANSWERED_EVENT}`;
 	const leaseCounts = lease
 		? `${bounded(inProgress, 't.lease_until')} AS in_progress,
   ${bounded(`${inProgress} AND t.lease_until >= now()`, 't.lease_until')} AS running,
-  ${bounded(`${inProgress} AND t.lease_until < now() - make_interval(secs => $2::float8)`, 't.lease_until')} AS stuck,
+  ${bounded(stuck, 't.lease_until')} AS stuck,
   (SELECT extract(epoch FROM min(t.lease_until))::float8 FROM ${ref.qualified} t
-    WHERE ${inProgress} AND t.lease_until < now() - make_interval(secs => $2::float8)) AS oldest_stuck_lease_until,
+    WHERE ${stuck}) AS oldest_stuck_lease_until,
+  ${bounded(waiting, 't.lease_until')} AS waiting_for_redrive,
+  (SELECT extract(epoch FROM min(t.lease_until))::float8 FROM ${ref.qualified} t
+    WHERE ${waiting}) AS oldest_waiting_lease_until,
   ${bounded('t.attempts > 1', 't.first_seen')} AS takeovers,
   ${bounded(`${inProgress} AND t.lease_until > now() AND t.first_seen < $3::timestamptz`, 't.lease_until')} AS purge_kept,
+  ${bounded(`${inProgress} AND (t.lease_until IS NULL OR t.lease_until <= now()) AND t.first_seen < $3::timestamptz AND ${ANSWERED_EVENT}`, 't.lease_until')} AS purge_kept_answered,
   ${bounded(deadLetter, 't.first_seen')} AS dead_letters,
   ARRAY(SELECT t.key FROM ${ref.qualified} t WHERE ${deadLetter} ORDER BY t.first_seen LIMIT ${REPORT_DEAD_LETTER_KEYS}) AS dead_letter_keys`
-		: `0 AS in_progress, 0 AS running, 0 AS stuck, NULL::float8 AS oldest_stuck_lease_until, 0 AS takeovers,
-  0 AS purge_kept, 0 AS dead_letters, ARRAY[]::text[] AS dead_letter_keys`;
+		: `0 AS in_progress, 0 AS running, 0 AS stuck, NULL::float8 AS oldest_stuck_lease_until,
+  0 AS waiting_for_redrive, NULL::float8 AS oldest_waiting_lease_until, 0 AS takeovers,
+  0 AS purge_kept, 0 AS purge_kept_answered, 0 AS dead_letters, ARRAY[]::text[] AS dead_letter_keys`;
 	return `SELECT
   (SELECT CASE WHEN c.reltuples < 0 THEN NULL ELSE c.reltuples::bigint END FROM pg_class c
     WHERE c.oid = to_regclass($4::text)) AS estimated_total,

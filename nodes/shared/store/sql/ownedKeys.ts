@@ -1,10 +1,31 @@
 import type { TableRef } from '../identifiers';
 import { LOCK_BOUND_CTE, lockBoundCte } from './lockBound';
+import { ANSWERED_EVENT } from './answeredEvents';
 import { HAS_STEPS } from './steps';
 
-export function releaseSql(ref: TableRef): string {
-	return `WITH ${LOCK_BOUND_CTE}
+/**
+ * What Release Key does with an answered event (sql/answeredEvents.ts): `keep` (the default of the
+ * node: never deleted; its owner's release reopens it for the Redrive Trigger) or `drop` (Drop
+ * Answered Events: deleted like any key). Either way the statement says which keys held one.
+ * Without a rule: the statement of setups that never store a delivery (the planner's page and its
+ * built-in workflows, which send only the keys and tokens), as it always was.
+ */
+export type AnsweredEventRule = 'keep' | 'drop';
+
+/** Deletes the keys in $1, whoever holds them: Release Key without any token. */
+export function releaseSql(ref: TableRef, answered?: AnsweredEventRule): string {
+	if (answered === undefined)
+		return `WITH ${LOCK_BOUND_CTE}
 DELETE FROM ${ref.qualified} AS t USING lock_bound WHERE t.key = ANY($1::text[]) RETURNING t.key`;
+	// One row per key in $1: released, and whether it held an answered event before the statement.
+	return `WITH ${LOCK_BOUND_CTE}, deleted AS (
+  DELETE FROM ${ref.qualified} AS t USING lock_bound
+  WHERE t.key = ANY($1::text[])${answered === 'keep' ? ` AND NOT ${ANSWERED_EVENT}` : ''}
+  RETURNING t.key
+)
+SELECT u.key, EXISTS (SELECT 1 FROM deleted d WHERE d.key = u.key) AS released,
+  EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = u.key AND ${ANSWERED_EVENT}) AS answered_event
+FROM unnest($1::text[]) AS u(key)`;
 }
 
 /**
@@ -45,23 +66,34 @@ LEFT JOIN LATERAL (
  * (the exactly-once step's COMMIT can succeed while its answer is lost). A key without a token
  * (null) is deleted whoever holds it. A key with step records is not deleted but reopened: its lease
  * ends now, so the sender's retry takes it over at once and finds the steps it already did (a
- * release means "run this event again", not "forget what it did"). Says for each key whether it
- * was released (deleted or reopened), whether a row was there and whether it is completed by that token.
+ * release means "run this event again", not "forget what it did"). With `answered` keep, an
+ * answered event is never deleted either: its owner's release reopens it, so the Redrive Trigger
+ * runs it again from its stored delivery, and a key without a token stays. Says for each key whether
+ * it was released (deleted or reopened), whether a row was there, whether it is completed by that
+ * token and (with a rule) whether it held an answered event.
  */
-export function releaseOwnedSql(ref: TableRef): string {
+export function releaseOwnedSql(ref: TableRef, answered?: AnsweredEventRule): string {
+	// Keep: an answered event is never deleted; its owner reopens it, as a key with steps.
+	const keep = answered === 'keep';
+	const reopen = keep ? `(${HAS_STEPS} OR ${ANSWERED_EVENT})` : HAS_STEPS;
+	const answeredColumn =
+		answered === undefined
+			? ''
+			: `,
+  EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key AND ${ANSWERED_EVENT}) AS answered_event`;
 	return `WITH ${LOCK_BOUND_CTE}, target AS MATERIALIZED (
   SELECT c.key, c.owner_token FROM unnest($1::text[], $2::text[]) AS c(key, owner_token) CROSS JOIN lock_bound
 ), deleted AS (
   DELETE FROM ${ref.qualified} AS t
   USING target
-  WHERE t.key = target.key AND (target.owner_token IS NULL
+  WHERE t.key = target.key${keep ? ` AND NOT ${ANSWERED_EVENT}` : ''} AND (target.owner_token IS NULL
     OR (t.owner_token = target.owner_token AND t.status IS DISTINCT FROM 'completed' AND NOT ${HAS_STEPS}))
   RETURNING t.key
 ), reopened AS (
   UPDATE ${ref.qualified} AS t SET lease_until = now()
   FROM target
   WHERE t.key = target.key AND t.owner_token = target.owner_token
-    AND t.status IS DISTINCT FROM 'completed' AND ${HAS_STEPS}
+    AND t.status IS DISTINCT FROM 'completed' AND ${reopen}
   RETURNING t.key
 )
 SELECT target.key, target.owner_token,
@@ -70,7 +102,7 @@ SELECT target.key, target.owner_token,
   EXISTS (SELECT 1 FROM reopened r WHERE r.key = target.key) AS reopened,
   EXISTS (SELECT 1 FROM ${ref.qualified} t WHERE t.key = target.key) AS row_exists,
   EXISTS (SELECT 1 FROM ${ref.qualified} t
-    WHERE t.key = target.key AND t.owner_token = target.owner_token AND t.status = 'completed') AS completed_by_owner
+    WHERE t.key = target.key AND t.owner_token = target.owner_token AND t.status = 'completed') AS completed_by_owner${answeredColumn}
 FROM target`;
 }
 
