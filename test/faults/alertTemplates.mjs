@@ -31,7 +31,9 @@ const GATE_LOCK = 4242;
 /** The webhook template as a user sets it up: Workflow settings → Error Workflow = the errors template. */
 function webhookWithErrorWorkflow() {
 	const workflow = withParameters(importableCopy(WEBHOOK_TEMPLATE, ALERTING_ID), {
-		'Idempotency Reserve': { leaseSeconds: ALERT_LEASE_SECONDS },
+		// Not kept (Keep the Lease While Running off): the lost-lease alert needs a lease that ends
+		// while its execution still runs.
+		'Idempotency Reserve': { leaseSeconds: ALERT_LEASE_SECONDS, keepLease: false },
 	});
 	workflow.name = `${workflow.name} (Error Workflow set)`;
 	workflow.settings = { ...workflow.settings, errorWorkflow: ERRORS_ID };

@@ -175,6 +175,7 @@ describe('Release Key', () => {
 			maxAttempts: 5,
 			limit: 100,
 			backoffSeconds: 0,
+			workflowId: 'test-workflow',
 		});
 		expect(claimed.map((one) => one.key)).toContain(key);
 	});
