@@ -25,7 +25,7 @@ registerTestNode(
 	async function () {
 		const items = this.getInputData();
 		for (const item of items) {
-			const id = item.json.body.id;
+			const id = /** @type {any} */ (item.json.body).id;
 			runsOf.set(id, (runsOf.get(id) ?? 0) + 1);
 		}
 		await sleep(Number(this.getNodeParameter('ms', 0)));
@@ -170,7 +170,8 @@ describe('a renewal that fails (the key store away)', () => {
 	test('takes no key from the live execution and is tried again: once the store is back the lease is renewed', async () => {
 		const { key, token } = await retry('keep_outage', { leaseSeconds: 4 });
 		const viaProxy = db.credential({ host: proxy.host, port: proxy.port, maxConnections: 2 });
-		let done;
+		/** @type {(value?: unknown) => void} */
+		let done = () => undefined;
 		new KeyStore(poolFor(viaProxy), ref).keepLeases([{ key, token }], {
 			leaseSeconds: 4,
 			maxRunSeconds: 60,
@@ -231,7 +232,8 @@ describe("the Redrive Trigger's claim", () => {
 	test('a claimed key is kept while its redriven execution runs, and let go when it is done', async () => {
 		await stored('kept:evt:1', { v: 1, body: { id: '1' }, workflowId: 'wf-k' });
 		const [claimed] = (await claim('wf-k', { leaseSeconds: 2 })).claimed;
-		let done;
+		/** @type {(value?: unknown) => void} */
+		let done = () => undefined;
 		store().keepLeases([{ key: claimed.key, token: claimed.token }], {
 			leaseSeconds: 2,
 			maxRunSeconds: 60,
