@@ -92,9 +92,11 @@ function echoedPath(handshake: HandshakeDefinition): readonly string[] | undefin
 		: undefined;
 }
 
-function answerBody(handshake: HandshakeDefinition): { body: string; type: string } {
+function answerBody(handshake: HandshakeDefinition): { body: string; type?: string } {
 	const { answer } = handshake;
 	switch (answer.kind) {
+		case 'noContent':
+			return { body: '' };
 		case 'fixedJson':
 			return { body: JSON.stringify(answer.body), type: JSON_TYPE };
 		case 'echoBodyField': {
@@ -137,8 +139,9 @@ export function handshakeNodes(
 		handshake.statusCode ?? 200,
 		body,
 		[1650, -100],
-		[{ name: 'Content-Type', value: type }],
-		'text',
+		type === undefined ? undefined : [{ name: 'Content-Type', value: type }],
+		// No body (a 204): Respond to Webhook's "No Data" sends no content type either.
+		type === undefined ? 'noData' : 'text',
 	);
 	const unanswerable =
 		path === undefined

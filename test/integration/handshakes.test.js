@@ -160,7 +160,7 @@ describe.each(SIGNED_CASES)('%s: its signed handshake', (value, provider) => {
 			expect(afterRan(result)).toEqual([]);
 			expect(await keyCount()).toBe(0);
 			expect(hintsOf(result)).toEqual([
-				`Answered ${provider.label}'s ${provider.handshake.name} handshake (200): nothing reserved, no business step`,
+				`Answered ${provider.label}'s ${provider.handshake.name} handshake (${example.expected(signer.secret).statusCode}): nothing reserved, no business step`,
 			]);
 		});
 
@@ -418,4 +418,83 @@ describe('Okta Event Hooks: the one-time verification (a GET), answered once the
 			expect(unnamed.run.webhookResponses).toEqual([example.refusedAnswer]);
 		});
 	});
+});
+
+describe("Discord's two endpoints, numbered oppositely (discord-interactions' own enums)", () => {
+	const { InteractionType, WebhookType, WebhookEventType } = require('discord-interactions');
+	const fc = require('fast-check');
+	const interactions = TABLE.find(({ value }) => value === 'discord');
+	const webhookEvents = TABLE.find(({ value }) => value === 'discordWebhookEvents');
+	const envelope = (type, event) =>
+		JSON.stringify({ version: 1, application_id: '1', type, ...(event && { event }) });
+
+	test('the numbering this block relies on is the library’s', () => {
+		expect([InteractionType.PING, WebhookType.PING, WebhookType.EVENT]).toEqual([1, 0, 1]);
+	});
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('Webhook Events PING (WebhookType.PING): 204 with no body, nothing reserved', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(webhookEvents.signing);
+			const item = signedItem(webhookEvents, signer, envelope(WebhookType.PING), {});
+			const result = await through(webhookEvents, [item], { secret: signer.secret });
+			await expectAnsweredAlone(result, { statusCode: 204, headers: {}, body: '' });
+		});
+
+		test('a Webhook Event (WebhookType.EVENT, Interactions’ PING number) is an event, not a PING', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(webhookEvents.signing);
+			const body = envelope(WebhookType.EVENT, {
+				type: WebhookEventType.APPLICATION_AUTHORIZED,
+				timestamp: '2024-10-18T14:42:53.064834',
+				data: { user: { id: '3' } },
+			});
+			const result = await through(webhookEvents, [signedItem(webhookEvents, signer, body, {})], {
+				secret: signer.secret,
+			});
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+
+		test('Interactions PING (InteractionType.PING): 200 {"type":1}', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(interactions.signing);
+			const body = JSON.stringify({ id: '2', token: 't', type: InteractionType.PING, version: 1 });
+			const result = await through(interactions, [signedItem(interactions, signer, body, {})], {
+				secret: signer.secret,
+			});
+			await expectAnsweredAlone(result, SIGNED_EXAMPLES.discord.expected());
+		});
+	});
+
+	test('every signed Webhook Event of any type is reserved, never a handshake; the PING never', async () => {
+		await db.query('DROP TABLE IF EXISTS processed_events');
+		const signer = signerFor(webhookEvents.signing);
+		const delivery = fc.oneof(
+			fc.record({
+				ping: fc.constant(false),
+				event: fc.record({
+					type: fc.constantFrom(...Object.values(WebhookEventType)),
+					timestamp: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+					data: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 3 }),
+				}),
+			}),
+			fc.record({ ping: fc.constant(true), event: fc.constant(undefined) }),
+		);
+		await fc.assert(
+			fc.asyncProperty(delivery, async ({ ping, event }) => {
+				const before = await keyCount();
+				const type = ping ? WebhookType.PING : WebhookType.EVENT;
+				const item = signedItem(webhookEvents, signer, envelope(type, event), {});
+				const result = await throughReserve(webhookEvents, [item], { secret: signer.secret });
+				expect(result.run.webhookResponses).toEqual(
+					ping ? [{ statusCode: 204, headers: {}, body: '' }] : [],
+				);
+				expect(routed(result)).toEqual(ping ? [] : [[0, 0]]);
+				expect(await keyCount()).toBe(before + (ping ? 0 : 1));
+			}),
+			{ numRuns: 25 },
+		);
+	}, 120_000);
 });

@@ -48,6 +48,16 @@ const SIGNED_EXAMPLES = {
 		event:
 			'{"application_id":"1","id":"4","token":"t","type":2,"data":{"name":"hello"},"version":1}',
 	},
+	// https://discord.com/developers/docs/events/webhook-events#preparing-for-events: the PING is
+	// WebhookType.PING (0), answered 204 with no body as discord-interactions' middleware answers it.
+	discordWebhookEvents: {
+		body: '{"version":1,"application_id":"1","type":0}',
+		headers: {},
+		expected: () => ({ statusCode: 204, headers: {}, body: '' }),
+		// WebhookType.EVENT is 1, Interactions' PING number: an event, never the handshake.
+		event:
+			'{"version":1,"application_id":"1","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2024-10-18T14:42:53.064834","data":{"user":{"id":"3"}}}}',
+	},
 	// https://docs.github.com/en/webhooks/webhook-events-and-payloads#ping
 	github: {
 		body: '{"zen":"Design for failure.","hook_id":12345678,"hook":{"type":"Repository","id":12345678,"name":"web","active":true,"events":["push"],"config":{"content_type":"json","insecure_ssl":"0","url":"https://example.com/webhook"}}}',

@@ -11,7 +11,7 @@
  *   equal to a value or present (`query`); all of the listed conditions must hold;
  * - answered with: a body field echoed as JSON `{name: value}` or as text (`echoBodyField`), a body
  *   field and its HMAC-SHA256 hex keyed with the secret as JSON (`hmacBodyField`), a fixed JSON body
- *   (`fixedJson`), a query parameter echoed as text once the request's verify token equals the
+ *   (`fixedJson`), no body (`noContent`), a query parameter echoed as text once the request's verify token equals the
  *   credential's (`echoQueryWithVerifyToken`), a query parameter echoed as text to any bodiless
  *   request (`echoQuery`: Dropbox's `challenge`, Graph's `validationToken`, which prove nothing and
  *   start nothing, so they need no proof), a header echoed as JSON to a bodiless request (`echoHeader`:
@@ -44,6 +44,8 @@ export type HandshakeAnswer =
 	| { kind: 'hmacBodyField'; path: readonly string[]; plainName: string; hmacName: string }
 	/** This JSON, always (Discord's `{"type":1}`). */
 	| { kind: 'fixedJson'; body: Readonly<Record<string, string | number | boolean>> }
+	/** No body and no content type (Discord Webhook Events' PING, answered 204). */
+	| { kind: 'noContent' }
 	/**
 	 * The query parameter `parameter` as text, when the query parameter `tokenParameter` equals the
 	 * credential's Verify Token (compared in constant time); else 403 (Meta's `hub.challenge`).

@@ -160,6 +160,8 @@ export function answerHandshake(
 	switch (answer.kind) {
 		case 'fixedJson':
 			return { answer: jsonAnswer(status, answer.body) };
+		case 'noContent':
+			return { answer: { statusCode: status, headers: {}, body: '' } };
 		case 'echoBodyField': {
 			const value = echoable(valueAt(request.body, answer.path));
 			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
@@ -230,6 +232,8 @@ function answerText(answer: HandshakeAnswer, status: number): string {
 	switch (answer.kind) {
 		case 'fixedJson':
 			return `${status} JSON ${code(JSON.stringify(answer.body))}`;
+		case 'noContent':
+			return `${status} with no body`;
 		case 'echoBodyField':
 			return answer.as === 'text'
 				? `${status} text: body ${code(answer.path.join('.'))}`
