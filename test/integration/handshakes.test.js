@@ -498,3 +498,46 @@ describe("Discord's two endpoints, numbered oppositely (discord-interactions' ow
 		);
 	}, 120_000);
 });
+
+describe('GitHub: the ping of a hook whose content type is form (payload=<JSON>)', () => {
+	const provider = TABLE.find(({ value }) => value === 'github');
+	const SECRET = 'It’s a Secret to Everybody';
+	const example = SIGNED_EXAMPLES.github;
+
+	/** The form GitHub posts, signed over its raw bytes with @octokit/webhooks-methods' sign. */
+	async function formDelivery(json, event) {
+		const { sign } = await import('@octokit/webhooks-methods');
+		const form = `payload=${encodeURIComponent(json)}`;
+		return deliveryItem(provider, {
+			rawBody: Buffer.from(form),
+			headers: {
+				...example.headers,
+				'x-github-event': event,
+				'content-type': 'application/x-www-form-urlencoded',
+				'x-hub-signature-256': await sign(SECRET, form),
+			},
+		});
+	}
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('answered as the JSON ping is; nothing reserved or run after', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const item = await formDelivery(example.body, 'ping');
+			const result = await through(provider, [item], { secret: SECRET });
+			await expectAnsweredAlone(
+				result,
+				example.expected(),
+				"Answered GitHub's ping handshake (200): nothing reserved, no business step",
+			);
+		});
+
+		test('a form event sent as "ping" (the header is not signed) stays an event', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const item = await formDelivery(example.event, 'ping');
+			const result = await through(provider, [item], { secret: SECRET });
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+	});
+});

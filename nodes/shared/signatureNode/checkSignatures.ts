@@ -20,7 +20,12 @@ import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signat
 import { requestUrl, UNEXPRESSIBLE_QUERY } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
 import { verifySignature } from '../webhook/verifySignature';
-import { answerHandshake, isHandshake, type HandshakeOutcome } from '../webhook/handshakes';
+import {
+	answerHandshake,
+	isHandshake,
+	signedHandshakeBody,
+	type HandshakeOutcome,
+} from '../webhook/handshakes';
 import { answerHandshakes, unsignedHandshake } from './answerHandshakes';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 import { nodeParameter } from '../parameters/nodeParameter';
@@ -164,7 +169,7 @@ function signedHandshake(
 	const request = {
 		headers: item.json.headers,
 		query: item.json.query,
-		body: check.delivery.parse.body,
+		body: signedHandshakeBody(handshake, check.delivery.parse),
 		bodiless: raw.length === 0,
 	};
 	if (!isHandshake(handshake, request)) return undefined;

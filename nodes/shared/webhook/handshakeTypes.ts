@@ -85,6 +85,12 @@ export interface HandshakeDefinition {
 	 * constant time, before anything is answered; a wrong or missing secret gets 401.
 	 */
 	authenticated?: 'sharedSecret';
+	/**
+	 * The form field that carries the JSON body when the sender posts a form instead of JSON (GitHub's
+	 * `application/x-www-form-urlencoded` hooks send `payload=<JSON>`): `bodyField` conditions and
+	 * answers then read that JSON. Only from the signed parse, so only for a signed handshake.
+	 */
+	formJsonField?: string;
 	answer: HandshakeAnswer;
 	/** The status of the answer; 200 when left out. */
 	statusCode?: number;

@@ -8,6 +8,7 @@ import {
 	type HandshakeMatch,
 } from './handshakeTypes';
 import { readSignatureHeader } from './headers';
+import { FORM_MEDIA_TYPE, type SignedParse } from './signedParse';
 
 /**
  * Recognising and answering a provider's handshake (handshakeTypes.ts): what a sender sends before
@@ -90,6 +91,22 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
 	return condition.equals === undefined
 		? echoable(value) !== undefined
 		: value === condition.equals;
+}
+
+/**
+ * The body a signed handshake is recognised from: the signed parse, or, for a sender that posts its
+ * JSON inside a form field (`formJsonField`), that field's JSON; undefined when it is not JSON.
+ */
+export function signedHandshakeBody(handshake: HandshakeDefinition, parse: SignedParse): unknown {
+	const field = handshake.formJsonField;
+	if (field === undefined || parse.mediaType !== FORM_MEDIA_TYPE) return parse.body;
+	const text = valueAt(parse.body, [field]);
+	if (typeof text !== 'string') return undefined;
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return undefined;
+	}
 }
 
 /**
@@ -252,7 +269,10 @@ function answerText(answer: HandshakeAnswer, status: number): string {
 /** One line on how a provider's handshake is recognised and answered: docs/signatures.md's "Connecting". */
 export function describeHandshake(handshake: HandshakeDefinition | undefined): string {
 	if (handshake === undefined) return 'no handshake';
-	const when = handshake.match.map(conditionText).join(' and ');
+	const form = handshake.formJsonField;
+	const when =
+		handshake.match.map(conditionText).join(' and ') +
+		(form === undefined ? '' : `, body fields read in the form's ${code(form)} JSON when a form`);
 	const how = handshake.signed
 		? 'signed'
 		: handshake.authenticated === 'sharedSecret'
