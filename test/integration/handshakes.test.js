@@ -541,3 +541,22 @@ describe('GitHub: the ping of a hook whose content type is form (payload=<JSON>)
 		});
 	});
 });
+
+describe('Zoom: the url_validation during a secret rotation', () => {
+	const provider = TABLE.find(({ value }) => value === 'zoom');
+	const example = SIGNED_EXAMPLES.zoom;
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('signed with the previous secret: encryptedToken keyed with the previous secret', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const previous = signerFor(provider.signing);
+			const current = signerFor(provider.signing);
+			const item = signedItem(provider, previous, example.body, example.headers);
+			const result = await through(provider, [item], {
+				secret: current.secret,
+				previousSecret: previous.secret,
+			});
+			await expectAnsweredAlone(result, example.expected(previous.secret));
+		});
+	});
+});
