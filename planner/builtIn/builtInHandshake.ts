@@ -139,7 +139,13 @@ export function handshakeNodes(
 		handshake.statusCode ?? 200,
 		body,
 		[1650, -100],
-		type === undefined ? undefined : [{ name: 'Content-Type', value: type }],
+		type === undefined
+			? undefined
+			: [
+					{ name: 'Content-Type', value: type },
+					// An echoed value is answered nosniff, as the package's nodes answer it.
+					...(path === undefined ? [] : [{ name: 'X-Content-Type-Options', value: 'nosniff' }]),
+				],
 		// No body (a 204): Respond to Webhook's "No Data" sends no content type either.
 		type === undefined ? 'noData' : 'text',
 	);

@@ -560,3 +560,36 @@ describe('Zoom: the url_validation during a secret rotation', () => {
 		});
 	});
 });
+
+describe('every echoed handshake value: nosniff, and over the cap answered 400 with nothing reserved', () => {
+	const TOO_LONG = 'x'.repeat(300);
+	const refusal = (what) => ({
+		statusCode: 400,
+		headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
+		body: `${what} is longer than 256 characters`,
+	});
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test("Meta's hub.challenge (GET, the right token)", async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const provider = TABLE.find(({ value }) => value === 'whatsApp');
+			const query = { ...META_VERIFICATION.query, 'hub.challenge': TOO_LONG };
+			const result = await through(provider, [bodilessItem(query)], {
+				secret: 'meta_app_secret',
+				verifyToken: META_VERIFICATION.token,
+			});
+			await expectAnsweredAlone(result, refusal('hub.challenge'));
+		});
+
+		test("Twitch's signed challenge", async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const provider = TABLE.find(({ value }) => value === 'twitchEventSub');
+			const example = SIGNED_EXAMPLES.twitchEventSub;
+			const body = JSON.stringify({ ...JSON.parse(example.body), challenge: TOO_LONG });
+			const signer = signerFor(provider.signing);
+			const item = signedItem(provider, signer, body, example.headers);
+			const result = await through(provider, [item], { secret: signer.secret });
+			await expectAnsweredAlone(result, refusal('body challenge'));
+		});
+	});
+});

@@ -64,7 +64,10 @@ export type HandshakeAnswer =
 	 */
 	| { kind: 'echoHeader'; header: string; name: string };
 
-/** The longest query value `echoQuery` reflects: a sender's random challenge is far shorter. */
+/**
+ * The longest value any handshake echoes (a challenge, a token; else 400, never reflected), each echo
+ * sent with `X-Content-Type-Options: nosniff`: a sender's random challenge is far shorter.
+ */
 export const ECHO_MAX_LENGTH = 256;
 
 export interface HandshakeDefinition {

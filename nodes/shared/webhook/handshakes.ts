@@ -132,11 +132,10 @@ const textAnswer = (statusCode: number, body: string): WebhookAnswer => ({
 	body,
 });
 
-/** Text a browser must not sniff into HTML: what any request's own value is reflected as. */
-const reflectedTextAnswer = (statusCode: number, body: string): WebhookAnswer => ({
-	statusCode,
-	headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
-	body,
+/** An answer a browser must not sniff into HTML: any that reflects the request's own value. */
+const nosniff = ({ headers, ...rest }: WebhookAnswer): WebhookAnswer => ({
+	...rest,
+	headers: { ...headers, 'x-content-type-options': 'nosniff' },
 });
 
 /** A value the sender asks to have echoed: non-empty text only. */
@@ -158,12 +157,29 @@ export function unauthenticated(handshake: HandshakeDefinition, why: string): Ha
 /** A reflected value longer than a sender's challenge ever is: refused, never echoed. */
 function tooLong(what: string): HandshakeOutcome {
 	const refused = `${what} is longer than ${ECHO_MAX_LENGTH} characters`;
-	return { answer: reflectedTextAnswer(400, refused), refused };
+	return { answer: nosniff(textAnswer(400, refused)), refused };
 }
 
 function missing(handshake: HandshakeDefinition, what: string): HandshakeOutcome {
 	const refused = `${handshake.name} carries no ${what}`;
 	return { answer: textAnswer(400, refused), refused };
+}
+
+/**
+ * The one rule for a value the request asks to have echoed (a challenge, a token): non-empty text of
+ * at most ECHO_MAX_LENGTH characters (else 400, never reflected), answered with `nosniff` so a
+ * browser never renders it, whatever the content type.
+ */
+function echoed(
+	handshake: HandshakeDefinition,
+	value: unknown,
+	what: string,
+	answer: (text: string) => WebhookAnswer,
+): HandshakeOutcome {
+	const text = echoable(value);
+	if (text === undefined) return missing(handshake, what);
+	if (text.length > ECHO_MAX_LENGTH) return tooLong(what);
+	return { answer: nosniff(answer(text)) };
 }
 
 /** The answer to a recognised handshake (isHandshake): what the sender expects, or why not. */
@@ -180,19 +196,27 @@ export function answerHandshake(
 		case 'noContent':
 			return { answer: { statusCode: status, headers: {}, body: '' } };
 		case 'echoBodyField': {
-			const value = echoable(valueAt(request.body, answer.path));
-			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
-			if (answer.as === 'text') return { answer: textAnswer(status, value) };
-			return { answer: jsonAnswer(status, { [answer.name ?? answer.path.at(-1)!]: value }) };
+			const name = answer.name ?? answer.path.at(-1)!;
+			return echoed(
+				handshake,
+				valueAt(request.body, answer.path),
+				`body ${answer.path.join('.')}`,
+				(value) =>
+					answer.as === 'text' ? textAnswer(status, value) : jsonAnswer(status, { [name]: value }),
+			);
 		}
 		case 'hmacBodyField': {
-			const value = echoable(valueAt(request.body, answer.path));
-			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
-			if (secrets.secret === undefined) return missing(handshake, 'secret to answer with');
-			const hmac = createHmac('sha256', secrets.secret).update(value, 'utf8').digest('hex');
-			return {
-				answer: jsonAnswer(status, { [answer.plainName]: value, [answer.hmacName]: hmac }),
-			};
+			const { secret } = secrets;
+			if (secret === undefined) return missing(handshake, 'secret to answer with');
+			return echoed(
+				handshake,
+				valueAt(request.body, answer.path),
+				`body ${answer.path.join('.')}`,
+				(value) => {
+					const hmac = createHmac('sha256', secret).update(value, 'utf8').digest('hex');
+					return jsonAnswer(status, { [answer.plainName]: value, [answer.hmacName]: hmac });
+				},
+			);
 		}
 		case 'echoQueryWithVerifyToken': {
 			const sent = queryParameter(request.query, answer.tokenParameter);
@@ -204,25 +228,21 @@ export function answerHandshake(
 						: `${answer.tokenParameter} does not match the credential's Verify Token`;
 				return { answer: textAnswer(403, 'Forbidden'), refused };
 			}
-			const challenge = echoable(queryParameter(request.query, answer.parameter));
-			if (challenge === undefined) return missing(handshake, answer.parameter);
-			return { answer: textAnswer(status, challenge) };
+			const challenge = queryParameter(request.query, answer.parameter);
+			return echoed(handshake, challenge, answer.parameter, (value) => textAnswer(status, value));
 		}
 		case 'echoQuery': {
 			const challenge = request.bodiless
-				? echoable(queryParameter(request.query, answer.parameter))
+				? queryParameter(request.query, answer.parameter)
 				: undefined;
-			if (challenge === undefined) return missing(handshake, answer.parameter);
-			if (challenge.length > ECHO_MAX_LENGTH) return tooLong(answer.parameter);
-			return { answer: reflectedTextAnswer(status, challenge) };
+			return echoed(handshake, challenge, answer.parameter, (value) => textAnswer(status, value));
 		}
 		case 'echoHeader': {
 			const header = readSignatureHeader(request.headers, answer.header);
-			const challenge =
-				request.bodiless && header.kind === 'value' ? echoable(header.value) : undefined;
-			if (challenge === undefined) return missing(handshake, answer.header);
-			if (challenge.length > ECHO_MAX_LENGTH) return tooLong(answer.header);
-			return { answer: jsonAnswer(status, { [answer.name]: challenge }) };
+			const challenge = request.bodiless && header.kind === 'value' ? header.value : undefined;
+			return echoed(handshake, challenge, answer.header, (value) =>
+				jsonAnswer(status, { [answer.name]: value }),
+			);
 		}
 	}
 }
@@ -245,6 +265,9 @@ function conditionText(condition: HandshakeMatch): string {
 		: `${condition.method} with ${code(`${condition.parameter}=${condition.equals}`)}`;
 }
 
+/** What `echoed` says of every echoed value, once. */
+const ECHO_RULE = `; the echo up to ${ECHO_MAX_LENGTH} characters (else 400), nosniff`;
+
 function answerText(answer: HandshakeAnswer, status: number): string {
 	switch (answer.kind) {
 		case 'fixedJson':
@@ -253,16 +276,16 @@ function answerText(answer: HandshakeAnswer, status: number): string {
 			return `${status} with no body`;
 		case 'echoBodyField':
 			return answer.as === 'text'
-				? `${status} text: body ${code(answer.path.join('.'))}`
-				: `${status} JSON ${code(`{"${answer.name ?? answer.path.at(-1)}": …}`)} (body ${code(answer.path.join('.'))})`;
+				? `${status} text: body ${code(answer.path.join('.'))}${ECHO_RULE}`
+				: `${status} JSON ${code(`{"${answer.name ?? answer.path.at(-1)}": …}`)} (body ${code(answer.path.join('.'))})${ECHO_RULE}`;
 		case 'hmacBodyField':
-			return `${status} JSON ${code(`{"${answer.plainName}": …, "${answer.hmacName}": …}`)}: body ${code(answer.path.join('.'))} and its HMAC-SHA256 hex with the secret`;
+			return `${status} JSON ${code(`{"${answer.plainName}": …, "${answer.hmacName}": …}`)}: body ${code(answer.path.join('.'))} and its HMAC-SHA256 hex with the secret${ECHO_RULE}`;
 		case 'echoQueryWithVerifyToken':
-			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)`;
+			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)${ECHO_RULE}`;
 		case 'echoQuery':
-			return `${status} text (nosniff): ${code(answer.parameter)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
+			return `${status} text: ${code(answer.parameter)}${ECHO_RULE}`;
 		case 'echoHeader':
-			return `${status} JSON ${code(`{"${answer.name}": …}`)}: header ${code(answer.header)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
+			return `${status} JSON ${code(`{"${answer.name}": …}`)}: header ${code(answer.header)}${ECHO_RULE}`;
 	}
 }
 
