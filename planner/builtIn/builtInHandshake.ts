@@ -70,10 +70,13 @@ function bodyField(path: readonly string[]): string {
 }
 
 function matchExpression(match: HandshakeMatch): string {
-	if (match.on === 'bodyField')
+	if (match.on === 'bodyField') {
+		const field = bodyField(match.path);
+		if (match.absent) return `(${field}) === undefined`;
 		return match.equals === undefined
-			? `(${bodyField(match.path)}) != null`
-			: `(${bodyField(match.path)}) === ${JSON.stringify(match.equals)}`;
+			? `(${field}) != null`
+			: `(${field}) === ${JSON.stringify(match.equals)}`;
+	}
 	if (match.on === 'header') {
 		const header = `$json.headers?.[${JSON.stringify(match.name.toLowerCase())}]`;
 		return match.equals === undefined

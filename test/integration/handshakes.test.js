@@ -457,6 +457,21 @@ describe("Discord's two endpoints, numbered oppositely (discord-interactions' ow
 			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
 		});
 
+		test('a Webhook Event signed to the Interactions entry by mistake is an event, never {"type":1}', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(interactions.signing);
+			const body = envelope(WebhookType.EVENT, {
+				type: WebhookEventType.APPLICATION_AUTHORIZED,
+				timestamp: '2024-10-18T14:42:53.064834',
+			});
+			const result = await through(interactions, [signedItem(interactions, signer, body, {})], {
+				secret: signer.secret,
+			});
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+
 		test('Interactions PING (InteractionType.PING): 200 {"type":1}', async () => {
 			await db.query('DROP TABLE IF EXISTS processed_events');
 			const signer = signerFor(interactions.signing);

@@ -244,6 +244,12 @@ describe('the real table', () => {
 		expect(isHandshake(discord, request({ body: { type: 1 } }))).toBe(true);
 		expect(isHandshake(discord, request({ body: { type: '1' } }))).toBe(false);
 		expect(isHandshake(discord, request({ body: { type: 2 } }))).toBe(false);
+		// A Webhook Event (its EVENT is 1 too) sent to the Interactions entry is no PING.
+		const event = { version: 1, type: 1, event: { type: 'APPLICATION_AUTHORIZED' } };
+		expect(isHandshake(discord, request({ body: event }))).toBe(false);
+		expect(describeHandshake(discord)).toBe(
+			'`PING` (body `type` = `1` and no body `event`; signed) → 200 JSON `{"type":1}`',
+		);
 	});
 
 	test('GitHub: the ping header and a ping body, both', () => {

@@ -22,8 +22,16 @@
 
 /** One condition a handshake request meets. Paths as in `eventId` (digits index arrays). */
 export type HandshakeMatch =
-	/** A field of the JSON body equal to `equals` (same type: `1` is not `"1"`); without `equals`, present. */
-	| { on: 'bodyField'; path: readonly string[]; equals?: string | number | boolean }
+	/**
+	 * A field of the JSON body equal to `equals` (same type: `1` is not `"1"`); without `equals`,
+	 * present; with `absent`, missing (a shape another endpoint of the same sender has).
+	 */
+	| {
+			on: 'bodyField';
+			path: readonly string[];
+			equals?: string | number | boolean;
+			absent?: true;
+	  }
 	/** A header equal to `equals` (the name in any case; the value exactly); without `equals`, has a value. */
 	| { on: 'header'; name: string; equals?: string }
 	/**

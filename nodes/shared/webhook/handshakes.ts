@@ -78,6 +78,7 @@ function queryParameter(query: unknown, name: string): string | undefined {
 function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean {
 	if (condition.on === 'bodyField') {
 		const value = valueAt(request.body, condition.path);
+		if (condition.absent) return value === undefined;
 		if (condition.equals === undefined) return value !== undefined && value !== null;
 		return value === condition.equals;
 	}
@@ -252,6 +253,7 @@ const code = (text: string) => `\`${text}\``;
 function conditionText(condition: HandshakeMatch): string {
 	if (condition.on === 'bodyField') {
 		const field = `body ${code(condition.path.join('.'))}`;
+		if (condition.absent) return `no ${field}`;
 		return condition.equals === undefined
 			? `${field} present`
 			: `${field} = ${code(JSON.stringify(condition.equals))}`;

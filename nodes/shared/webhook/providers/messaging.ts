@@ -35,7 +35,11 @@ export const MESSAGING = [
 		// also sends it badly signed then and expects the 401 the invalid output leads to).
 		handshake: {
 			name: 'PING',
-			match: [{ on: 'bodyField', path: ['type'], equals: 1 }],
+			// No `event`: a Webhook Event (WebhookType.EVENT is 1 too) sent here by mistake stays an event.
+			match: [
+				{ on: 'bodyField', path: ['type'], equals: 1 },
+				{ on: 'bodyField', path: ['event'], absent: true },
+			],
 			signed: true,
 			answer: { kind: 'fixedJson', body: { type: 1 } },
 		},
