@@ -152,3 +152,19 @@ test.each(unanswered)(
 		expect(note.parameters.content).toContain(builtIn.builtInHandshake(definitionOf(value)).reason);
 	},
 );
+
+test.each([1, 2])(
+	"n8n %s.x: GitHub's ping from a form hook (payload=<JSON>) is recognised as the package recognises it",
+	(line) => {
+		const workflow = workflowOf('github', line);
+		const example = SIGNED_EXAMPLES.github;
+		const formItem = (/** @type {string} */ json) => ({
+			headers: { ...example.headers, 'content-type': 'application/x-www-form-urlencoded' },
+			body: { payload: json },
+		});
+		const rules = node(workflow, 'Handshake?').parameters.rules.values;
+		expect(switchOutput(workflow, formItem(example.body))).toBe(0);
+		expect(switchOutput(workflow, formItem(example.event))).toBe(rules.length);
+		expect(switchOutput(workflow, formItem('{not json'))).toBe(rules.length);
+	},
+);
