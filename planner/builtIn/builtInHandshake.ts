@@ -8,6 +8,7 @@
  * docs/cloud.md. Written from the table: no provider is named here.
  */
 import type { ProviderDefinition } from '../../nodes/shared/webhook/providers';
+import { FORM_MEDIA_TYPE } from '../../nodes/shared/webhook/signedParse';
 import type {
 	HandshakeDefinition,
 	HandshakeMatch,
@@ -64,16 +65,32 @@ export function builtInHandshake(provider: ProviderDefinition): BuiltInHandshake
 	return { answered: true, name: handshake.name, handshake };
 }
 
-/** A JSON body field as an n8n expression; undefined (never an error) where the path leads nowhere. */
-function bodyField(path: readonly string[]): string {
-	return `$json.body${path.map((step) => `?.[${JSON.stringify(step)}]`).join('')}`;
+/**
+ * The signed body as an n8n expression: `$json.body`, or for a sender that posts its JSON in a form
+ * field (`formJsonField`, GitHub's `payload`) and a form delivery, that field's JSON (undefined when
+ * it is not JSON), as the package reads it (webhook/handshakes.ts signedHandshakeBody).
+ */
+function bodyOf(handshake: HandshakeDefinition): string {
+	const field = handshake.formJsonField;
+	if (field === undefined) return '$json.body';
+	const form = `String($json.headers?.["content-type"] ?? '').toLowerCase().startsWith(${JSON.stringify(FORM_MEDIA_TYPE)})`;
+	const parsed = `((text) => { try { return JSON.parse(text) } catch (e) { return undefined } })($json.body?.[${JSON.stringify(field)}])`;
+	return `(${form} ? ${parsed} : $json.body)`;
 }
 
-function matchExpression(match: HandshakeMatch): string {
-	if (match.on === 'bodyField')
+/** A body field as an n8n expression; undefined (never an error) where the path leads nowhere. */
+function bodyField(handshake: HandshakeDefinition, path: readonly string[]): string {
+	return `${bodyOf(handshake)}${path.map((step) => `?.[${JSON.stringify(step)}]`).join('')}`;
+}
+
+function matchExpression(handshake: HandshakeDefinition, match: HandshakeMatch): string {
+	if (match.on === 'bodyField') {
+		const field = bodyField(handshake, match.path);
+		if (match.absent) return `(${field}) === undefined`;
 		return match.equals === undefined
-			? `(${bodyField(match.path)}) != null`
-			: `(${bodyField(match.path)}) === ${JSON.stringify(match.equals)}`;
+			? `(${field}) != null`
+			: `(${field}) === ${JSON.stringify(match.equals)}`;
+	}
 	if (match.on === 'header') {
 		const header = `$json.headers?.[${JSON.stringify(match.name.toLowerCase())}]`;
 		return match.equals === undefined
@@ -92,13 +109,15 @@ function echoedPath(handshake: HandshakeDefinition): readonly string[] | undefin
 		: undefined;
 }
 
-function answerBody(handshake: HandshakeDefinition): { body: string; type: string } {
+function answerBody(handshake: HandshakeDefinition): { body: string; type?: string } {
 	const { answer } = handshake;
 	switch (answer.kind) {
+		case 'noContent':
+			return { body: '' };
 		case 'fixedJson':
 			return { body: JSON.stringify(answer.body), type: JSON_TYPE };
 		case 'echoBodyField': {
-			const value = bodyField(answer.path);
+			const value = bodyField(handshake, answer.path);
 			if (answer.as === 'text') return { body: `={{ ${value} }}`, type: TEXT_TYPE };
 			const name = answer.name ?? answer.path[answer.path.length - 1];
 			return {
@@ -108,7 +127,7 @@ function answerBody(handshake: HandshakeDefinition): { body: string; type: strin
 		}
 		case 'hmacBodyField':
 			return {
-				body: `={{ JSON.stringify({ ${JSON.stringify(answer.plainName)}: ${bodyField(answer.path)}, ${JSON.stringify(answer.hmacName)}: $json.${HMAC_FIELD} }) }}`,
+				body: `={{ JSON.stringify({ ${JSON.stringify(answer.plainName)}: ${bodyField(handshake, answer.path)}, ${JSON.stringify(answer.hmacName)}: $json.${HMAC_FIELD} }) }}`,
 				type: JSON_TYPE,
 			};
 		case 'echoQueryWithVerifyToken':
@@ -137,8 +156,15 @@ export function handshakeNodes(
 		handshake.statusCode ?? 200,
 		body,
 		[1650, -100],
-		[{ name: 'Content-Type', value: type }],
-		'text',
+		type === undefined
+			? undefined
+			: [
+					{ name: 'Content-Type', value: type },
+					// An echoed value is answered nosniff, as the package's nodes answer it.
+					...(path === undefined ? [] : [{ name: 'X-Content-Type-Options', value: 'nosniff' }]),
+				],
+		// No body (a 204): Respond to Webhook's "No Data" sends no content type either.
+		type === undefined ? 'noData' : 'text',
 	);
 	const unanswerable =
 		path === undefined
@@ -165,7 +191,7 @@ export function handshakeNodes(
 			nodes: [switchNode, answerNode, ...unanswerable],
 			connections: wired(HANDSHAKE_NODES.answer),
 		};
-	const hmacNode = hmacAnswerNode(handshake.answer.path, line);
+	const hmacNode = hmacAnswerNode(handshake, handshake.answer.path, line);
 	return {
 		nodes: [switchNode, hmacNode, answerNode, ...unanswerable],
 		connections: {
@@ -183,11 +209,11 @@ function handshakeSwitch(
 	handshake: HandshakeDefinition,
 	path: readonly string[] | undefined,
 ): WorkflowNode {
-	const recognised = handshake.match.map(matchExpression).join(' && ');
+	const recognised = handshake.match.map((match) => matchExpression(handshake, match)).join(' && ');
 	const echoable =
 		path === undefined
 			? undefined
-			: `typeof (${bodyField(path)}) === 'string' && (${bodyField(path)}) !== ''`;
+			: `typeof (${bodyField(handshake, path)}) === 'string' && (${bodyField(handshake, path)}) !== ''`;
 	const rules: Array<[string, string]> =
 		echoable === undefined
 			? [['handshake', recognised]]
@@ -202,7 +228,11 @@ function handshakeSwitch(
 }
 
 /** Zoom's encryptedToken: HMAC-SHA256 hex of the plain token with the same secret. */
-function hmacAnswerNode(path: readonly string[], line: 1 | 2): WorkflowNode {
+function hmacAnswerNode(
+	handshake: HandshakeDefinition,
+	path: readonly string[],
+	line: 1 | 2,
+): WorkflowNode {
 	return {
 		id: id(33),
 		name: HANDSHAKE_NODES.hmac,
@@ -212,7 +242,7 @@ function hmacAnswerNode(path: readonly string[], line: 1 | 2): WorkflowNode {
 		parameters: {
 			action: 'hmac',
 			binaryData: false,
-			value: `={{ ${bodyField(path)} }}`,
+			value: `={{ ${bodyField(handshake, path)} }}`,
 			type: 'SHA256',
 			dataPropertyName: HMAC_FIELD,
 			encoding: 'hex',

@@ -100,7 +100,7 @@ export function respond(
 	body: string,
 	position: [number, number],
 	headers?: Array<{ name: string; value: string }>,
-	respondWith: 'json' | 'text' = 'json',
+	respondWith: 'json' | 'text' | 'noData' = 'json',
 ): WorkflowNode {
 	return {
 		id,

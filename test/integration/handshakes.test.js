@@ -160,7 +160,7 @@ describe.each(SIGNED_CASES)('%s: its signed handshake', (value, provider) => {
 			expect(afterRan(result)).toEqual([]);
 			expect(await keyCount()).toBe(0);
 			expect(hintsOf(result)).toEqual([
-				`Answered ${provider.label}'s ${provider.handshake.name} handshake (200): nothing reserved, no business step`,
+				`Answered ${provider.label}'s ${provider.handshake.name} handshake (${example.expected(signer.secret).statusCode}): nothing reserved, no business step`,
 			]);
 		});
 
@@ -416,6 +416,195 @@ describe('Okta Event Hooks: the one-time verification (a GET), answered once the
 			expect(named.run.webhookResponses).toEqual([example.expected]);
 			const unnamed = await through(provider, [bodilessItem({}, headers)], { secret: SECRET });
 			expect(unnamed.run.webhookResponses).toEqual([example.refusedAnswer]);
+		});
+	});
+});
+
+describe("Discord's two endpoints, numbered oppositely (discord-interactions' own enums)", () => {
+	const { InteractionType, WebhookType, WebhookEventType } = require('discord-interactions');
+	const fc = require('fast-check');
+	const interactions = TABLE.find(({ value }) => value === 'discord');
+	const webhookEvents = TABLE.find(({ value }) => value === 'discordWebhookEvents');
+	const envelope = (type, event) =>
+		JSON.stringify({ version: 1, application_id: '1', type, ...(event && { event }) });
+
+	test('the numbering this block relies on is the library’s', () => {
+		expect([InteractionType.PING, WebhookType.PING, WebhookType.EVENT]).toEqual([1, 0, 1]);
+	});
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('Webhook Events PING (WebhookType.PING): 204 with no body, nothing reserved', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(webhookEvents.signing);
+			const item = signedItem(webhookEvents, signer, envelope(WebhookType.PING), {});
+			const result = await through(webhookEvents, [item], { secret: signer.secret });
+			await expectAnsweredAlone(result, { statusCode: 204, headers: {}, body: '' });
+		});
+
+		test('a Webhook Event (WebhookType.EVENT, Interactions’ PING number) is an event, not a PING', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(webhookEvents.signing);
+			const body = envelope(WebhookType.EVENT, {
+				type: WebhookEventType.APPLICATION_AUTHORIZED,
+				timestamp: '2024-10-18T14:42:53.064834',
+				data: { user: { id: '3' } },
+			});
+			const result = await through(webhookEvents, [signedItem(webhookEvents, signer, body, {})], {
+				secret: signer.secret,
+			});
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+
+		test('a Webhook Event signed to the Interactions entry by mistake is an event, never {"type":1}', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(interactions.signing);
+			const body = envelope(WebhookType.EVENT, {
+				type: WebhookEventType.APPLICATION_AUTHORIZED,
+				timestamp: '2024-10-18T14:42:53.064834',
+			});
+			const result = await through(interactions, [signedItem(interactions, signer, body, {})], {
+				secret: signer.secret,
+			});
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+
+		test('Interactions PING (InteractionType.PING): 200 {"type":1}', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const signer = signerFor(interactions.signing);
+			const body = JSON.stringify({ id: '2', token: 't', type: InteractionType.PING, version: 1 });
+			const result = await through(interactions, [signedItem(interactions, signer, body, {})], {
+				secret: signer.secret,
+			});
+			await expectAnsweredAlone(result, SIGNED_EXAMPLES.discord.expected());
+		});
+	});
+
+	test('every signed Webhook Event of any type is reserved, never a handshake; the PING never', async () => {
+		await db.query('DROP TABLE IF EXISTS processed_events');
+		const signer = signerFor(webhookEvents.signing);
+		const delivery = fc.oneof(
+			fc.record({
+				ping: fc.constant(false),
+				event: fc.record({
+					type: fc.constantFrom(...Object.values(WebhookEventType)),
+					timestamp: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+					data: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue(), { maxKeys: 3 }),
+				}),
+			}),
+			fc.record({ ping: fc.constant(true), event: fc.constant(undefined) }),
+		);
+		await fc.assert(
+			fc.asyncProperty(delivery, async ({ ping, event }) => {
+				const before = await keyCount();
+				const type = ping ? WebhookType.PING : WebhookType.EVENT;
+				const item = signedItem(webhookEvents, signer, envelope(type, event), {});
+				const result = await throughReserve(webhookEvents, [item], { secret: signer.secret });
+				expect(result.run.webhookResponses).toEqual(
+					ping ? [{ statusCode: 204, headers: {}, body: '' }] : [],
+				);
+				expect(routed(result)).toEqual(ping ? [] : [[0, 0]]);
+				expect(await keyCount()).toBe(before + (ping ? 0 : 1));
+			}),
+			{ numRuns: 25 },
+		);
+	}, 120_000);
+});
+
+describe('GitHub: the ping of a hook whose content type is form (payload=<JSON>)', () => {
+	const provider = TABLE.find(({ value }) => value === 'github');
+	const SECRET = 'It’s a Secret to Everybody';
+	const example = SIGNED_EXAMPLES.github;
+
+	/** The form GitHub posts, signed over its raw bytes with @octokit/webhooks-methods' sign. */
+	async function formDelivery(json, event) {
+		const { sign } = await import('@octokit/webhooks-methods');
+		const form = `payload=${encodeURIComponent(json)}`;
+		return deliveryItem(provider, {
+			rawBody: Buffer.from(form),
+			headers: {
+				...example.headers,
+				'x-github-event': event,
+				'content-type': 'application/x-www-form-urlencoded',
+				'x-hub-signature-256': await sign(SECRET, form),
+			},
+		});
+	}
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('answered as the JSON ping is; nothing reserved or run after', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const item = await formDelivery(example.body, 'ping');
+			const result = await through(provider, [item], { secret: SECRET });
+			await expectAnsweredAlone(
+				result,
+				example.expected(),
+				"Answered GitHub's ping handshake (200): nothing reserved, no business step",
+			);
+		});
+
+		test('a form event sent as "ping" (the header is not signed) stays an event', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const item = await formDelivery(example.event, 'ping');
+			const result = await through(provider, [item], { secret: SECRET });
+			expect(result.run.webhookResponses).toEqual([]);
+			expect(routed(result)).toEqual([[0, 0]]);
+			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+	});
+});
+
+describe('Zoom: the url_validation during a secret rotation', () => {
+	const provider = TABLE.find(({ value }) => value === 'zoom');
+	const example = SIGNED_EXAMPLES.zoom;
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('signed with the previous secret: encryptedToken keyed with the previous secret', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const previous = signerFor(provider.signing);
+			const current = signerFor(provider.signing);
+			const item = signedItem(provider, previous, example.body, example.headers);
+			const result = await through(provider, [item], {
+				secret: current.secret,
+				previousSecret: previous.secret,
+			});
+			await expectAnsweredAlone(result, example.expected(previous.secret));
+		});
+	});
+});
+
+describe('every echoed handshake value: nosniff, and over the cap answered 400 with nothing reserved', () => {
+	const TOO_LONG = 'x'.repeat(300);
+	const refusal = (what) => ({
+		statusCode: 400,
+		headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
+		body: `${what} is longer than 256 characters`,
+	});
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test("Meta's hub.challenge (GET, the right token)", async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const provider = TABLE.find(({ value }) => value === 'whatsApp');
+			const query = { ...META_VERIFICATION.query, 'hub.challenge': TOO_LONG };
+			const result = await through(provider, [bodilessItem(query)], {
+				secret: 'meta_app_secret',
+				verifyToken: META_VERIFICATION.token,
+			});
+			await expectAnsweredAlone(result, refusal('hub.challenge'));
+		});
+
+		test("Twitch's signed challenge", async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const provider = TABLE.find(({ value }) => value === 'twitchEventSub');
+			const example = SIGNED_EXAMPLES.twitchEventSub;
+			const body = JSON.stringify({ ...JSON.parse(example.body), challenge: TOO_LONG });
+			const signer = signerFor(provider.signing);
+			const item = signedItem(provider, signer, body, example.headers);
+			const result = await through(provider, [item], { secret: signer.secret });
+			await expectAnsweredAlone(result, refusal('body challenge'));
 		});
 	});
 });

@@ -5,6 +5,8 @@ const { createHmac } = require('node:crypto');
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
+/** Every answer that echoes a value of the request carries it (handshakes.ts `echoed`). */
+const NOSNIFF = { 'x-content-type-options': 'nosniff' };
 
 /**
  * Each signed handshake's documented example (the senders' docs; PROVIDERS.md) and the answer the
@@ -17,7 +19,7 @@ const SIGNED_EXAMPLES = {
 		headers: {},
 		expected: () => ({
 			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
+			headers: { 'content-type': JSON_TYPE, ...NOSNIFF },
 			body: '{"challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}',
 		}),
 		// A real event of the same sender: reserved as any event.
@@ -30,7 +32,7 @@ const SIGNED_EXAMPLES = {
 		headers: {},
 		expected: (secret) => ({
 			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
+			headers: { 'content-type': JSON_TYPE, ...NOSNIFF },
 			body: `{"plainToken":"qgg8vlvZRS6UYooatFL8Aw","encryptedToken":"${createHmac('sha256', secret).update('qgg8vlvZRS6UYooatFL8Aw').digest('hex')}"}`,
 		}),
 		event:
@@ -47,6 +49,16 @@ const SIGNED_EXAMPLES = {
 		}),
 		event:
 			'{"application_id":"1","id":"4","token":"t","type":2,"data":{"name":"hello"},"version":1}',
+	},
+	// https://discord.com/developers/docs/events/webhook-events#preparing-for-events: the PING is
+	// WebhookType.PING (0), answered 204 with no body as discord-interactions' middleware answers it.
+	discordWebhookEvents: {
+		body: '{"version":1,"application_id":"1","type":0}',
+		headers: {},
+		expected: () => ({ statusCode: 204, headers: {}, body: '' }),
+		// WebhookType.EVENT is 1, Interactions' PING number: an event, never the handshake.
+		event:
+			'{"version":1,"application_id":"1","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2024-10-18T14:42:53.064834","data":{"user":{"id":"3"}}}}',
 	},
 	// https://docs.github.com/en/webhooks/webhook-events-and-payloads#ping
 	github: {
@@ -74,7 +86,7 @@ const SIGNED_EXAMPLES = {
 		},
 		expected: () => ({
 			statusCode: 200,
-			headers: { 'content-type': TEXT_TYPE },
+			headers: { 'content-type': TEXT_TYPE, ...NOSNIFF },
 			body: '9a1f3e6c-2d8b-4c57-b0e4-71f5a8c3d926',
 		}),
 		// The type header is not signed: a notification sent with it stays an event (no challenge).
@@ -94,7 +106,11 @@ const META_VERIFICATION = {
 		'hub.challenge': '1158201444',
 		'hub.verify_token': 'meatyhamhock',
 	},
-	expected: { statusCode: 200, headers: { 'content-type': TEXT_TYPE }, body: '1158201444' },
+	expected: {
+		statusCode: 200,
+		headers: { 'content-type': TEXT_TYPE, ...NOSNIFF },
+		body: '1158201444',
+	},
 	refused: { statusCode: 403, headers: { 'content-type': TEXT_TYPE }, body: 'Forbidden' },
 };
 
@@ -165,7 +181,7 @@ const UNSIGNED_EXAMPLES = {
 		headers: (/** @type {string} */ secret) => oktaVerification(secret),
 		expected: {
 			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
+			headers: { 'content-type': JSON_TYPE, ...NOSNIFF },
 			body: `{"verification":"${OKTA_CHALLENGE}"}`,
 		},
 		refused: [
@@ -205,4 +221,5 @@ module.exports = {
 	oktaVerification,
 	JSON_TYPE,
 	TEXT_TYPE,
+	NOSNIFF,
 };

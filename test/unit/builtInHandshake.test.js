@@ -78,12 +78,13 @@ describe.each(answered)('%s: its signed handshake in the built-in workflow', (va
 			expect(answer).toEqual(example.expected(SECRET));
 
 			const respond = node(workflow, 'Respond handshake');
-			expect(respond.parameters.options).toEqual({
-				responseCode: answer.statusCode,
-				responseHeaders: {
-					entries: [{ name: 'Content-Type', value: answer.headers['content-type'] }],
-				},
-			});
+			const { responseCode, responseHeaders } = respond.parameters.options;
+			expect(responseCode).toBe(answer.statusCode);
+			expect(
+				Object.fromEntries(
+					responseHeaders.entries.map(({ name, value }) => [name.toLowerCase(), value]),
+				),
+			).toEqual(answer.headers);
 			// The HMAC answer reads the Crypto node's output, as n8n's Crypto node computes it.
 			const hmac = maybeNode(workflow, 'Handshake HMAC');
 			const input = hmac
@@ -149,5 +150,21 @@ test.each(unanswered)(
 			(/** @type {any} */ n) => n.type === 'n8n-nodes-base.stickyNote',
 		);
 		expect(note.parameters.content).toContain(builtIn.builtInHandshake(definitionOf(value)).reason);
+	},
+);
+
+test.each([1, 2])(
+	"n8n %s.x: GitHub's ping from a form hook (payload=<JSON>) is recognised as the package recognises it",
+	(line) => {
+		const workflow = workflowOf('github', line);
+		const example = SIGNED_EXAMPLES.github;
+		const formItem = (/** @type {string} */ json) => ({
+			headers: { ...example.headers, 'content-type': 'application/x-www-form-urlencoded' },
+			body: { payload: json },
+		});
+		const rules = node(workflow, 'Handshake?').parameters.rules.values;
+		expect(switchOutput(workflow, formItem(example.body))).toBe(0);
+		expect(switchOutput(workflow, formItem(example.event))).toBe(rules.length);
+		expect(switchOutput(workflow, formItem('{not json'))).toBe(rules.length);
 	},
 );

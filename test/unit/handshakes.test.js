@@ -47,6 +47,9 @@ const ECHO = {
 const request = (parts) => ({ headers: {}, query: {}, body: {}, bodiless: false, ...parts });
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
+const NOSNIFF = { 'x-content-type-options': 'nosniff' };
+/** What every echo's Connecting line says of it (handshakes.ts `echoed`). */
+const ECHO_RULE = `; the echo up to ${ECHO_MAX_LENGTH} characters (else 400), nosniff`;
 
 describe('a made-up provider with a handshake is one entry', () => {
 	const handshake = /** @type {any} */ (ECHO.handshake);
@@ -58,7 +61,7 @@ describe('a made-up provider with a handshake is one entry', () => {
 		});
 		expect(isHandshake(handshake, check)).toBe(true);
 		expect(answerHandshake(handshake, check, {})).toEqual({
-			answer: { statusCode: 202, headers: { 'content-type': TEXT_TYPE }, body: 'abc' },
+			answer: { statusCode: 202, headers: { 'content-type': TEXT_TYPE, ...NOSNIFF }, body: 'abc' },
 		});
 		expect(isHandshake(handshake, request({ headers: { 'x-echo-type': 'event' } }))).toBe(false);
 		expect(isHandshake(handshake, request({}))).toBe(false);
@@ -76,6 +79,22 @@ describe('a made-up provider with a handshake is one entry', () => {
 		});
 	});
 
+	test(`its echo is capped at ${ECHO_MAX_LENGTH} characters: longer, 400 and never reflected`, () => {
+		const check = (token) =>
+			answerHandshake(
+				handshake,
+				request({ headers: { 'x-echo-type': 'check' }, body: { check: { token } } }),
+				{},
+			);
+		expect(check('a'.repeat(ECHO_MAX_LENGTH)).answer.statusCode).toBe(202);
+		const long = check('a'.repeat(ECHO_MAX_LENGTH + 1));
+		expect(long.answer).toEqual({
+			statusCode: 400,
+			headers: { 'content-type': TEXT_TYPE, ...NOSNIFF },
+			body: `body check.token is longer than ${ECHO_MAX_LENGTH} characters`,
+		});
+	});
+
 	test("it gets its Connecting cell in docs/signatures.md's table; a sender without one says so", async () => {
 		const { signaturesTable } = await import(
 			pathToFileURL(path.join(__dirname, '..', '..', 'scripts', 'docs-signatures.mjs')).href
@@ -84,7 +103,7 @@ describe('a made-up provider with a handshake is one entry', () => {
 		expect(rows[0]).toMatch(/\| Connecting \(the handshake Reserve and Verify answer\) \|$/);
 		const echoRow = rows.find((row) => row.startsWith('| [Echo Hooks]'));
 		expect(echoRow).toMatch(
-			/\| `echo check` \(`X-Echo-Type`: `check`; signed\) → 202 text: body `check\.token` \|$/,
+			/\| `echo check` \(`X-Echo-Type`: `check`; signed\) → 202 text: body `check\.token`; the echo up to 256 characters \(else 400\), nosniff \|$/,
 		);
 		const stripeRow = rows.find((row) => row.startsWith('| [Stripe]'));
 		expect(stripeRow).toMatch(/\| no handshake \|$/);
@@ -173,7 +192,7 @@ describe('an unconditional query echo (echoQuery): only a bodiless GET, only as 
 
 	test('its Connecting line', () => {
 		expect(describeHandshake(PROBE)).toBe(
-			`\`probe\` (GET with \`probe\`; unsigned) → 200 text (nosniff): \`probe\`, up to ${ECHO_MAX_LENGTH} characters (else 400)`,
+			`\`probe\` (GET with \`probe\`; unsigned) → 200 text: \`probe\`${ECHO_RULE}`,
 		);
 	});
 });
@@ -213,7 +232,7 @@ describe('the real table', () => {
 		const { answer } = answerHandshake(zoom, request({ body }), { secret });
 		expect(answer).toEqual({
 			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
+			headers: { 'content-type': JSON_TYPE, ...NOSNIFF },
 			body: `{"plainToken":"tok","encryptedToken":"${createHmac('sha256', secret).update('tok').digest('hex')}"}`,
 		});
 		// Not the handshake: another event, or the same field as text instead of the string.
@@ -225,6 +244,12 @@ describe('the real table', () => {
 		expect(isHandshake(discord, request({ body: { type: 1 } }))).toBe(true);
 		expect(isHandshake(discord, request({ body: { type: '1' } }))).toBe(false);
 		expect(isHandshake(discord, request({ body: { type: 2 } }))).toBe(false);
+		// A Webhook Event (its EVENT is 1 too) sent to the Interactions entry is no PING.
+		const event = { version: 1, type: 1, event: { type: 'APPLICATION_AUTHORIZED' } };
+		expect(isHandshake(discord, request({ body: event }))).toBe(false);
+		expect(describeHandshake(discord)).toBe(
+			'`PING` (body `type` = `1` and no body `event`; signed) → 200 JSON `{"type":1}`',
+		);
 	});
 
 	test('GitHub: the ping header and a ping body, both', () => {
@@ -262,7 +287,9 @@ describe('the real table', () => {
 		])('%s → %s', (_case, verifyToken, sent, status, body) => {
 			const get = request({ query: { ...query, 'hub.verify_token': sent }, bodiless: true });
 			const { answer } = answerHandshake(meta, get, { verifyToken });
-			expect(answer).toEqual({ statusCode: status, headers: { 'content-type': TEXT_TYPE }, body });
+			// The challenge echoed is nosniff; the refusal reflects nothing.
+			const headers = { 'content-type': TEXT_TYPE, ...(status === 200 ? NOSNIFF : {}) };
+			expect(answer).toEqual({ statusCode: status, headers, body });
 		});
 	});
 
@@ -300,7 +327,7 @@ describe('the shared-secret senders: Graph bodiless POST, Okta authenticated GET
 		});
 		expect(answerHandshake(graph, long, {}).answer.statusCode).toBe(400);
 		expect(describeHandshake(graph)).toBe(
-			`\`validation request\` (POST with \`validationToken\`; unsigned) → 200 text (nosniff): \`validationToken\`, up to ${ECHO_MAX_LENGTH} characters (else 400)`,
+			`\`validation request\` (POST with \`validationToken\`; unsigned) → 200 text: \`validationToken\`${ECHO_RULE}`,
 		);
 	});
 
@@ -312,7 +339,7 @@ describe('the shared-secret senders: Graph bodiless POST, Okta authenticated GET
 		expect(isHandshake(okta, get)).toBe(true);
 		expect(answerHandshake(okta, get, {}).answer).toEqual({
 			statusCode: 200,
-			headers: { 'content-type': JSON_TYPE },
+			headers: { 'content-type': JSON_TYPE, ...NOSNIFF },
 			body: '{"verification":"Me_rShK8"}',
 		});
 		expect(isHandshake(okta, request({ headers, bodiless: false }))).toBe(false);
@@ -328,7 +355,7 @@ describe('the shared-secret senders: Graph bodiless POST, Okta authenticated GET
 		});
 		expect(answerHandshake(okta, long, {}).answer.statusCode).toBe(400);
 		expect(describeHandshake(okta)).toBe(
-			`\`one-time verification\` (\`X-Okta-Verification-Challenge\` present; unsigned, shared secret checked first (else 401)) → 200 JSON \`{"verification": …}\`: header \`X-Okta-Verification-Challenge\`, up to ${ECHO_MAX_LENGTH} characters (else 400)`,
+			`\`one-time verification\` (\`X-Okta-Verification-Challenge\` present; unsigned, shared secret checked first (else 401)) → 200 JSON \`{"verification": …}\`: header \`X-Okta-Verification-Challenge\`${ECHO_RULE}`,
 		);
 	});
 });

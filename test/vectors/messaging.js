@@ -23,22 +23,17 @@ function ed25519Pair() {
 	return { publicKeyHex: spki.subarray(spki.length - 32).toString('hex'), privateKey };
 }
 
-const discordKeys = ed25519Pair();
-const discordOtherKeys = ed25519Pair();
-
-module.exports = {
-	discord: {
+/** A vector discord-interactions accepts: `body` signed with a fresh key pair, as Discord signs both endpoints. */
+function discordVector(/** @type {string} */ body) {
+	const keys = ed25519Pair();
+	return {
 		kind: 'library',
 		source: 'discord-interactions@4.4.0 (github.com/discord/discord-interactions-js), verifyKey',
-		secret: discordKeys.publicKeyHex,
-		otherSecret: discordOtherKeys.publicKeyHex,
+		secret: keys.publicKeyHex,
+		otherSecret: ed25519Pair().publicKeyHex,
 		genuine: async () => {
 			const timestamp = String(nowSeconds());
-			// An application command (type 2), not a PING (type 1): a PING is a handshake the nodes
-			// answer themselves and pass on to no output (test/integration/handshakes.test.js).
-			const body =
-				'{"application_id":"1199999999999999999","id":"1200000000000000001","token":"aW50ZXJhY3Rpb246MTIwMDAwMDAwMDAwMDAwMDAwMQ","type":2,"data":{"id":"1","name":"hello","type":1},"version":1}';
-			const signature = sign(null, Buffer.from(timestamp + body), discordKeys.privateKey);
+			const signature = sign(null, Buffer.from(timestamp + body), keys.privateKey);
 			return {
 				body,
 				headers: {
@@ -49,17 +44,29 @@ module.exports = {
 				nowSeconds: Number(timestamp),
 			};
 		},
-		accepts: async ({ body, headers }, secret) => {
+		accepts: async ({ body: sent, headers }, secret) => {
 			const signature = header(headers, 'X-Signature-Ed25519');
 			const timestamp = header(headers, 'X-Signature-Timestamp');
 			if (signature === undefined || timestamp === undefined) return false;
 			try {
-				return await verifyKey(body, signature, timestamp, secret);
+				return await verifyKey(sent, signature, timestamp, secret);
 			} catch {
 				return false;
 			}
 		},
-	},
+	};
+}
+
+module.exports = {
+	// An application command (type 2), not a PING (type 1): a PING is a handshake the nodes answer
+	// themselves and pass on to no output (test/integration/handshakes.test.js).
+	discord: discordVector(
+		'{"application_id":"1199999999999999999","id":"1200000000000000001","token":"aW50ZXJhY3Rpb246MTIwMDAwMDAwMDAwMDAwMDAwMQ","type":2,"data":{"id":"1","name":"hello","type":1},"version":1}',
+	),
+	// A Webhook Event (WebhookType.EVENT = 1), not the PING (0): Discord's documented example shape.
+	discordWebhookEvents: discordVector(
+		'{"version":1,"application_id":"1199999999999999999","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2024-10-18T14:42:53.064834","data":{"integration_type":1,"scopes":["applications.commands"],"user":{"id":"111178765189277770","username":"nelly"}}}}',
+	),
 
 	twilio: {
 		kind: 'documented',

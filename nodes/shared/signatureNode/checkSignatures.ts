@@ -20,7 +20,12 @@ import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signat
 import { requestUrl, UNEXPRESSIBLE_QUERY } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
 import { verifySignature } from '../webhook/verifySignature';
-import { answerHandshake, isHandshake, type HandshakeOutcome } from '../webhook/handshakes';
+import {
+	answerHandshake,
+	isHandshake,
+	signedHandshakeBody,
+	type HandshakeOutcome,
+} from '../webhook/handshakes';
 import { answerHandshakes, unsignedHandshake } from './answerHandshakes';
 import { signatureSetup, type SignatureSetup } from './signatureSetup';
 import { nodeParameter } from '../parameters/nodeParameter';
@@ -131,19 +136,21 @@ async function checkSignatures(
 			checks.push(raw);
 			continue;
 		}
-		const verification = verifySignature(
-			setup.scheme,
-			{ headers: item.json.headers, body: raw, url },
-			setup.keys,
-			{ nowSeconds, toleranceSeconds: setup.toleranceSeconds },
-		);
+		const signed = { headers: item.json.headers, body: raw, url };
+		const verifyWith = (keys: readonly Uint8Array[]) =>
+			verifySignature(setup.scheme, signed, keys, {
+				nowSeconds,
+				toleranceSeconds: setup.toleranceSeconds,
+			});
+		const verification = verifyWith(setup.keys);
 		if (!verification.valid) {
 			checks.push(invalid(setup.provider, verification.reason));
 			continue;
 		}
 		const check = verifiedCheck(context, setup, item, itemIndex, raw, url);
 		if (check instanceof NodeOperationError && !continueOnFail) throw check;
-		checks.push(signedHandshake(setup, item, check, raw) ?? check);
+		const verifiedBy = (key: Uint8Array) => verifyWith([key]).valid;
+		checks.push(signedHandshake(setup, item, check, raw, verifiedBy) ?? check);
 	}
 	return checks;
 }
@@ -157,6 +164,7 @@ function signedHandshake(
 	item: INodeExecutionData,
 	check: SignatureCheck | NodeOperationError,
 	raw: Uint8Array,
+	verifiedBy: (key: Uint8Array) => boolean,
 ): SignatureCheck | undefined {
 	const { handshake } = setup;
 	if (handshake === undefined || !handshake.signed) return undefined;
@@ -164,13 +172,15 @@ function signedHandshake(
 	const request = {
 		headers: item.json.headers,
 		query: item.json.query,
-		body: check.delivery.parse.body,
+		body: signedHandshakeBody(handshake, check.delivery.parse),
 		bodiless: raw.length === 0,
 	};
 	if (!isHandshake(handshake, request)) return undefined;
+	// During a rotation the sender signs, and expects its answer keyed, with one secret: the one whose
+	// signature held (Zoom's encryptedToken), not always the current one.
 	return {
 		handshake: answerHandshake(handshake, request, {
-			secret: setup.keys[0],
+			secret: setup.keys.find(verifiedBy),
 			verifyToken: setup.verifyToken,
 		}),
 	};

@@ -11,7 +11,7 @@
  *   equal to a value or present (`query`); all of the listed conditions must hold;
  * - answered with: a body field echoed as JSON `{name: value}` or as text (`echoBodyField`), a body
  *   field and its HMAC-SHA256 hex keyed with the secret as JSON (`hmacBodyField`), a fixed JSON body
- *   (`fixedJson`), a query parameter echoed as text once the request's verify token equals the
+ *   (`fixedJson`), no body (`noContent`), a query parameter echoed as text once the request's verify token equals the
  *   credential's (`echoQueryWithVerifyToken`), a query parameter echoed as text to any bodiless
  *   request (`echoQuery`: Dropbox's `challenge`, Graph's `validationToken`, which prove nothing and
  *   start nothing, so they need no proof), a header echoed as JSON to a bodiless request (`echoHeader`:
@@ -22,8 +22,16 @@
 
 /** One condition a handshake request meets. Paths as in `eventId` (digits index arrays). */
 export type HandshakeMatch =
-	/** A field of the JSON body equal to `equals` (same type: `1` is not `"1"`); without `equals`, present. */
-	| { on: 'bodyField'; path: readonly string[]; equals?: string | number | boolean }
+	/**
+	 * A field of the JSON body equal to `equals` (same type: `1` is not `"1"`); without `equals`,
+	 * present; with `absent`, missing (a shape another endpoint of the same sender has).
+	 */
+	| {
+			on: 'bodyField';
+			path: readonly string[];
+			equals?: string | number | boolean;
+			absent?: true;
+	  }
 	/** A header equal to `equals` (the name in any case; the value exactly); without `equals`, has a value. */
 	| { on: 'header'; name: string; equals?: string }
 	/**
@@ -44,6 +52,8 @@ export type HandshakeAnswer =
 	| { kind: 'hmacBodyField'; path: readonly string[]; plainName: string; hmacName: string }
 	/** This JSON, always (Discord's `{"type":1}`). */
 	| { kind: 'fixedJson'; body: Readonly<Record<string, string | number | boolean>> }
+	/** No body and no content type (Discord Webhook Events' PING, answered 204). */
+	| { kind: 'noContent' }
 	/**
 	 * The query parameter `parameter` as text, when the query parameter `tokenParameter` equals the
 	 * credential's Verify Token (compared in constant time); else 403 (Meta's `hub.challenge`).
@@ -62,7 +72,10 @@ export type HandshakeAnswer =
 	 */
 	| { kind: 'echoHeader'; header: string; name: string };
 
-/** The longest query value `echoQuery` reflects: a sender's random challenge is far shorter. */
+/**
+ * The longest value any handshake echoes (a challenge, a token; else 400, never reflected), each echo
+ * sent with `X-Content-Type-Options: nosniff`: a sender's random challenge is far shorter.
+ */
 export const ECHO_MAX_LENGTH = 256;
 
 export interface HandshakeDefinition {
@@ -83,6 +96,12 @@ export interface HandshakeDefinition {
 	 * constant time, before anything is answered; a wrong or missing secret gets 401.
 	 */
 	authenticated?: 'sharedSecret';
+	/**
+	 * The form field that carries the JSON body when the sender posts a form instead of JSON (GitHub's
+	 * `application/x-www-form-urlencoded` hooks send `payload=<JSON>`): `bodyField` conditions and
+	 * answers then read that JSON. Only from the signed parse, so only for a signed handshake.
+	 */
+	formJsonField?: string;
 	answer: HandshakeAnswer;
 	/** The status of the answer; 200 when left out. */
 	statusCode?: number;

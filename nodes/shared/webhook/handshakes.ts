@@ -8,6 +8,7 @@ import {
 	type HandshakeMatch,
 } from './handshakeTypes';
 import { readSignatureHeader } from './headers';
+import { FORM_MEDIA_TYPE, type SignedParse } from './signedParse';
 
 /**
  * Recognising and answering a provider's handshake (handshakeTypes.ts): what a sender sends before
@@ -77,6 +78,7 @@ function queryParameter(query: unknown, name: string): string | undefined {
 function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean {
 	if (condition.on === 'bodyField') {
 		const value = valueAt(request.body, condition.path);
+		if (condition.absent) return value === undefined;
 		if (condition.equals === undefined) return value !== undefined && value !== null;
 		return value === condition.equals;
 	}
@@ -90,6 +92,22 @@ function matches(condition: HandshakeMatch, request: HandshakeRequest): boolean 
 	return condition.equals === undefined
 		? echoable(value) !== undefined
 		: value === condition.equals;
+}
+
+/**
+ * The body a signed handshake is recognised from: the signed parse, or, for a sender that posts its
+ * JSON inside a form field (`formJsonField`), that field's JSON; undefined when it is not JSON.
+ */
+export function signedHandshakeBody(handshake: HandshakeDefinition, parse: SignedParse): unknown {
+	const field = handshake.formJsonField;
+	if (field === undefined || parse.mediaType !== FORM_MEDIA_TYPE) return parse.body;
+	const text = valueAt(parse.body, [field]);
+	if (typeof text !== 'string') return undefined;
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return undefined;
+	}
 }
 
 /**
@@ -115,11 +133,10 @@ const textAnswer = (statusCode: number, body: string): WebhookAnswer => ({
 	body,
 });
 
-/** Text a browser must not sniff into HTML: what any request's own value is reflected as. */
-const reflectedTextAnswer = (statusCode: number, body: string): WebhookAnswer => ({
-	statusCode,
-	headers: { 'content-type': TEXT_TYPE, 'x-content-type-options': 'nosniff' },
-	body,
+/** An answer a browser must not sniff into HTML: any that reflects the request's own value. */
+const nosniff = ({ headers, ...rest }: WebhookAnswer): WebhookAnswer => ({
+	...rest,
+	headers: { ...headers, 'x-content-type-options': 'nosniff' },
 });
 
 /** A value the sender asks to have echoed: non-empty text only. */
@@ -141,12 +158,29 @@ export function unauthenticated(handshake: HandshakeDefinition, why: string): Ha
 /** A reflected value longer than a sender's challenge ever is: refused, never echoed. */
 function tooLong(what: string): HandshakeOutcome {
 	const refused = `${what} is longer than ${ECHO_MAX_LENGTH} characters`;
-	return { answer: reflectedTextAnswer(400, refused), refused };
+	return { answer: nosniff(textAnswer(400, refused)), refused };
 }
 
 function missing(handshake: HandshakeDefinition, what: string): HandshakeOutcome {
 	const refused = `${handshake.name} carries no ${what}`;
 	return { answer: textAnswer(400, refused), refused };
+}
+
+/**
+ * The one rule for a value the request asks to have echoed (a challenge, a token): non-empty text of
+ * at most ECHO_MAX_LENGTH characters (else 400, never reflected), answered with `nosniff` so a
+ * browser never renders it, whatever the content type.
+ */
+function echoed(
+	handshake: HandshakeDefinition,
+	value: unknown,
+	what: string,
+	answer: (text: string) => WebhookAnswer,
+): HandshakeOutcome {
+	const text = echoable(value);
+	if (text === undefined) return missing(handshake, what);
+	if (text.length > ECHO_MAX_LENGTH) return tooLong(what);
+	return { answer: nosniff(answer(text)) };
 }
 
 /** The answer to a recognised handshake (isHandshake): what the sender expects, or why not. */
@@ -160,20 +194,30 @@ export function answerHandshake(
 	switch (answer.kind) {
 		case 'fixedJson':
 			return { answer: jsonAnswer(status, answer.body) };
+		case 'noContent':
+			return { answer: { statusCode: status, headers: {}, body: '' } };
 		case 'echoBodyField': {
-			const value = echoable(valueAt(request.body, answer.path));
-			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
-			if (answer.as === 'text') return { answer: textAnswer(status, value) };
-			return { answer: jsonAnswer(status, { [answer.name ?? answer.path.at(-1)!]: value }) };
+			const name = answer.name ?? answer.path.at(-1)!;
+			return echoed(
+				handshake,
+				valueAt(request.body, answer.path),
+				`body ${answer.path.join('.')}`,
+				(value) =>
+					answer.as === 'text' ? textAnswer(status, value) : jsonAnswer(status, { [name]: value }),
+			);
 		}
 		case 'hmacBodyField': {
-			const value = echoable(valueAt(request.body, answer.path));
-			if (value === undefined) return missing(handshake, `body ${answer.path.join('.')}`);
-			if (secrets.secret === undefined) return missing(handshake, 'secret to answer with');
-			const hmac = createHmac('sha256', secrets.secret).update(value, 'utf8').digest('hex');
-			return {
-				answer: jsonAnswer(status, { [answer.plainName]: value, [answer.hmacName]: hmac }),
-			};
+			const { secret } = secrets;
+			if (secret === undefined) return missing(handshake, 'secret to answer with');
+			return echoed(
+				handshake,
+				valueAt(request.body, answer.path),
+				`body ${answer.path.join('.')}`,
+				(value) => {
+					const hmac = createHmac('sha256', secret).update(value, 'utf8').digest('hex');
+					return jsonAnswer(status, { [answer.plainName]: value, [answer.hmacName]: hmac });
+				},
+			);
 		}
 		case 'echoQueryWithVerifyToken': {
 			const sent = queryParameter(request.query, answer.tokenParameter);
@@ -185,25 +229,21 @@ export function answerHandshake(
 						: `${answer.tokenParameter} does not match the credential's Verify Token`;
 				return { answer: textAnswer(403, 'Forbidden'), refused };
 			}
-			const challenge = echoable(queryParameter(request.query, answer.parameter));
-			if (challenge === undefined) return missing(handshake, answer.parameter);
-			return { answer: textAnswer(status, challenge) };
+			const challenge = queryParameter(request.query, answer.parameter);
+			return echoed(handshake, challenge, answer.parameter, (value) => textAnswer(status, value));
 		}
 		case 'echoQuery': {
 			const challenge = request.bodiless
-				? echoable(queryParameter(request.query, answer.parameter))
+				? queryParameter(request.query, answer.parameter)
 				: undefined;
-			if (challenge === undefined) return missing(handshake, answer.parameter);
-			if (challenge.length > ECHO_MAX_LENGTH) return tooLong(answer.parameter);
-			return { answer: reflectedTextAnswer(status, challenge) };
+			return echoed(handshake, challenge, answer.parameter, (value) => textAnswer(status, value));
 		}
 		case 'echoHeader': {
 			const header = readSignatureHeader(request.headers, answer.header);
-			const challenge =
-				request.bodiless && header.kind === 'value' ? echoable(header.value) : undefined;
-			if (challenge === undefined) return missing(handshake, answer.header);
-			if (challenge.length > ECHO_MAX_LENGTH) return tooLong(answer.header);
-			return { answer: jsonAnswer(status, { [answer.name]: challenge }) };
+			const challenge = request.bodiless && header.kind === 'value' ? header.value : undefined;
+			return echoed(handshake, challenge, answer.header, (value) =>
+				jsonAnswer(status, { [answer.name]: value }),
+			);
 		}
 	}
 }
@@ -213,6 +253,7 @@ const code = (text: string) => `\`${text}\``;
 function conditionText(condition: HandshakeMatch): string {
 	if (condition.on === 'bodyField') {
 		const field = `body ${code(condition.path.join('.'))}`;
+		if (condition.absent) return `no ${field}`;
 		return condition.equals === undefined
 			? `${field} present`
 			: `${field} = ${code(JSON.stringify(condition.equals))}`;
@@ -226,29 +267,37 @@ function conditionText(condition: HandshakeMatch): string {
 		: `${condition.method} with ${code(`${condition.parameter}=${condition.equals}`)}`;
 }
 
+/** What `echoed` says of every echoed value, once. */
+const ECHO_RULE = `; the echo up to ${ECHO_MAX_LENGTH} characters (else 400), nosniff`;
+
 function answerText(answer: HandshakeAnswer, status: number): string {
 	switch (answer.kind) {
 		case 'fixedJson':
 			return `${status} JSON ${code(JSON.stringify(answer.body))}`;
+		case 'noContent':
+			return `${status} with no body`;
 		case 'echoBodyField':
 			return answer.as === 'text'
-				? `${status} text: body ${code(answer.path.join('.'))}`
-				: `${status} JSON ${code(`{"${answer.name ?? answer.path.at(-1)}": …}`)} (body ${code(answer.path.join('.'))})`;
+				? `${status} text: body ${code(answer.path.join('.'))}${ECHO_RULE}`
+				: `${status} JSON ${code(`{"${answer.name ?? answer.path.at(-1)}": …}`)} (body ${code(answer.path.join('.'))})${ECHO_RULE}`;
 		case 'hmacBodyField':
-			return `${status} JSON ${code(`{"${answer.plainName}": …, "${answer.hmacName}": …}`)}: body ${code(answer.path.join('.'))} and its HMAC-SHA256 hex with the secret`;
+			return `${status} JSON ${code(`{"${answer.plainName}": …, "${answer.hmacName}": …}`)}: body ${code(answer.path.join('.'))} and its HMAC-SHA256 hex with the secret${ECHO_RULE}`;
 		case 'echoQueryWithVerifyToken':
-			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)`;
+			return `${status} text: ${code(answer.parameter)}, when ${code(answer.tokenParameter)} equals the credential's Verify Token (else 403)${ECHO_RULE}`;
 		case 'echoQuery':
-			return `${status} text (nosniff): ${code(answer.parameter)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
+			return `${status} text: ${code(answer.parameter)}${ECHO_RULE}`;
 		case 'echoHeader':
-			return `${status} JSON ${code(`{"${answer.name}": …}`)}: header ${code(answer.header)}, up to ${ECHO_MAX_LENGTH} characters (else 400)`;
+			return `${status} JSON ${code(`{"${answer.name}": …}`)}: header ${code(answer.header)}${ECHO_RULE}`;
 	}
 }
 
 /** One line on how a provider's handshake is recognised and answered: docs/signatures.md's "Connecting". */
 export function describeHandshake(handshake: HandshakeDefinition | undefined): string {
 	if (handshake === undefined) return 'no handshake';
-	const when = handshake.match.map(conditionText).join(' and ');
+	const form = handshake.formJsonField;
+	const when =
+		handshake.match.map(conditionText).join(' and ') +
+		(form === undefined ? '' : `, body fields read in the form's ${code(form)} JSON when a form`);
 	const how = handshake.signed
 		? 'signed'
 		: handshake.authenticated === 'sharedSecret'

@@ -5,7 +5,7 @@
  */
 export interface WebhookAnswer {
 	statusCode: number;
-	/** Lower-case names; always with a content-type. */
+	/** Lower-case names; with a content-type, unless the body is empty (a 204). */
 	headers: Record<string, string>;
 	/** Sent as these UTF-8 bytes, the same text Store Response stores. */
 	body: string;

@@ -49,7 +49,8 @@ export const ESTABLISHED = [
 				'https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks',
 		},
 		// Sent once when a hook is created, signed like any delivery. X-GitHub-Event is not signed, so the
-		// signed body must be a ping's too (only a ping carries `zen`): a real event stays an event.
+		// signed body must be a ping's too (only a ping carries `zen`): a real event stays an event. A
+		// hook whose content type is form sends the same JSON as `payload=…`, the signature over the form.
 		handshake: {
 			name: 'ping',
 			match: [
@@ -57,6 +58,7 @@ export const ESTABLISHED = [
 				{ on: 'bodyField', path: ['zen'] },
 			],
 			signed: true,
+			formJsonField: 'payload',
 			answer: { kind: 'fixedJson', body: { status: 'pong' } },
 		},
 		timeout: {

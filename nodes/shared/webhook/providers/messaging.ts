@@ -1,24 +1,27 @@
 import type { ProviderDefinition } from './providerTypes';
 import { slackStyleSigning } from './slackStyleSigning';
 
+/** Both Discord endpoints sign alike: Ed25519 over the timestamp and the body. */
+const DISCORD_SIGNING = {
+	algorithm: 'ed25519',
+	encoding: 'hex',
+	// The application's Public Key as the Developer Portal shows it (64 hex digits).
+	secret: 'publicKeyHex',
+	signatureHeaders: ['X-Signature-Ed25519'],
+	signature: { format: 'whole' },
+	signs: '{timestamp}{body}',
+	// Discord's own library checks no window; the nodes' default tolerance applies.
+	timestamp: { from: 'header', header: 'X-Signature-Timestamp', unit: 'seconds' },
+} as const;
+
 /** Messaging, email, forms and meetings: the senders n8n users connect for conversations and bookings. */
 export const MESSAGING = [
 	{
+		// The Interactions Endpoint URL only: Webhook Events are `discordWebhookEvents` below.
 		value: 'discord',
 		label: 'Discord',
-		// Interactions carry their id; Webhook Events have none, so those fall back to the body hash.
 		eventId: { kind: 'body', path: ['id'] },
-		signing: {
-			algorithm: 'ed25519',
-			encoding: 'hex',
-			// The application's Public Key as the Developer Portal shows it (64 hex digits).
-			secret: 'publicKeyHex',
-			signatureHeaders: ['X-Signature-Ed25519'],
-			signature: { format: 'whole' },
-			signs: '{timestamp}{body}',
-			// Discord's own library checks no window; the nodes' default tolerance applies.
-			timestamp: { from: 'header', header: 'X-Signature-Timestamp', unit: 'seconds' },
-		},
+		signing: DISCORD_SIGNING,
 		contentTypes: ['application/json'],
 		retries:
 			'Interactions are not retried: answer within 3 s or the user sees the interaction fail',
@@ -32,7 +35,11 @@ export const MESSAGING = [
 		// also sends it badly signed then and expects the 401 the invalid output leads to).
 		handshake: {
 			name: 'PING',
-			match: [{ on: 'bodyField', path: ['type'], equals: 1 }],
+			// No `event`: a Webhook Event (WebhookType.EVENT is 1 too) sent here by mistake stays an event.
+			match: [
+				{ on: 'bodyField', path: ['type'], equals: 1 },
+				{ on: 'bodyField', path: ['event'], absent: true },
+			],
 			signed: true,
 			answer: { kind: 'fixedJson', body: { type: 1 } },
 		},
@@ -43,6 +50,34 @@ export const MESSAGING = [
 		// No secretParts: the interaction's `token` is stored with an Answer First delivery, a redriven step
 		// answers with it, and Discord expires it 15 minutes after the interaction.
 		docs: 'https://discord.com/developers/docs/interactions/receiving-and-responding#security-and-authorization',
+	},
+	{
+		// Discord's two endpoints number their PING oppositely (InteractionType.PING = 1 answered 200
+		// {"type":1}; WebhookType.PING = 0 answered 204, and an EVENT is 1) and a body does not say which
+		// endpoint it came to: discord-interactions itself tells them apart by route only (two
+		// middlewares). So each URL is its own entry, as its own URL in the Developer Portal.
+		value: 'discordWebhookEvents',
+		label: 'Discord Webhook Events',
+		// An event has no id (event.type and event.timestamp only): the key is the body hash.
+		eventId: { kind: 'none' },
+		signing: DISCORD_SIGNING,
+		contentTypes: ['application/json'],
+		retries: 'unknown: the Webhook Events page read states no retry schedule',
+		retry: {
+			keeps: 'unknown',
+			renews: 'unknown',
+			source: "unknown: Discord's Webhook Events page read says nothing of retries",
+		},
+		// PING (type 0), signed, when the Webhook Events URL is saved: 204 with no body.
+		handshake: {
+			name: 'PING',
+			match: [{ on: 'bodyField', path: ['type'], equals: 0 }],
+			signed: true,
+			answer: { kind: 'noContent' },
+			statusCode: 204,
+		},
+		timeout: { unknown: "Discord's Webhook Events page read states no time limit" },
+		docs: 'https://discord.com/developers/docs/events/webhook-events#preparing-for-events',
 	},
 	{
 		value: 'twilio',
