@@ -7,8 +7,7 @@ import {
 } from 'n8n-workflow';
 
 import { idempotencyPostgresConnectionTest } from '../shared/credentialTests/connectionTest';
-import { schemaProperty, tableProperty } from '../shared/parameters/properties';
-import { MAX_MAX_RUN_SECONDS } from '../shared/reserveRules/reserveSettings';
+import { maxRunProperty, schemaProperty, tableProperty } from '../shared/parameters/properties';
 import { CHECK_EVERY_SECONDS, startRedrive } from './actions/redrive.trigger';
 
 export class IdempotencyRedriveTrigger implements INodeType {
@@ -84,11 +83,7 @@ export class IdempotencyRedriveTrigger implements INodeType {
 				description: 'At most this many events are started per check, each in its own execution',
 			},
 			{
-				displayName: 'Max Run (Seconds)',
-				name: 'maxRunSeconds',
-				type: 'number',
-				default: 3600,
-				typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
+				...maxRunProperty,
 				description:
 					'The lease of a redriven run is renewed until n8n says the run finished, at most this long: a hung run does not hold its event forever',
 			},

@@ -1,10 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { maxRunProperty } from '../../shared/parameters/properties';
+
 import {
 	DEFAULT_LEASE_SECONDS,
 	DEFAULT_MODE,
 	MAX_LEASE_SECONDS,
-	MAX_MAX_RUN_SECONDS,
 	MODE_OPTIONS,
 } from '../../shared/reserveRules/reserveSettings';
 
@@ -38,12 +39,7 @@ export const modeProperties: INodeProperties[] = [
 		displayOptions: { show: { mode: ['lease'] } },
 	},
 	{
-		displayName: 'Max Run (Seconds)',
-		name: 'maxRunSeconds',
-		type: 'number',
-		// DEFAULT_MAX_RUN_SECONDS, written out for n8n's lint
-		default: 3600,
-		typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
+		...maxRunProperty,
 		description:
 			"The longest an execution keeps its lease by renewing it (or the workflow's timeout, when that comes first). After it the lease ends as if the execution had died: a hung step does not hold its event forever.",
 		displayOptions: { show: { mode: ['lease'], keepLease: [true] } },

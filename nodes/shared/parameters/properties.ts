@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { MAX_MAX_RUN_SECONDS } from '../reserveRules/reserveSettings';
+
 export const schemaProperty: INodeProperties = {
 	displayName: 'Schema',
 	name: 'schema',
@@ -36,4 +38,17 @@ export const createTableProperty: INodeProperties = {
 	default: true,
 	description:
 		'Whether to create the table and its first_seen index on first use. Turn off when the database user may not run CREATE.',
+};
+
+/**
+ * Max Run: the ceiling on a kept lease's renewals (store/leaseKeeper.ts), for Reserve and the
+ * Redrive Trigger alike; each node says what it keeps. The default is DEFAULT_MAX_RUN_SECONDS
+ * (reserveRules/reserveSettings.ts), written out for n8n's lint.
+ */
+export const maxRunProperty: INodeProperties = {
+	displayName: 'Max Run (Seconds)',
+	name: 'maxRunSeconds',
+	type: 'number',
+	default: 3600,
+	typeOptions: { minValue: 1, maxValue: MAX_MAX_RUN_SECONDS },
 };
