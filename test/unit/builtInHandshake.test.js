@@ -82,7 +82,7 @@ describe.each(answered)('%s: its signed handshake in the built-in workflow', (va
 			expect(responseCode).toBe(answer.statusCode);
 			expect(
 				Object.fromEntries(
-					responseHeaders.entries.map(({ name, value }) => [name.toLowerCase(), value]),
+					responseHeaders.entries.map((header) => [header.name.toLowerCase(), header.value]),
 				),
 			).toEqual(answer.headers);
 			// The HMAC answer reads the Crypto node's output, as n8n's Crypto node computes it.
