@@ -1,4 +1,4 @@
-// End-to-end: every endpoint handshake of the provider table (PROVIDERS.md "Endpoint handshakes"),
+// End-to-end: every endpoint handshake of the provider table (docs/signatures.md, "Handshakes: connecting a sender"),
 // in a real n8n server, through the shipped webhook template switched to each provider as a user
 // switches it (Reserve's Signature and Key Source, a credential with the sender's secret and, for
 // Meta, its Verify Token), each on its own path. The template's Webhook takes POST and GET, so

@@ -1,4 +1,4 @@
-// Endpoint handshakes (PROVIDERS.md "Endpoint handshakes") through n8n-core's WorkflowExecute:
+// Endpoint handshakes (docs/signatures.md, "Handshakes: connecting a sender") through n8n-core's WorkflowExecute:
 // every provider of the table with a handshake gets its documented example, signed with
 // test/support/signDelivery.js as the sender signs it, through Reserve (signature set to the
 // provider) and through Verify Webhook Signature. The node answers it itself (the exact answer in

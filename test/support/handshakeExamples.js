@@ -1,4 +1,4 @@
-// The senders' documented handshake examples (PROVIDERS.md "Endpoint handshakes"), and the answer
+// The senders' documented handshake examples (docs/signatures.md, "Handshakes: connecting a sender"), and the answer
 // each sender checks, computed here without the package: shared by the engine tests
 // (test/integration/handshakes.test.js) and the real-n8n suite (test/e2e/handshakes.e2e.mjs).
 const { createHmac } = require('node:crypto');
@@ -9,7 +9,7 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 const NOSNIFF = { 'x-content-type-options': 'nosniff' };
 
 /**
- * Each signed handshake's documented example (the senders' docs; PROVIDERS.md) and the answer the
+ * Each signed handshake's documented example (the senders' docs, listed in docs/signatures.md) and the answer the
  * sender checks, computed here without the package: `expected(secret)`.
  */
 const SIGNED_EXAMPLES = {
