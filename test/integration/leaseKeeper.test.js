@@ -98,6 +98,26 @@ const rowOf = async (key) =>
 		)
 	).rows[0];
 
+/** The lease's end as the database holds it, in microseconds since the epoch. */
+const leaseUntilOf = async (key) =>
+	Number(
+		(
+			await db.query(
+				`SELECT (extract(epoch FROM lease_until) * 1000000)::bigint AS until FROM processed_events WHERE key = $1`,
+				[key],
+			)
+		).rows[0].until,
+	);
+
+/** Polls `check` every 100 ms; fails the test if it is not true within `ms`. */
+async function waitFor(check, ms) {
+	const giveUpAt = Date.now() + ms;
+	while (!(await check())) {
+		if (Date.now() > giveUpAt) throw new Error(`not true within ${ms} ms: ${check}`);
+		await sleep(100);
+	}
+}
+
 const slowRun = (id, options) =>
 	runWorkflow(slowWorkflow(options), [webhookItem({ body: { id } })], {
 		credentials: db.credential(),
@@ -168,28 +188,32 @@ describe('a renewal that fails (the key store away)', () => {
 	});
 
 	test('takes no key from the live execution and is tried again: once the store is back the lease is renewed', async () => {
-		const { key, token } = await retry('keep_outage', { leaseSeconds: 4 });
+		// Timed by the database's own lease_until, not by sleeps: under a busy CI a sleep-timed
+		// check raced the one tick between the restore and the lease's end.
+		const { key, token } = await retry('keep_outage', { leaseSeconds: 6 });
+		const reservedUntil = await leaseUntilOf(key);
 		const viaProxy = db.credential({ host: proxy.host, port: proxy.port, maxConnections: 2 });
 		/** @type {(value?: unknown) => void} */
 		let done = () => undefined;
+		await proxy.cut(); // every renewal fails until the restore
 		new KeyStore(poolFor(viaProxy), ref).keepLeases([{ key, token }], {
-			leaseSeconds: 4,
+			leaseSeconds: 6,
 			maxRunSeconds: 60,
 			until: new Promise((resolve) => (done = resolve)),
 		});
-		await sleep(1500);
-		await proxy.cut(); // the renewals due now fail
-		await sleep(1500);
+		await sleep(3200); // the renewal due at 2 s has failed
 		expect(await rowOf(key)).toEqual({ status: 'in_progress', attempts: 1, leased: true });
+		expect(await leaseUntilOf(key)).toBe(reservedUntil);
 		await proxy.restore();
-		await sleep(4000); // past the lease as Reserve set it: only a renewal after the outage keeps it
-		expect(await retry('keep_outage', { leaseSeconds: 4 })).toMatchObject({
+		// Renewed after the outage, before the reservation's own lease ended.
+		await waitFor(async () => (await leaseUntilOf(key)) > reservedUntil, 2500);
+		expect(await retry('keep_outage', { leaseSeconds: 6 })).toMatchObject({
 			isNew: false,
 			status: 'in_progress',
 		});
 		done();
-		await sleep(4500);
-		expect(await retry('keep_outage', { leaseSeconds: 4 })).toMatchObject({
+		await waitFor(async () => !(await rowOf(key)).leased, 10000);
+		expect(await retry('keep_outage', { leaseSeconds: 6 })).toMatchObject({
 			isNew: true,
 			attempt: 2,
 		});
