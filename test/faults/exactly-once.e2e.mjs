@@ -5,7 +5,8 @@
 //     rounds run the webhook template beside it, whose autocommit INSERT PostgreSQL finishes and
 //     commits for the dead client: its takeover inserts a second row (the limit the README states).
 //   - the key store's PostgreSQL stopped (immediate, as a crash) while the transaction is open;
-//   - the lease ends while the slow statement runs and 32 retries arrive together.
+//   - the lease ends while the slow statement runs and 32 retries arrive together;
+//   - the webhook template with a step far longer than its lease, kept while the execution runs.
 // No client_connection_check_interval here: nothing cancels the dead client's statement.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -265,5 +266,58 @@ test(
 			const tally = {};
 			for (const answer of answers) tally[answer] = (tally[answer] ?? 0) + 1;
 			report('exactly-once, lease ended during the statement', { retries: tally, businessRows: 1 });
+		}),
+);
+
+test(
+	`the webhook template, a business step of 75 s under its ${LEASE_SECONDS} s lease: the lease is kept while the execution runs, so the sender's retries after the lease are 409 in flight, never a second run; then a duplicate`,
+	{ timeout: 300_000 },
+	() =>
+		withLogs(stack, async () => {
+			const id = 'evt_plain_slow_step';
+			const STEP_SECONDS = 75;
+			await makeSlow([id], STEP_SECONDS);
+			const startedAt = Date.now();
+			const first = stack.deliver(event(id), { timeoutMs: (STEP_SECONDS + 60) * 1000 });
+			await waitFor('the business INSERT to run', async () => (await insertsRunning()) >= 1, {
+				timeoutMs: 60_000,
+				intervalMs: 100,
+			});
+			const retriesInFlight = [];
+			// Past one lease, then past two and a half: each time the reservation's own lease has ended.
+			for (const afterSeconds of [LEASE_SECONDS + 5, LEASE_SECONDS * 2.5]) {
+				await sleep(Math.max(0, startedAt + afterSeconds * 1000 - Date.now()));
+				const { rows } = await stack.keysDb.query(
+					'SELECT status, attempts, lease_until > now() AS leased FROM processed_events WHERE key = $1',
+					[keyOf(id)],
+				);
+				assert.deepEqual(rows, [{ status: 'in_progress', attempts: 1, leased: true }]);
+				const retry = await stack.deliver(event(id));
+				assert.deepEqual(
+					[retry.response.status, retry.response.json?.status],
+					[409, 'in_progress'],
+					retry.response.text,
+				);
+				retriesInFlight.push(`${retry.response.status} after ${afterSeconds} s`);
+			}
+			const processed = await first;
+			assert.deepEqual(
+				[processed.response.status, processed.response.json?.status],
+				[200, 'processed'],
+			);
+			const late = await stack.deliver(event(id));
+			assert.deepEqual([late.response.status, late.response.json?.status], [200, 'duplicate']);
+			assert.equal(await rowCount(id), 1);
+			const { rows } = await stack.keysDb.query(
+				'SELECT status, attempts FROM processed_events WHERE key = $1',
+				[keyOf(id)],
+			);
+			assert.deepEqual(rows, [{ status: 'completed', attempts: 1 }]);
+			report('webhook template, step longer than the lease', {
+				leaseSeconds: LEASE_SECONDS,
+				stepSeconds: STEP_SECONDS,
+				retries: retriesInFlight,
+				businessRows: 1,
+			});
 		}),
 );
