@@ -371,7 +371,7 @@ function missingPath(named) {
 		return basenames.has(clean) || trackedPaths.has(clean) || [...trackedPaths].some((p) => p.endsWith(`/${clean}`))
 			? null
 			: `${clean}: no file of that name in the repository`;
-	if (trackedPaths.has(clean)) return null;
+	if (trackedPaths.has(clean) || existsSync(path.join(root, clean))) return null;
 	if (ROOTS.test(clean)) return `${clean}: not in the repository`;
 	if (!folderNames.has(clean.split('/')[0])) return null; // n8n's or another package's path
 	return [...trackedPaths].some((p) => p.endsWith(`/${clean}`))
