@@ -35,7 +35,9 @@ function savedWorkflow(release, file) {
 	const workflow = JSON.parse(fixture(release, file));
 	return {
 		...workflow,
-		nodes: workflow.nodes.filter((/** @type {any} */ node) => node.type !== 'n8n-nodes-base.stickyNote'),
+		nodes: workflow.nodes.filter(
+			(/** @type {any} */ node) => node.type !== 'n8n-nodes-base.stickyNote',
+		),
 	};
 }
 
@@ -43,7 +45,11 @@ function savedWorkflow(release, file) {
 async function delivery(id) {
 	const body = { id, type: 'charge.succeeded' };
 	const raw = JSON.stringify(body);
-	return webhookItem({ body, rawBody: raw, headers: await PROVIDERS.stripe.sign(raw, { secret: SECRET }) });
+	return webhookItem({
+		body,
+		rawBody: raw,
+		headers: await PROVIDERS.stripe.sign(raw, { secret: SECRET }),
+	});
 }
 
 /**
@@ -66,13 +72,17 @@ function startingPoint(release) {
 			credentialsByType: { webhookSigningSecretApi: { secret: SECRET }, postgres: {} },
 		});
 		expect(run.error).toBeUndefined();
-		const answers = [...takeAnswers(), ...run.webhookResponses.map((response) => ({ node: 'Reserve', ...response }))];
+		const answers = [
+			...takeAnswers(),
+			...run.webhookResponses.map((response) => ({ node: 'Reserve', ...response })),
+		];
 		return { run, answers };
 	}
 	const keys = async () =>
 		(await db.query('SELECT key FROM processed_events ORDER BY key')).rows.map((row) => row.key);
 	const businessRows = async (/** @type {string} */ key) =>
-		(await db.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [key])).rows[0].n;
+		(await db.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [key]))
+			.rows[0].n;
 	const row = async (/** @type {string} */ key) =>
 		(await db.query('SELECT * FROM processed_events WHERE key = $1', [key])).rows[0];
 	const columns = async () =>
@@ -98,7 +108,9 @@ describe('from the first commit (2026-12-02): the two-column table, Reserve vers
 	 */
 	const asBefore = () => {
 		const saved = savedWorkflow('2026-12-02', 'idempotent-webhook.json');
-		const reserve = saved.nodes.find((/** @type {any} */ node) => node.name === 'Idempotency Reserve');
+		const reserve = saved.nodes.find(
+			(/** @type {any} */ node) => node.name === 'Idempotency Reserve',
+		);
 		expect(reserve.typeVersion).toBe(1);
 		expect(reserve.parameters.mode).toBeUndefined();
 		reserve.parameters.mode = 'simple';
@@ -141,15 +153,17 @@ describe('from the first commit (2026-12-02): the two-column table, Reserve vers
 	test("today's template on the same table: every old key a duplicate, a new event runs once", async () => {
 		for (const id of ['evt_answered', 'evt_running', 'evt_after']) {
 			const { run, answers } = await start.deliver(todaysTemplate, id);
-			expect(run.output('Idempotency Reserve', 1).map((item) => item.json.idempotency.key)).toEqual([
-				`evt:${id}`,
-			]);
+			expect(run.output('Idempotency Reserve', 1).map((item) => item.json.idempotency.key)).toEqual(
+				[`evt:${id}`],
+			);
 			expect(answers.map((answer) => answer.statusCode)).toEqual([200]);
 		}
 		const fresh = await start.deliver(todaysTemplate, 'evt_today');
 		expect(fresh.run.output('Idempotency Reserve', 0)).toHaveLength(1);
 		expect(fresh.answers.map((answer) => answer.statusCode)).toEqual([200]);
-		expect((await start.deliver(todaysTemplate, 'evt_today')).run.output('Idempotency Reserve', 1)).toHaveLength(1);
+		expect(
+			(await start.deliver(todaysTemplate, 'evt_today')).run.output('Idempotency Reserve', 1),
+		).toHaveLength(1);
 		for (const [key, rows] of [
 			['evt:evt_answered', 0],
 			['evt:evt_running', 0],
@@ -207,9 +221,9 @@ describe('from lease mode (2026-12-03): the lease columns, keys in flight, Verif
 
 	test("today's template: the running key still in flight, then, its execution gone, run once", async () => {
 		const running = await start.deliver(todaysTemplate, 'evt_running');
-		expect(running.run.output('Idempotency Reserve', 2).map((item) => item.json.idempotency.key)).toEqual([
-			'evt:evt_running',
-		]);
+		expect(
+			running.run.output('Idempotency Reserve', 2).map((item) => item.json.idempotency.key),
+		).toEqual(['evt:evt_running']);
 		expect(running.answers.map((answer) => answer.statusCode)).toEqual([409]);
 		// The old n8n stopped for the upgrade: the execution that held it never completes, its lease ends.
 		await start.db.query(

@@ -35,7 +35,12 @@ registerNodeType('n8n-nodes-base.postgres', {
 				type: 'collection',
 				default: {},
 				options: [
-					{ displayName: 'Query Parameters', name: 'queryReplacement', type: 'string', default: '' },
+					{
+						displayName: 'Query Parameters',
+						name: 'queryReplacement',
+						type: 'string',
+						default: '',
+					},
 				],
 			},
 		],
@@ -49,7 +54,8 @@ registerNodeType('n8n-nodes-base.postgres', {
 				throw new Error('the stand-in runs Execute Query only');
 			const query = /** @type {string} */ (this.getNodeParameter('query', index));
 			const options = /** @type {any} */ (this.getNodeParameter('options', index, {}));
-			const values = options.queryReplacement === undefined ? [] : [options.queryReplacement].flat();
+			const values =
+				options.queryReplacement === undefined ? [] : [options.queryReplacement].flat();
 			const result = await business.query(query, values);
 			out.push(
 				...(result.rows.length > 0 ? result.rows : [{ success: true }]).map((json) => ({

@@ -139,9 +139,10 @@ function chainProblems(line) {
 		for (let next = start + 1; next < parts.length; next++) {
 			const part = parts[next];
 			const bold = /^\s*\*\*([^*]+?)\*\*/.exec(part);
-			const plain = /^\s*([A-Z][\w-]*(?: (?:[A-Z][\w-]*|a|an|the|of|for|to|and|or|by|if))*(?: \([^)]*\))?)/.exec(
-				part,
-			);
+			const plain =
+				/^\s*([A-Z][\w-]*(?: (?:[A-Z][\w-]*|a|an|the|of|for|to|and|or|by|if))*(?: \([^)]*\))?)/.exec(
+					part,
+				);
 			// `**A → B**`: the bold span runs over the arrow; its first step is this part's head.
 			const open = /^\s*\*\*([^*]+?)\s*$/.exec(part);
 			const step = bold?.[1] ?? open?.[1] ?? plain?.[1];
@@ -179,7 +180,12 @@ function rowProblems(line) {
 	for (const match of rest.matchAll(/(\S+'s )?\*\*([^*]+?)\*\*/g)) {
 		const name = match[2].trim();
 		if (match[1] || name.includes('→') || !/^[A-Z]/.test(name)) continue;
-		if (node.names.has(name) || nodeCalled(name) || nodeNames.has(name) || NOT_THE_PACKAGE.has(name))
+		if (
+			node.names.has(name) ||
+			nodeCalled(name) ||
+			nodeNames.has(name) ||
+			NOT_THE_PACKAGE.has(name)
+		)
 			continue;
 		problems.push(`${node.displayName} has no parameter, option or operation "${name}"`);
 	}
@@ -204,7 +210,8 @@ function tableProblems(text) {
 		if (!inTable || /^(Setting|Field)s?$|^-+$|^:?-+:?$/.test(cells[1])) continue;
 		if (cells[1].startsWith('`')) continue; // an output field, `key`: not a panel name
 		const name = cells[1].replace(/\*\*/g, '');
-		if (!everyName.has(name)) problems.push({ number, problem: `no node or credential shows "${name}"` });
+		if (!everyName.has(name))
+			problems.push({ number, problem: `no node or credential shows "${name}"` });
 	}
 	return problems;
 }
@@ -218,8 +225,14 @@ const documents = [
 
 describe('each rule catches a planted mistake and passes the right name', () => {
 	test.each([
-		['Reserve → Mode Lease → **Answer First (Store the Delivery)**', /no parameter, option or operation "Mode Lease"/],
-		['| **Idempotency Keys** | **Look Up**, and **Retry** or **Drop Dead Letters** |', /no parameter, option or operation "Retry"/],
+		[
+			'Reserve → Mode Lease → **Answer First (Store the Delivery)**',
+			/no parameter, option or operation "Mode Lease"/,
+		],
+		[
+			'| **Idempotency Keys** | **Look Up**, and **Retry** or **Drop Dead Letters** |',
+			/no parameter, option or operation "Retry"/,
+		],
 	])('%s', (line, why) => {
 		expect([...chainProblems(line), ...rowProblems(line)].join('\n')).toMatch(why);
 	});
@@ -235,7 +248,8 @@ describe('each rule catches a planted mistake and passes the right name', () => 
 	});
 
 	test('a settings table with a name no panel shows', () => {
-		const table = '| Setting | Default |\n| --- | --- |\n| Check Every | 10 s |\n| Check Often | 5 |\n';
+		const table =
+			'| Setting | Default |\n| --- | --- |\n| Check Every | 10 s |\n| Check Often | 5 |\n';
 		expect(tableProblems(table)).toEqual([
 			{ number: 4, problem: 'no node or credential shows "Check Often"' },
 		]);
@@ -245,10 +259,12 @@ describe('each rule catches a planted mistake and passes the right name', () => 
 describe.each(documents)('%s names what the screen shows', (file) => {
 	const text = readFileSync(path.join(root, file), 'utf8');
 
-	test('chains from a node, bold names in a node\'s line, settings tables', () => {
+	test("chains from a node, bold names in a node's line, settings tables", () => {
 		const problems = [
 			...paragraphs(text).flatMap(({ line, number }) =>
-				[...chainProblems(line), ...rowProblems(line)].map((problem) => `line ${number}: ${problem}`),
+				[...chainProblems(line), ...rowProblems(line)].map(
+					(problem) => `line ${number}: ${problem}`,
+				),
 			),
 			...tableProblems(text).map(({ number, problem }) => `line ${number}: ${problem}`),
 		];
@@ -259,7 +275,10 @@ describe.each(documents)('%s names what the screen shows', (file) => {
 const WORKFLOWS = path.join(root, 'workflows');
 const templates = readdirSync(WORKFLOWS)
 	.filter((file) => file.endsWith('.json'))
-	.map((file) => ({ file, workflow: JSON.parse(readFileSync(path.join(WORKFLOWS, file), 'utf8')) }));
+	.map((file) => ({
+		file,
+		workflow: JSON.parse(readFileSync(path.join(WORKFLOWS, file), 'utf8')),
+	}));
 
 /**
  * What a template's sticky notes say its nodes read that they do not: every `$('Node')` a note
@@ -277,7 +296,8 @@ function noteProblems(workflow) {
 		const content = String(note.parameters.content ?? '');
 		for (const sentence of content.split(/(?<=[.!?])\s+|\n/)) {
 			for (const [, name] of sentence.matchAll(/`\$\('([^']+)'\)/g)) {
-				if (!templateNames.has(name)) problems.push(`${note.name}: no node "${name}" in the template`);
+				if (!templateNames.has(name))
+					problems.push(`${note.name}: no node "${name}" in the template`);
 				else if (/\btakes? [^.]*\bfrom\b/.test(sentence) && !parameters.includes(`$('${name}')`))
 					problems.push(`${note.name}: says nodes take something from $('${name}'), none reads it`);
 			}
@@ -286,7 +306,7 @@ function noteProblems(workflow) {
 	return problems;
 }
 
-describe('the templates\' sticky notes name what the template has', () => {
+describe("the templates' sticky notes name what the template has", () => {
 	test('a planted mistake is caught', () => {
 		const workflow = {
 			nodes: [
@@ -319,9 +339,9 @@ test("the README's Quick start draws the Webhook with the methods its template's
 	const template = /\(workflows\/([\w.-]+\.json)\)/.exec(section)?.[1];
 	const drawing = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
 	const drawn = /^Webhook \(([^)]*)\)/m.exec(drawing)?.[1] ?? '';
-	const webhook = JSON.parse(readFileSync(path.join(WORKFLOWS, String(template)), 'utf8')).nodes.find(
-		(/** @type {any} */ node) => node.type === 'n8n-nodes-base.webhook',
-	);
+	const webhook = JSON.parse(
+		readFileSync(path.join(WORKFLOWS, String(template)), 'utf8'),
+	).nodes.find((/** @type {any} */ node) => node.type === 'n8n-nodes-base.webhook');
 	const methods = [webhook.parameters.httpMethod ?? 'GET'].flat();
 	const drawnMethods = drawn.match(/\b(GET|POST|PUT|PATCH|DELETE|HEAD)\b/g) ?? [];
 	expect(drawnMethods.sort()).toEqual([...methods].sort());
@@ -367,8 +387,10 @@ function missingPath(named) {
 	if (/[<>*{}$]|\.\.\.|…/.test(clean) || NOT_REPOSITORY_PATHS.has(clean)) return null;
 	if (/^(dist|node_modules)\//.test(clean))
 		return existsSync(path.join(root, clean)) ? null : `${clean}: not on disk after the build`;
-	if (!clean.includes('/') || clean.endsWith('/') && !clean.slice(0, -1).includes('/'))
-		return basenames.has(clean) || trackedPaths.has(clean) || [...trackedPaths].some((p) => p.endsWith(`/${clean}`))
+	if (!clean.includes('/') || (clean.endsWith('/') && !clean.slice(0, -1).includes('/')))
+		return basenames.has(clean) ||
+			trackedPaths.has(clean) ||
+			[...trackedPaths].some((p) => p.endsWith(`/${clean}`))
 			? null
 			: `${clean}: no file of that name in the repository`;
 	if (trackedPaths.has(clean) || existsSync(path.join(root, clean))) return null;
@@ -392,12 +414,18 @@ function pathsNamed(text, { bare }) {
 		const candidate = code.replace(/:\d+$/, '').replace(/#.*$/, '');
 		if (candidate.startsWith('/') || candidate.startsWith('~') || /^[a-z]+:\/\//i.test(candidate))
 			continue;
-		if (pathLike.test(candidate) && (candidate.includes('/') || ROOTS.test(candidate) || /\.(ts|mjs|md|yml|sql)$/.test(candidate)))
+		if (
+			pathLike.test(candidate) &&
+			(candidate.includes('/') || ROOTS.test(candidate) || /\.(ts|mjs|md|yml|sql)$/.test(candidate))
+		)
 			found.add(candidate);
 	}
 	if (bare)
 		for (const [match] of text.matchAll(
-			new RegExp(`(?<![\\w./~@-])(?:nodes|credentials|test|scripts|docs|workflows|bench|planner)/[\\w./-]*[\\w/]`, 'g'),
+			new RegExp(
+				`(?<![\\w./~@-])(?:nodes|credentials|test|scripts|docs|workflows|bench|planner)/[\\w./-]*[\\w/]`,
+				'g',
+			),
 		))
 			found.add(match.replace(/\.$/, ''));
 	return [...found];
@@ -413,7 +441,7 @@ function commentsOf(source) {
 
 const testFiles = tracked.filter((file) => /^test\/.*\.(js|mjs|cjs)$/.test(file));
 
-describe('every repository path the docs and the tests\' comments name exists', () => {
+describe("every repository path the docs and the tests' comments name exists", () => {
 	test('a planted wrong path is caught, a right one passes', () => {
 		const text =
 			'see `nodes/shared/signature/answerHandshakes.ts`, `PROVIDERS.md` and `providers/providerTypes.ts`';

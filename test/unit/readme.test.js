@@ -216,11 +216,18 @@ describe('the README', () => {
 			'npm install && npm run demo',
 			'npm install && npm test',
 		]);
-		expect(text).toMatch(/git clone https:\/\/github\.com\/n8n-nodes-idempotency\/n8n-nodes-idempotency\.git/);
+		expect(text).toMatch(
+			/git clone https:\/\/github\.com\/n8n-nodes-idempotency\/n8n-nodes-idempotency\.git/,
+		);
 		// What the demo prints, as scripts/demo.mjs's seed sequence answers.
 		expect(text).toMatch(/processed[^]*duplicate/);
 		// Where each reader goes next: self-hosted, Docker, Cloud, contributing.
-		for (const next of ['#install', '#quick-start-a-stripe-webhook', '#n8n-cloud', 'CONTRIBUTING.md'])
+		for (const next of [
+			'#install',
+			'#quick-start-a-stripe-webhook',
+			'#n8n-cloud',
+			'CONTRIBUTING.md',
+		])
 			expect(text).toContain(`](${next})`);
 		expect(text).toMatch(/Docker/);
 		// Said once: how to get the code before the first release.
