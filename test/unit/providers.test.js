@@ -1,4 +1,4 @@
-// The provider table (nodes/shared/webhook/providers.ts) is the one place a provider is defined:
+// The provider table (nodes/shared/webhook/providers/) is the one place a provider is defined:
 // the Key Source presets, the signature schemes, the panel's options, the tolerance's display list and
 // Verify Webhook Signature's subtitle are all made from it. These tests add a made-up provider to
 // the table and find it everywhere, and check that the nodes use exactly what the real table makes.

@@ -10,8 +10,14 @@ const path = require('node:path');
 const root = path.join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-/** What a user reads first; the rest is in docs/ (issue 37: about 200 lines). */
-const README_MAX_LINES = 230;
+/**
+ * What a user reads first; the rest is in docs/ (issue 37: about 200 lines). Issue 64 wrapped every
+ * line to at most 200 characters (14 were over 250), which adds lines but no words: the words are
+ * capped too, below the 2,842 of the README before it.
+ */
+const README_MAX_LINES = 260;
+const README_MAX_WORDS = 2_500;
+const README_MAX_LINE_LENGTH = 200;
 
 const documents = [
 	'README.md',
@@ -187,7 +193,45 @@ describe('the README', () => {
 		expect(order).toEqual([0, 1, 2, 3, 4]);
 	});
 
-	test(`stays at most ${README_MAX_LINES} lines: reference material lives in docs/`, () => {
+	test(`stays at most ${README_MAX_LINES} lines and ${README_MAX_WORDS} words: reference material lives in docs/`, () => {
 		expect(lines.length).toBeLessThanOrEqual(README_MAX_LINES);
+		const words = lines.map(({ line }) => line.split(/\s+/).filter(Boolean).length);
+		expect(words.reduce((sum, count) => sum + count, 0)).toBeLessThanOrEqual(README_MAX_WORDS);
+	});
+
+	test(`has no line over ${README_MAX_LINE_LENGTH} characters`, () => {
+		const long = lines
+			.filter(({ line }) => line.length > README_MAX_LINE_LENGTH)
+			.map(({ number, line }) => `line ${number}: ${line.length} characters`);
+		expect(long).toEqual([]);
+	});
+
+	test('its first screen: what it is, how to get the code, the demo and the tests, then where to go next', () => {
+		const firstSection = sections[0].number;
+		const top = lines.filter(({ number }) => number < firstSection);
+		const text = top.map(({ line }) => line).join('\n');
+		// The two commands a new user runs on a fresh machine, in one code block, the demo first.
+		const commands = top.filter(({ code, line }) => code && /^npm install && npm /.test(line));
+		expect(commands.map(({ line }) => line.split('#')[0].trim())).toEqual([
+			'npm install && npm run demo',
+			'npm install && npm test',
+		]);
+		expect(text).toMatch(
+			/git clone https:\/\/github\.com\/n8n-nodes-idempotency\/n8n-nodes-idempotency\.git/,
+		);
+		// What the demo prints, as scripts/demo.mjs's seed sequence answers.
+		expect(text).toMatch(/processed[^]*duplicate/);
+		// Where each reader goes next: self-hosted, Docker, Cloud, contributing.
+		for (const next of [
+			'#install',
+			'#quick-start-a-stripe-webhook',
+			'#n8n-cloud',
+			'CONTRIBUTING.md',
+		])
+			expect(text).toContain(`](${next})`);
+		expect(text).toMatch(/Docker/);
+		// Said once: how to get the code before the first release.
+		const readme = lines.map(({ line }) => line).join('\n');
+		expect(readme.match(/git clone /g)).toHaveLength(1);
 	});
 });

@@ -2,7 +2,7 @@
  * How a sender checks an endpoint before it delivers (a "handshake"), as data: a provider's entry in
  * the table (providers/) may hold one `HandshakeDefinition` next to its signing scheme. The nodes
  * that verify signatures (Reserve, Verify Webhook Signature) answer it themselves, before anything
- * is reserved, and no business step runs (signature/answerHandshakes.ts; logic in handshakes.ts).
+ * is reserved, and no business step runs (signatureNode/answerHandshakes.ts; logic in handshakes.ts).
  * Pure data: the key planner bundles the table.
  *
  * The kinds, small on purpose (a provider that needs one is one entry):

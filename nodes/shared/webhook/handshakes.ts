@@ -13,7 +13,7 @@ import { FORM_MEDIA_TYPE, type SignedParse } from './signedParse';
 /**
  * Recognising and answering a provider's handshake (handshakeTypes.ts): what a sender sends before
  * it delivers, answered by the node itself. Pure functions of the request and the credential; the
- * nodes' side (when, and what the execution shows) is signature/answerHandshakes.ts.
+ * nodes' side (when, and what the execution shows) is signatureNode/answerHandshakes.ts.
  */
 
 /** What a handshake is recognised from. */
