@@ -36,14 +36,14 @@ const withHandshake = TABLE.filter((provider) => provider.handshake !== undefine
 const signedOnes = withHandshake.filter((provider) => provider.handshake.signed);
 const unsignedOnes = withHandshake.filter((provider) => !provider.handshake.signed);
 
-test('the handshakes this file covers are the ones the table has', () => {
+// Adding a provider with a handshake is its table entry plus its example in
+// test/support/handshakeExamples.js (SIGNED_EXAMPLES or UNSIGNED_EXAMPLES, by `handshake.signed`):
+// every test below takes its cases from the table, so this fails until the example is there.
+test('every handshake of the table has its example, and every example a handshake of the table', () => {
 	expect(signedOnes.map(({ value }) => value).sort()).toEqual(Object.keys(SIGNED_EXAMPLES).sort());
-	expect(unsignedOnes.map(({ value }) => value).sort()).toEqual([
-		'dropbox',
-		'microsoftGraph',
-		'oktaEventHooks',
-		'whatsApp',
-	]);
+	expect(unsignedOnes.map(({ value }) => value).sort()).toEqual(
+		Object.keys(UNSIGNED_EXAMPLES).sort(),
+	);
 });
 
 /** The node under test with every output it has wired to a node of its own. */
@@ -191,6 +191,49 @@ describe.each(SIGNED_CASES)('%s: its signed handshake', (value, provider) => {
 			expect(result.run.webhookResponses).toEqual([]);
 			expect(routed(result)).toEqual([[0, 0]]);
 			expect(await keyCount()).toBe(result.node === RESERVE ? 1 : 0);
+		});
+	});
+});
+
+/** @type {Array<[string, any]>} */
+const UNSIGNED_CASES = unsignedOnes.map((provider) => [provider.value, provider]);
+
+describe.each(UNSIGNED_CASES)('%s: its unsigned handshake', (value, provider) => {
+	const example = UNSIGNED_EXAMPLES[value];
+	/** The bodiless request the sender sends (a GET, or Graph's POST with a Content-Type). */
+	const request = (query, headers = {}) =>
+		bodilessItem(query, {
+			...(example.contentType === undefined ? {} : { 'content-type': example.contentType }),
+			...headers,
+		});
+
+	describe.each(NODES)('through %s', (_name, through) => {
+		test('answered by the node as the sender checks it; nothing reserved; nothing after it ran', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const secret = signerFor(provider.signing).secret;
+			const headers = example.headers?.(secret) ?? {};
+			const result = await through(provider, [request(example.query, headers)], {
+				secret,
+				...example.credential,
+			});
+			await expectAnsweredAlone(
+				result,
+				example.expected,
+				`Answered ${provider.label}'s ${provider.handshake.name} handshake (${example.expected.statusCode}): nothing reserved, no business step`,
+			);
+		});
+
+		test('what must not get the challenge back is refused as the example says; nothing reserved', async () => {
+			await db.query('DROP TABLE IF EXISTS processed_events');
+			const secret = signerFor(provider.signing).secret;
+			for (const refused of example.refused) {
+				const { query, headers = {} } = 'query' in refused ? refused : { query: refused };
+				const result = await through(provider, [request(query, headers)], {
+					secret,
+					...example.credential,
+				});
+				await expectAnsweredAlone(result, example.refusedAnswer);
+			}
 		});
 	});
 });
