@@ -516,7 +516,6 @@ describe('Okta Event Hooks: the one-time verification (a GET), answered once the
 
 describe("Discord's two endpoints, numbered oppositely (discord-interactions' own enums)", () => {
 	const { InteractionType, WebhookType, WebhookEventType } = require('discord-interactions');
-	const fc = require('fast-check');
 	const interactions = TABLE.find(({ value }) => value === 'discord');
 	const webhookEvents = TABLE.find(({ value }) => value === 'discordWebhookEvents');
 	const envelope = (type, event) =>

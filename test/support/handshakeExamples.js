@@ -305,7 +305,7 @@ const EVENT_TYPES = {
 		source: "@octokit/webhooks' emitterEventNames",
 		types: async () =>
 			(await import('@octokit/webhooks')).emitterEventNames.filter(
-				(name) => !name.includes('.') && name !== '*' && name !== 'ping',
+				(name) => !name.includes('.') && name !== 'ping',
 			),
 		event: (type, id) => ({
 			body: JSON.stringify({ action: 'created', id, repository: { id: 1 }, sender: { id: 2 } }),

@@ -143,15 +143,19 @@ export function schemeSettingProperties(
 			type: 'multiOptions',
 			default: [JSON_MEDIA_TYPE],
 			options: [
-				{ name: 'JSON', value: JSON_MEDIA_TYPE, description: 'application/json' },
+				{ name: 'JSON', value: JSON_MEDIA_TYPE, description: 'The plain JSON media type only' },
 				{
 					name: 'Any +JSON Type',
 					value: STRUCTURED_JSON,
 					description:
-						'A structured-syntax JSON type (RFC 6839): application/cloudevents+json, application/vnd.api+json, …, read as JSON',
+						'Any media type with the RFC 6839 JSON suffix (CloudEvents, JSON:API, …), read as JSON',
 				},
 				{ name: 'Form (URL-Encoded)', value: FORM_MEDIA_TYPE },
-				{ name: 'Text', value: TEXT_MEDIA_TYPE, description: 'text/plain: the body is the text' },
+				{
+					name: 'Text',
+					value: TEXT_MEDIA_TYPE,
+					description: 'Plain text (text/plain): the body is the text',
+				},
 			],
 			description:
 				'The Content-Types the sender posts. A signed delivery under any other is refused (415, naming these): nobody signs the Content-Type, and n8n reads the body by it.',

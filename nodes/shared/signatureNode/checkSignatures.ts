@@ -95,7 +95,8 @@ function verifiedCheck(
 	});
 	if (delivery instanceof KeyError) return inputError(context.getNode(), delivery, itemIndex);
 	// A `+json` body n8n did not parse: the workflow reads the signed parse as it would JSON's.
-	if (fillsBody(delivery.parse.mediaType, body)) item.json.body = delivery.parse.body as IDataObject;
+	if (fillsBody(delivery.parse.mediaType, body))
+		item.json.body = delivery.parse.body as IDataObject;
 	return { valid: true, signature: verdictOf(delivery), delivery };
 }
 

@@ -195,7 +195,9 @@ export function signedParse(
 			return {
 				refused: 'media-type',
 				declared: mediaType,
-				expected: contentTypes.filter((type) => type === JSON_MEDIA_TYPE || type === STRUCTURED_JSON),
+				expected: contentTypes.filter(
+					(type) => type === JSON_MEDIA_TYPE || type === STRUCTURED_JSON,
+				),
 			};
 	}
 	const parsed = parseAs(bytes, json ? JSON_MEDIA_TYPE : mediaType);
