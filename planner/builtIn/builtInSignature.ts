@@ -117,30 +117,36 @@ function withoutPathsExpression(paths: ReadonlyArray<readonly string[]>): string
 
 /**
  * The retry-stable signed content as text (retryStableContent.ts), or undefined where it is the raw
- * body alone: each signed part but literals, the timestamp and signed headers, length-prefixed (`<UTF-8 bytes>:`),
- * the body less the fields the sender renews per attempt.
+ * body alone: each signed part but literals, the timestamp and signed headers; parts signed one
+ * after another with nothing between them (Square's `{url}{body}`) one text, as signed; each such
+ * run length-prefixed (`<UTF-8 bytes>:`); the body less the fields the sender renews per attempt.
  */
 function signedContentExpression(
 	parts: readonly ContentPart[],
 	renewed: ReadonlyArray<readonly string[]>,
 ): string | undefined {
-	const pieces: string[] = [];
+	const runs: string[][] = [];
+	let run: string[] | undefined;
 	let onlyRawBody = true;
 	for (const part of parts) {
 		// Timestamps and signed headers are renewed by some senders per attempt: left out, as in the package.
-		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
+		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') {
+			run = undefined;
+			continue;
+		}
+		if (run === undefined) runs.push((run = []));
 		if (part.kind === 'body' && renewed.length === 0) {
-			pieces.push(BODY_TEXT);
+			run.push(BODY_TEXT);
 			continue;
 		}
 		onlyRawBody = false;
-		if (part.kind === 'body') pieces.push(withoutPathsExpression(renewed));
-		else if (part.kind === 'url') pieces.push(URL_EXPRESSION);
+		if (part.kind === 'body') run.push(withoutPathsExpression(renewed));
+		else if (part.kind === 'url') run.push(URL_EXPRESSION);
 		else return undefined; // {form}: refused before (FORM_REASON)
 	}
-	if (onlyRawBody && pieces.length === 1) return undefined;
-	return pieces
-		.map((piece) => `((text) => ${utf8Length('text')} + ':' + text)(${piece})`)
+	if (onlyRawBody && runs.length === 1 && runs[0].length === 1) return undefined;
+	return runs
+		.map((pieces) => `((text) => ${utf8Length('text')} + ':' + text)(${pieces.join(' + ')})`)
 		.join(' + ');
 }
 const CRYPTO_TYPES: Readonly<Record<HmacAlgorithm, BuiltInSignature['algorithm']>> = {

@@ -202,7 +202,7 @@ describe('the multipart forgery: a captured signed body as a file part, forged f
 			/n8n read this application\/x-www-form-urlencoded body differently/,
 		);
 		expect(refused[1].json.error).toMatch(
-			/Slack sends application\/json or application\/x-www-form-urlencoded; this delivery's Content-Type is "text\/plain"/,
+			/Slack sends application\/json or any \+json media type \(RFC 6839\) or application\/x-www-form-urlencoded; this delivery's Content-Type is "text\/plain"/,
 		);
 	});
 });

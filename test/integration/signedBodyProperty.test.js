@@ -187,7 +187,16 @@ function readAsSigned(scheme, headers, bytes, n8nBody) {
 	if (values.length !== 1) return false;
 	const [type, ...parameters] = values[0].split(';');
 	const mediaType = type.trim().toLowerCase();
-	if (!scheme.contentTypes.includes(mediaType)) return false;
+	// RFC 6839: a `+json` type is JSON, taken from any sender of JSON; n8n does not parse it, so an
+	// empty `$json.body` is filled from the signed bytes.
+	const structuredJson = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*\+json$/.test(
+		mediaType,
+	);
+	const json = mediaType === 'application/json' || structuredJson;
+	const listed =
+		scheme.contentTypes.includes(mediaType) ||
+		(structuredJson && scheme.contentTypes.includes('application/json'));
+	if (!listed) return false;
 	const charset = parameters
 		.map((parameter) => parameter.split('='))
 		.find(([name]) => name.trim().toLowerCase() === 'charset')?.[1]
@@ -195,8 +204,11 @@ function readAsSigned(scheme, headers, bytes, n8nBody) {
 		.toLowerCase();
 	if (charset !== undefined && charset !== 'utf-8') return false;
 	const text = bytes.toString('utf8');
-	const parsed = mediaType === 'application/json' ? JSON.parse(text) : formFields(text);
-	return isDeepStrictEqual(parsed, n8nBody);
+	const parsed = json ? JSON.parse(text) : formFields(text);
+	const unparsed =
+		n8nBody === undefined ||
+		(n8nBody !== null && typeof n8nBody === 'object' && Object.keys(n8nBody).length === 0);
+	return isDeepStrictEqual(parsed, n8nBody) || (structuredJson && unparsed);
 }
 
 // ---- the property ------------------------------------------------------------------------------

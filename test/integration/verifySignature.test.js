@@ -309,7 +309,7 @@ describe('a valid signature under a media type its sender does not use, or a bod
 			expect(item.json.details).toMatchObject({ kind: 'unsupported-media-type', status: 415 });
 		}
 		expect(refused[0].json.error).toMatch(
-			/Stripe sends application\/json; this delivery's Content-Type is "text\/plain"/,
+			/Stripe sends application\/json or any \+json media type \(RFC 6839\); this delivery's Content-Type is "text\/plain"/,
 		);
 		expect(refused[1].json.error).toMatch(/charset "iso-8859-1"/);
 		expect(refused[2].json.error).toMatch(/n8n read this application\/json body differently/);

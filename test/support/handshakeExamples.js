@@ -212,7 +212,134 @@ const UNSIGNED_EXAMPLES = {
 	},
 };
 
+/** Every `Event<"…">` name @zoom/rivet (pinned) types in its modules' declarations: Zoom's webhook events. */
+function zoomEventNames() {
+	const { readFileSync, readdirSync } = require('node:fs');
+	const path = require('node:path');
+	// The package exports no package.json: its root is where its main entry sits.
+	const root = path.dirname(require.resolve('@zoom/rivet'));
+	const names = new Set();
+	for (const folder of readdirSync(root, { withFileTypes: true })) {
+		if (!folder.isDirectory()) continue;
+		for (const file of readdirSync(path.join(root, folder.name)))
+			if (file.endsWith('.d.ts'))
+				for (const [, name] of readFileSync(path.join(root, folder.name, file), 'utf8').matchAll(
+					/\bEvent<"([a-z0-9_.]+)">/g,
+				))
+					names.add(name);
+	}
+	return [...names].sort();
+}
+
+/**
+ * Each signed handshake's sender's real event types, from its own library's enum where one is
+ * pinned, else from its docs (the URL says where), and a real event of a type as the sender sends
+ * it (`id` makes each one a new event): the property in test/integration/handshakes.test.js sends
+ * them through Reserve and Verify Webhook Signature next to the handshake. `types` may be async
+ * (an ES module's import).
+ * @type {Record<string, { source: string, types: () => Promise<ReadonlyArray<string | number>>, event: (type: any, id: string) => { body: string, headers: Record<string, string> } }>}
+ */
+const EVENT_TYPES = {
+	slack: {
+		// The Events API's outer types besides url_verification; the inner event type is any.
+		source: 'https://api.slack.com/apis/events-api#callback-field and #rate-limiting',
+		types: async () => ['event_callback', 'app_rate_limited'],
+		event: (type, id) => ({
+			body: JSON.stringify({
+				token: 'x',
+				team_id: 'T1',
+				api_app_id: 'A1',
+				type,
+				event_id: id,
+				event: { type: 'app_mention', text: id },
+			}),
+			headers: {},
+		}),
+	},
+	zoom: {
+		source: "@zoom/rivet's typed webhook events (Event<name>) in its .d.ts files",
+		types: async () => zoomEventNames().filter((name) => name !== 'endpoint.url_validation'),
+		event: (type, id) => ({
+			body: JSON.stringify({
+				event: type,
+				event_ts: 1654503849680,
+				payload: { account_id: 'a', object: { id } },
+			}),
+			headers: {},
+		}),
+	},
+	discord: {
+		// Every InteractionType but PING: APPLICATION_COMMAND, MESSAGE_COMPONENT, autocomplete, MODAL_SUBMIT.
+		source: "discord-interactions' InteractionType",
+		types: async () =>
+			Object.values(require('discord-interactions').InteractionType).filter(
+				(type) => typeof type === 'number' && type !== 1,
+			),
+		event: (type, id) => ({
+			body: JSON.stringify({
+				application_id: '1',
+				id,
+				token: 't',
+				type,
+				data: { name: 'hello' },
+				version: 1,
+			}),
+			headers: {},
+		}),
+	},
+	discordWebhookEvents: {
+		source: "discord-interactions' WebhookEventType (each sent as WebhookType.EVENT)",
+		types: async () => Object.values(require('discord-interactions').WebhookEventType),
+		event: (type, id) => ({
+			body: JSON.stringify({
+				version: 1,
+				application_id: '1',
+				type: require('discord-interactions').WebhookType.EVENT,
+				event: { type, timestamp: '2024-10-18T14:42:53.064834', data: { id } },
+			}),
+			headers: {},
+		}),
+	},
+	github: {
+		// Event names (X-GitHub-Event), not `name.action`; ping is the handshake.
+		source: "@octokit/webhooks' emitterEventNames",
+		types: async () =>
+			(await import('@octokit/webhooks')).emitterEventNames.filter(
+				(name) => !name.includes('.') && name !== 'ping',
+			),
+		event: (type, id) => ({
+			body: JSON.stringify({ action: 'created', id, repository: { id: 1 }, sender: { id: 2 } }),
+			headers: { 'x-github-event': type, 'x-github-delivery': id },
+		}),
+	},
+	twitchEventSub: {
+		// Twitch-Eventsub-Message-Type's other values; the subscription type is any.
+		source: 'https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#list-of-request-headers',
+		types: async () => ['notification', 'revocation'],
+		event: (type, id) => ({
+			body: JSON.stringify({
+				subscription: {
+					id,
+					status: type === 'revocation' ? 'authorization_revoked' : 'enabled',
+					type: 'channel.follow',
+					version: '2',
+					condition: { broadcaster_user_id: '1' },
+					transport: { method: 'webhook', callback: 'https://example.com/webhook' },
+					created_at: '2026-03-11T17:51:16.123456789Z',
+				},
+				...(type === 'notification' ? { event: { user_id: '1234' } } : {}),
+			}),
+			headers: {
+				'twitch-eventsub-message-id': id,
+				'twitch-eventsub-message-type': type,
+				'twitch-eventsub-subscription-type': 'channel.follow',
+			},
+		}),
+	},
+};
+
 module.exports = {
+	EVENT_TYPES,
 	SIGNED_EXAMPLES,
 	UNSIGNED_EXAMPLES,
 	META_VERIFICATION,

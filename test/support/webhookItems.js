@@ -199,8 +199,9 @@ function sortedFormText(bytes) {
  * The replay guard's digest of a delivery whose signature holds, written out from the rule (not the
  * package's code): `sha256:` + SHA-256 of the raw bytes when the scheme signs the raw body alone
  * (timestamps, signed headers and literal text left out) and the provider renews no body field per
- * attempt; else `signed:` + SHA-256 of the signed parts, each framed `<length>:` — the body (as JSON
- * without the renewed fields, when there are any), the sorted form, the URL.
+ * attempt; else `signed:` + SHA-256 of the signed parts — the body (as JSON without the renewed
+ * fields, when there are any), the sorted form, the URL — where parts signed one after another
+ * with nothing between them are one text (Twilio's URL then form), each such run framed `<length>:`.
  * @param {any} provider a provider table entry
  * @param {{ rawBody: string | Buffer, headers?: Record<string, string>, url?: string }} delivery
  */
@@ -211,25 +212,36 @@ function expectedDigest(provider, { rawBody, url }) {
 	if ('sharedSecret' in signing) return `sha256:${sha256Hex(bytes)}`;
 	const renewed = [...(provider.retry?.renewedBodyFields ?? [])];
 	if (signing.timestamp?.from === 'body') renewed.push(signing.timestamp.path);
-	const parts = [];
+	// Runs of parts signed one after another (nothing between them): each run one text, as signed.
+	/** @type {Buffer[][]} */
+	const runs = [];
+	/** @type {Buffer[] | undefined} */
+	let run;
 	let rawAlone = true;
-	for (const [, name] of signing.signs.matchAll(/\{([^}]+)\}/g)) {
-		// Timestamps and signed headers are renewed by some senders on each attempt: left out.
-		if (name === 'timestamp' || name.startsWith('header:')) continue;
+	for (const piece of signing.signs.split(/(\{[^}]+\})/)) {
+		if (piece === '') continue;
+		const name = /^\{([^}]+)\}$/.exec(piece)?.[1];
+		// Literal text, timestamps and signed headers (renewed by some senders on each attempt): left out.
+		if (name === undefined || name === 'timestamp' || name.startsWith('header:')) {
+			run = undefined;
+			continue;
+		}
+		if (run === undefined) runs.push((run = []));
 		if (name === 'body') {
-			if (renewed.length === 0) parts.push(bytes);
+			if (renewed.length === 0) run.push(bytes);
 			else {
 				rawAlone = false;
 				const json = withoutPaths(JSON.parse(bytes.toString('utf8')), renewed);
-				parts.push(Buffer.from(JSON.stringify(json)));
+				run.push(Buffer.from(JSON.stringify(json)));
 			}
 			continue;
 		}
 		rawAlone = false;
-		if (name === 'form') parts.push(Buffer.from(sortedFormText(bytes)));
-		else parts.push(Buffer.from(url));
+		if (name === 'form') run.push(Buffer.from(sortedFormText(bytes)));
+		else run.push(Buffer.from(url));
 	}
-	if (rawAlone && parts.length === 1) return `sha256:${sha256Hex(bytes)}`;
+	if (rawAlone && runs.length === 1 && runs[0].length === 1) return `sha256:${sha256Hex(bytes)}`;
+	const parts = runs.map((chunks) => Buffer.concat(chunks));
 	const framed = Buffer.concat(parts.flatMap((part) => [Buffer.from(`${part.length}:`), part]));
 	return `signed:${sha256Hex(framed)}`;
 }

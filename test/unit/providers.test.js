@@ -160,13 +160,16 @@ describe('the real table makes what the nodes use', () => {
 		expect(description.version).toEqual([1, 1.1]);
 		expect(description.defaultVersion).toBe(1.1);
 		expectTolerances(description.properties, 'provider', timestampedFrom(PROVIDERS), 1.1);
-		// Generic HMAC says which media types its sender posts: JSON unless told.
+		// Generic HMAC says which media types its sender posts: JSON unless told (as before the
+		// +json and text options came), any +json type or text/plain when listed.
 		expect(property(description.properties, 'mediaTypes')).toMatchObject({
 			type: 'multiOptions',
 			default: ['application/json'],
 			options: [
 				{ name: 'JSON', value: 'application/json' },
+				{ name: 'Any +JSON Type', value: '*/*+json' },
 				{ name: 'Form (URL-Encoded)', value: 'application/x-www-form-urlencoded' },
+				{ name: 'Text', value: 'text/plain' },
 			],
 			displayOptions: { show: { provider: ['hmac'] } },
 		});

@@ -9,7 +9,12 @@ import {
 	type ProviderDefinition,
 } from '../webhook/providers';
 import { describeSigning } from '../webhook/schemeText';
-import { FORM_MEDIA_TYPE, JSON_MEDIA_TYPE } from '../webhook/signedParse';
+import {
+	FORM_MEDIA_TYPE,
+	JSON_MEDIA_TYPE,
+	STRUCTURED_JSON,
+	TEXT_MEDIA_TYPE,
+} from '../webhook/signedParse';
 
 /**
  * The schemes whose signed content may carry a timestamp, for the tolerance's display list: the
@@ -138,11 +143,22 @@ export function schemeSettingProperties(
 			type: 'multiOptions',
 			default: [JSON_MEDIA_TYPE],
 			options: [
-				{ name: 'JSON', value: JSON_MEDIA_TYPE },
+				{ name: 'JSON', value: JSON_MEDIA_TYPE, description: 'The plain JSON media type only' },
+				{
+					name: 'Any +JSON Type',
+					value: STRUCTURED_JSON,
+					description:
+						'Any media type with the RFC 6839 JSON suffix (CloudEvents, JSON:API, …), read as JSON',
+				},
 				{ name: 'Form (URL-Encoded)', value: FORM_MEDIA_TYPE },
+				{
+					name: 'Text',
+					value: TEXT_MEDIA_TYPE,
+					description: 'Plain text (text/plain): the body is the text',
+				},
 			],
 			description:
-				'The Content-Types the sender posts. A signed delivery under any other is refused: nobody signs the Content-Type, and n8n reads the body by it.',
+				'The Content-Types the sender posts. A signed delivery under any other is refused (415, naming these): nobody signs the Content-Type, and n8n reads the body by it.',
 			...showForHmac,
 		},
 		...toleranceProperties(control, providers, toleranceFromProviderSince),

@@ -19,6 +19,7 @@ import { passedOn } from '../run/itemFlow';
 import type { InvalidReason, Provider, SignatureScheme } from '../webhook/signatureSchemes';
 import { requestUrl, UNEXPRESSIBLE_QUERY } from '../webhook/requestUrl';
 import { unsignedBodyCause } from '../webhook/signedBody';
+import { fillsBody } from '../webhook/signedParse';
 import { verifySignature } from '../webhook/verifySignature';
 import {
 	answerHandshake,
@@ -93,6 +94,9 @@ function verifiedCheck(
 		n8nBody: body,
 	});
 	if (delivery instanceof KeyError) return inputError(context.getNode(), delivery, itemIndex);
+	// A `+json` body n8n did not parse: the workflow reads the signed parse as it would JSON's.
+	if (fillsBody(delivery.parse.mediaType, body))
+		item.json.body = delivery.parse.body as IDataObject;
 	return { valid: true, signature: verdictOf(delivery), delivery };
 }
 

@@ -8,7 +8,7 @@ import {
 } from '../webhook/providers';
 import type { DeliveryRules } from '../delivery/verifiedDelivery';
 import { perAttemptPaths } from '../webhook/retryStableContent';
-import { JSON_MEDIA_TYPE } from '../webhook/signedParse';
+import { JSON_MEDIA_TYPE, withStructuredJson } from '../webhook/signedParse';
 import {
 	hmacDescription,
 	SIGNATURE_SCHEMES,
@@ -109,7 +109,8 @@ function schemeOf(context: IExecuteFunctions, provider: Provider): SchemeAndRule
 		return {
 			scheme,
 			rules: {
-				contentTypes: definition.contentTypes,
+				// A sender of JSON sends it under a `+json` type too (RFC 6839).
+				contentTypes: withStructuredJson(definition.contentTypes),
 				description,
 				renewed: perAttemptPaths(description, renewedFields),
 			},

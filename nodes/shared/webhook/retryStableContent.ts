@@ -13,7 +13,10 @@
  * - A shared secret (Graph, Okta) signs nothing: the body as received, hashed as it is (`sha256:`).
  *   A replay of it is caught as any repeat of the same bytes; a changed body is a new key, which
  *   is why such a sender's deliveries must be read again from its API before acting.
- * Parts are length-prefixed so no two lists of parts give one content. When the content is the raw
+ * Parts the sender signs one after another with nothing between them (Twilio's `{url}{form}`,
+ * Square's `{url}{body}`) are one text, as signed: Twilio's fields moved from the form to the end
+ * of the URL's query are the same signed string, so the same key. Parts apart (a timestamp or a
+ * literal between them) are length-prefixed so no two lists of parts give one content. When the content is the raw
  * bytes alone, the caller keys it `sha256:` (exactly `sha256sum` of the body); any other content
  * gets a prefix of its own (prefixes.ts).
  * Pure: the key planner bundles it; hashing is the caller's.
@@ -65,26 +68,32 @@ export function retryStableContent(
 	renewed: readonly BodyPath[],
 	signed: SignedParts,
 ): RetryStableContent | undefined {
-	const parts: Uint8Array[] = [];
+	// Runs of kept parts with nothing between them, each one text as it is signed.
+	const runs: Uint8Array[][] = [];
+	let run: Uint8Array[] | undefined;
 	let onlyRawBody = true;
 	// Nothing signed: the body as received stands for the delivery (the key planner says so).
 	const signs = isSharedSecret(description) ? '{body}' : description.signs;
 	for (const part of signedContentParts(signs)) {
-		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') continue;
+		if (part.kind === 'literal' || part.kind === 'timestamp' || part.kind === 'header') {
+			run = undefined;
+			continue;
+		}
+		if (run === undefined) runs.push((run = []));
 		if (part.kind === 'body') {
 			if (renewed.length === 0 || signed.parsedBody === undefined) {
-				parts.push(signed.body);
+				run.push(signed.body);
 				continue;
 			}
 			onlyRawBody = false;
-			parts.push(encoder.encode(JSON.stringify(withoutPaths(signed.parsedBody, renewed))));
+			run.push(encoder.encode(JSON.stringify(withoutPaths(signed.parsedBody, renewed))));
 			continue;
 		}
 		onlyRawBody = false;
 		const text = part.kind === 'form' ? sortedForm(signed.body) : signed.url;
 		if (text === undefined) return undefined;
-		parts.push(encoder.encode(text));
+		run.push(encoder.encode(text));
 	}
-	if (onlyRawBody && parts.length === 1) return { kind: 'rawBody' };
-	return { kind: 'content', bytes: joined(parts) };
+	if (onlyRawBody && runs.length === 1 && runs[0].length === 1) return { kind: 'rawBody' };
+	return { kind: 'content', bytes: joined(runs.map((chunks) => concat(chunks))) };
 }
