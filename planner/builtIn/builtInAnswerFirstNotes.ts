@@ -106,7 +106,7 @@ function stickyNote(
 		'### What happens to an event',
 		`- Stored (up to ${MAX_RECORD_BYTES / 1024} KiB, without any signature header, credential header, secret body field or credential query parameter: the package's rules): answered 200 accepted, then run. Over ${MAX_RECORD_BYTES / 1024} KiB: not stored, run first and answered last (200 processed, or 500), as by the package.`,
 		`- n8n dies during the step, or the step fails: once the lease (or, after a failure, the backoff) has ended, **${AF.claim}** takes the key over (new owner, attempts + 1, FOR UPDATE SKIP LOCKED: two n8n mains never claim one key) and runs **${AF.event}** from the stored delivery; after ${options.maxAttempts} runs it is a dead letter (**${AF.deadLetterAlert}**: wire Slack, email or a ticket there).`,
-		`- Dead letters: write their keys into **${AF.deadLetterKeys}** (retry or drop) and run **${AF.byHand}** with **Execute workflow**; a retried key runs at the next check.`,
+		`- Dead letters: write their keys into **${AF.deadLetterKeys}** (retry or drop) and run the workflow from **${AF.byHand}** (the Execute workflow button's trigger list, or that node's own execute button): only that path runs; a retried key runs at the next check.`,
 		'### What it refuses, before anything is stored',
 		`- A multipart body or a signature that does not match: 401 (type ${INVALID_SIGNATURE.type}). A signed delivery under another media type: 415 (type ${UNSUPPORTED_MEDIA_TYPE.type}). An event id that cannot be a key: 400 (type ${INVALID_KEY.type}).`,
 		...(keyOnBody && !signature.signsEventId
