@@ -188,10 +188,12 @@ describe('Event to Run reads the stored delivery back', () => {
 					attempts: 2,
 					delivery: stored,
 				};
-				const original = storedDeliveryOf(
-					json,
-					builtIn.storedHeadersFor(settings({ keySource: 'stripe' }), 'stripe'),
-					{ workflowId: WORKFLOW_ID },
+				const original = /** @type {any} */ (
+					storedDeliveryOf(
+						json,
+						builtIn.storedHeadersFor(settings({ keySource: 'stripe' }), 'stripe'),
+						{ workflowId: WORKFLOW_ID },
+					)
 				).delivery;
 				expect(field('key', row)).toBe('evt:x');
 				expect(field('ownerToken', row)).toBe('redrive-1.abc');
