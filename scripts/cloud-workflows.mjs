@@ -1,8 +1,8 @@
 // `npm run cloud-workflows` (after npm run build): writes workflows/cloud/<provider>.json, the
 // built-in-nodes workflow with the default settings for every provider the built-in path can
 // express, made by the planner's own code (dist/planner/builtIn.cjs) so n8n Cloud users can import
-// one from its raw URL without a clone, and docs/cloud.md's provider table (each file's URL, or why
-// a provider has none). test/unit/cloudWorkflows.test.js fails if either drifts.
+// one from its raw URL without a clone, workflows/cloud/answer-first/<provider>.json (the same with
+// --answer-first), and docs/cloud.md's provider tables (each file's URL, or why a provider has none). test/unit/cloudWorkflows.test.js fails if either drifts.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,26 @@ export function cloudWorkflows(bundlePath, load) {
 		if (result.ok === false) throw new Error(`${provider}: ${result.message}`);
 		return { file: `${provider}.json`, json: result.json };
 	});
+}
+
+/**
+ * Each prebuilt answer-first workflow (workflows/cloud/answer-first/<provider>.json), as the CLI writes
+ * it with --answer-first and the default settings.
+ * @param {string} bundlePath dist/planner/builtIn.cjs
+ * @param {(path: string) => any} load
+ * @returns {{ file: string, json: string }[]}
+ */
+export function answerFirstCloudWorkflows(bundlePath, load) {
+	return load(bundlePath)
+		.answerFirstProviders()
+		.map((/** @type {string} */ provider) => {
+			const result = builtInFromArgs(
+				['--built-in', '--answer-first', '--provider', provider],
+				bundlePath,
+			);
+			if (result.ok === false) throw new Error(`${provider}: ${result.message}`);
+			return { file: `${provider}.json`, json: result.json };
+		});
 }
 
 export const DOC = join(root, 'docs', 'cloud.md');
@@ -70,6 +90,36 @@ export function providersTable(builtIn, providers) {
 	return rows.join('\n');
 }
 
+export const ANSWER_FIRST_START =
+	'<!-- cloud-answer-first:start (npm run cloud-workflows writes this table) -->';
+export const ANSWER_FIRST_END = '<!-- cloud-answer-first:end -->';
+export const ANSWER_FIRST_NOTES_START =
+	'<!-- cloud-answer-first-notes:start (npm run cloud-workflows writes this list) -->';
+export const ANSWER_FIRST_NOTES_END = '<!-- cloud-answer-first-notes:end -->';
+
+/**
+ * The answer-first workflows: each provider's wait for the answer (the provider table's), shortest
+ * first (the senders that need it most on top), and its file's URL.
+ * @param {any} builtIn dist/planner/builtIn.cjs
+ * @param {readonly any[]} providers the provider table
+ */
+export function answerFirstTable(builtIn, providers) {
+	const waits = (/** @type {any} */ p) => ('seconds' in p.timeout ? p.timeout.seconds : Infinity);
+	const rows = builtIn
+		.answerFirstProviders()
+		.map((/** @type {string} */ value) => providers.find((p) => p.value === value))
+		.sort((/** @type {any} */ a, /** @type {any} */ b) => waits(a) - waits(b))
+		.map(
+			(/** @type {any} */ p) =>
+				`| ${p.label} (\`${p.value}\`) | ${waits(p) === Infinity ? 'not known' : `${waits(p)} s`} | \`${RAW_BASE}answer-first/${p.value}.json\` |`,
+		);
+	return [
+		'| provider | waits for the answer | import from URL |',
+		'| --- | --- | --- |',
+		...rows,
+	].join('\n');
+}
+
 export const NOTES_START = '<!-- cloud-notes:start (npm run cloud-workflows writes this list) -->';
 export const NOTES_END = '<!-- cloud-notes:end -->';
 
@@ -95,12 +145,16 @@ export function docWithProvidersTable(
 	/** @type {any} */ builtIn,
 	/** @type {readonly any[]} */ providers,
 ) {
-	const notes = builtIn.BUILT_IN_NOTES.map((/** @type {string} */ note) => `- ${note}`).join('\n');
+	const list = (/** @type {readonly string[]} */ notes) =>
+		notes.map((note) => `- ${note}`).join('\n');
+	let text = between(doc, START, END, providersTable(builtIn, providers));
+	text = between(text, NOTES_START, NOTES_END, list(builtIn.BUILT_IN_NOTES));
+	text = between(text, ANSWER_FIRST_START, ANSWER_FIRST_END, answerFirstTable(builtIn, providers));
 	return between(
-		between(doc, START, END, providersTable(builtIn, providers)),
-		NOTES_START,
-		NOTES_END,
-		notes,
+		text,
+		ANSWER_FIRST_NOTES_START,
+		ANSWER_FIRST_NOTES_END,
+		list(builtIn.ANSWER_FIRST_NOTES),
 	);
 }
 
@@ -112,6 +166,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
 	for (const { file, json } of cloudWorkflows(bundle, load)) {
 		writeFileSync(join(outDir, file), json);
 		console.log(`wrote workflows/cloud/${file}`);
+	}
+	const answerFirstDir = join(outDir, 'answer-first');
+	mkdirSync(answerFirstDir, { recursive: true });
+	for (const { file, json } of answerFirstCloudWorkflows(bundle, load)) {
+		writeFileSync(join(answerFirstDir, file), json);
+		console.log(`wrote workflows/cloud/answer-first/${file}`);
 	}
 	const { PROVIDERS } = load(join(root, 'dist', 'nodes', 'shared', 'webhook', 'providers'));
 	writeFileSync(DOC, docWithProvidersTable(readFileSync(DOC, 'utf8'), load(bundle), PROVIDERS));

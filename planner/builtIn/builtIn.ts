@@ -17,6 +17,12 @@ import { NODES, type BuiltInWorkflow, type WorkflowNode } from './builtInNodes';
 import { noteNode } from './builtInNotes';
 import { builtInSignatureOf, BUILT_IN_SIGNATURES } from './builtInSignature';
 import { builtInStatements, storeNodes } from './builtInStoreNodes';
+import {
+	answerFirstConnections,
+	answerFirstNodes,
+	answerFirstStatements,
+} from './builtInAnswerFirst';
+import { answerFirstNoteNode } from './builtInAnswerFirstNotes';
 import type { PlannerSettings } from '../settings';
 import { PROVIDERS } from '../../nodes/shared/webhook/providers';
 
@@ -32,6 +38,15 @@ export { BUILT_IN_CREDENTIALS, SECRET_ENV } from './builtInNodes';
 export type { BuiltInWorkflow } from './builtInNodes';
 export { BUILT_IN_NOTES, PLANNER_URL, seeDuplicate } from './builtInNotes';
 export { builtInStatements } from './builtInStoreNodes';
+export {
+	ANSWER_FIRST_DEFAULTS,
+	ANSWER_FIRST_NODES,
+	answerFirstStatements,
+	EVENTS_PER_CHECK,
+} from './builtInAnswerFirst';
+export type { AnswerFirstOptions, AnswerFirstStatements } from './builtInAnswerFirst';
+export { ANSWER_FIRST_NOTES, answerFirstProviders } from './builtInAnswerFirstNotes';
+export { storedHeadersFor } from './builtInDelivery';
 export type { BuiltInStatements } from './builtInStoreNodes';
 export { DEFAULT_SETTINGS, KEY_SOURCES } from '../settings';
 
@@ -75,6 +90,8 @@ export function builtInWorkflow(
 		? handshakeNodes(handshake.handshake, line, digestNode)
 		: undefined;
 
+	const answerFirst = options.answerFirst;
+	const afSql = answerFirst === undefined ? undefined : answerFirstStatements(settings);
 	const nodes: WorkflowNode[] = [
 		...checkNodes(signature, line, inputs.webhookPath),
 		...(answered?.nodes ?? []),
@@ -84,8 +101,15 @@ export function builtInWorkflow(
 			{ idUnsigned: guardOn && !signature.signsEventId, keyOnDigest: keyOnBody },
 			signature,
 		),
-		...storeNodes(settings, sql),
-		noteNode(settings, signature, sql, line, keyOnBody, handshake),
+		...(answerFirst === undefined || afSql === undefined
+			? [
+					...storeNodes(settings, sql),
+					noteNode(settings, signature, sql, line, keyOnBody, handshake),
+				]
+			: [
+					...answerFirstNodes(settings, signature.provider, afSql, answerFirst),
+					answerFirstNoteNode(settings, signature, afSql, answerFirst, line, keyOnBody, handshake),
+				]),
 	];
 
 	const to = (node: string) => [{ node, type: 'main' as const, index: 0 }];
@@ -114,9 +138,11 @@ export function builtInWorkflow(
 		[NODES.business]: { main: [to(lease ? NODES.complete : NODES.processed), to(NODES.release)] },
 		...(lease ? { [NODES.complete]: { main: [to(NODES.processed)] } } : {}),
 		[NODES.release]: { main: [to(NODES.failed)] },
+		// Answer first: its own key store part from Key Storable? on (builtInAnswerFirst.ts).
+		...(answerFirst === undefined ? {} : answerFirstConnections()),
 	};
 	return {
-		name: `Idempotent webhook, built-in nodes only (${signature.label}, ${settings.mode} mode${line === 1 ? ', n8n 1.x' : ''})`,
+		name: `Idempotent webhook, built-in nodes only (${signature.label}, ${answerFirst === undefined ? `${settings.mode} mode` : 'answer first'}${line === 1 ? ', n8n 1.x' : ''})`,
 		nodes,
 		connections,
 		settings: { executionOrder: 'v1' },

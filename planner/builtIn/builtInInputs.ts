@@ -14,6 +14,7 @@ import { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from '../../nodes/shared/keys/prefi
 import { tableRef } from '../../nodes/shared/store/identifiers';
 import { BuiltInError } from './builtInError';
 import type { PlannerSettings } from '../settings';
+import type { AnswerFirstOptions } from './builtInAnswerFirst';
 
 /** On: for senders that do not sign their event id (GitHub, Shopify), the key is the body's SHA-256. */
 export type ReplayGuard = 'on' | 'off';
@@ -36,6 +37,12 @@ export interface BuiltInOptions {
 	 * send identical bodies as different events.
 	 */
 	replayGuard?: ReplayGuard;
+	/**
+	 * Answer first (lease mode): the verified delivery stored with its key, 200 `accepted` before the
+	 * business step, and a Schedule Trigger that runs what a crash or a failure left
+	 * (builtInAnswerFirst.ts). Undefined: answered when the business step has finished.
+	 */
+	answerFirst?: AnswerFirstOptions;
 }
 
 /**
@@ -43,8 +50,10 @@ export interface BuiltInOptions {
  * (workflows/cloud/<provider>.json) can be published side by side on one n8n. n8n refuses to
  * publish a second workflow on a path already taken.
  */
-export function defaultWebhookPath(provider: string): string {
-	return `idempotent-webhook-builtin-${provider}`;
+export function defaultWebhookPath(provider: string, answerFirst = false): string {
+	return answerFirst
+		? `idempotent-webhook-answer-first-${provider}`
+		: `idempotent-webhook-builtin-${provider}`;
 }
 
 /** The Event ID or Custom Key field: one `{{ … }}` expression (its JavaScript), or fixed text used as it is. */
@@ -103,6 +112,17 @@ function inputsOf(settings: PlannerSettings, options: BuiltInOptions): Input[] {
 			: [{ name: 'webhook path', flag: '--path', value: options.webhookPath }]),
 		{ name: 'n8n version', flag: '--n8n', value: options.n8nLine ?? 2 },
 		{ name: 'replay guard', flag: '--replay-guard', value: options.replayGuard ?? 'on' },
+		...(options.answerFirst === undefined
+			? []
+			: [
+					{
+						name: 'check interval',
+						flag: '--check-every',
+						value: options.answerFirst.checkEverySeconds,
+					},
+					{ name: 'max attempts', flag: '--max-attempts', value: options.answerFirst.maxAttempts },
+					{ name: 'backoff', flag: '--backoff', value: options.answerFirst.backoffSeconds },
+				]),
 	];
 }
 
@@ -195,7 +215,10 @@ export function checkBuiltInInputs(
 	if (!REPLAY_GUARDS.includes(replayGuard))
 		refuse(input('--replay-guard'), 'is neither on nor off', 'Use on (the default) or off');
 
-	const webhookPath = options.webhookPath ?? defaultWebhookPath(options.provider);
+	if (options.answerFirst !== undefined) checkAnswerFirst(settings, options.answerFirst, input);
+
+	const webhookPath =
+		options.webhookPath ?? defaultWebhookPath(options.provider, options.answerFirst !== undefined);
 	if (options.webhookPath !== undefined && !WEBHOOK_PATH.test(webhookPath))
 		refuse(
 			input('--path'),
@@ -229,6 +252,33 @@ export function checkBuiltInInputs(
 	const idField = idInput ? readIdField(settings.eventIdPath) : undefined;
 	if (idInput && idField?.kind === 'fixed') assertFixedId(idInput, idField.text, settings);
 	return { line, replayGuard, webhookPath, idField };
+}
+
+/** Answer first needs lease mode (the claim is fenced by the lease) and whole numbers the nodes take. */
+function checkAnswerFirst(
+	settings: PlannerSettings,
+	answerFirst: AnswerFirstOptions,
+	input: (flag: string) => Input,
+): void {
+	if (settings.mode !== 'lease')
+		refuse(
+			input('--mode'),
+			'cannot answer first: the redrive takes a key over by its lease, which simple mode has not',
+			'Use lease mode with answer first',
+		);
+	const whole = (value: number, min: number, max: number) =>
+		Number.isInteger(value) && value >= min && value <= max;
+	const every = answerFirst.checkEverySeconds;
+	if (!(whole(every, 1, 59) || (whole(every, 60, 3600) && every % 60 === 0)))
+		refuse(
+			input('--check-every'),
+			"is not a check interval n8n's Schedule Trigger takes",
+			'Give whole seconds from 1 to 59, or whole minutes in seconds (60, 120, … 3600)',
+		);
+	if (!whole(answerFirst.maxAttempts, 1, 100))
+		refuse(input('--max-attempts'), 'is not a whole number from 1 to 100', 'For example 5');
+	if (!whole(answerFirst.backoffSeconds, 0, 3600))
+		refuse(input('--backoff'), 'is not whole seconds from 0 to 3600', 'For example 30');
 }
 
 /** A fixed Event ID or Custom Key is every delivery's key: refuse one no delivery could be stored under. */

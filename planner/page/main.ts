@@ -13,6 +13,8 @@ import {
 	BUILT_IN_SIGNATURES,
 	BuiltInError,
 	builtInWorkflow,
+	ANSWER_FIRST_DEFAULTS,
+	ANSWER_FIRST_NOTES,
 } from '../builtIn/builtIn';
 import { configureWorkflow, type TemplateKind } from '../setup/configureWorkflow';
 import { element } from './dom';
@@ -69,6 +71,8 @@ const fields = {
 	downloadBuiltInStatus: element<HTMLSpanElement>('downloadBuiltInStatus'),
 	builtInRefusal: element<HTMLParagraphElement>('builtInRefusal'),
 	builtInNotes: element<HTMLUListElement>('builtInNotes'),
+	builtInAnswerFirst: element<HTMLInputElement>('builtInAnswerFirst'),
+	builtInAnswerFirstNotes: element<HTMLUListElement>('builtInAnswerFirstNotes'),
 };
 
 // The node lists its options sorted by label (nodes/IdempotencyReserve/keyProperties.ts); so does the page.
@@ -94,10 +98,15 @@ for (const support of BUILT_IN_SIGNATURES) {
 		new Option(label, value, value === DEFAULT_PROVIDER, value === DEFAULT_PROVIDER),
 	);
 }
-for (const note of BUILT_IN_NOTES) {
-	const item = document.createElement('li');
-	item.textContent = note;
-	fields.builtInNotes.append(item);
+for (const [list, notes] of [
+	[fields.builtInNotes, BUILT_IN_NOTES],
+	[fields.builtInAnswerFirstNotes, ANSWER_FIRST_NOTES],
+] as const) {
+	for (const note of notes) {
+		const item = document.createElement('li');
+		item.textContent = note;
+		list.append(item);
+	}
 }
 
 /** The exact bytes of a loaded file; undefined when the key comes from the textarea's text. */
@@ -326,7 +335,10 @@ fields.download.addEventListener('click', () =>
 /** The built-in workflow for the page's settings, or why these settings cannot have one. */
 function builtInFor(current: PlannerSettings): ReturnType<typeof builtInWorkflow> | BuiltInError {
 	try {
-		return builtInWorkflow(current, { provider: fields.builtInProvider.value });
+		return builtInWorkflow(current, {
+			provider: fields.builtInProvider.value,
+			...(fields.builtInAnswerFirst.checked ? { answerFirst: ANSWER_FIRST_DEFAULTS } : {}),
+		});
 	} catch (error) {
 		// Anything else is a bug in the page: shown the same way, so the button cannot save a broken file.
 		return error instanceof BuiltInError
@@ -342,10 +354,11 @@ function showBuiltInRefusal(): void {
 	fields.builtInRefusal.textContent = refused ? `${result.message} ${result.hint}` : '';
 }
 
-fields.builtInProvider.addEventListener('change', () => {
-	fields.downloadBuiltInStatus.textContent = '';
-	showBuiltInRefusal();
-});
+for (const field of [fields.builtInProvider, fields.builtInAnswerFirst])
+	field.addEventListener('change', () => {
+		fields.downloadBuiltInStatus.textContent = '';
+		showBuiltInRefusal();
+	});
 fields.keySource.addEventListener('change', () => {
 	// The signature and the key come from one sender: a provider's preset chooses its signature too.
 	const provider = [...fields.builtInProvider.options].find(
@@ -358,7 +371,7 @@ fields.keySource.addEventListener('change', () => {
 fields.downloadBuiltIn.addEventListener('click', () => {
 	const result = builtInFor(settings());
 	if (result instanceof BuiltInError) return showBuiltInRefusal();
-	const fileName = `idempotent-webhook-builtin-${fields.builtInProvider.value}.json`;
+	const fileName = `idempotent-webhook-${fields.builtInAnswerFirst.checked ? 'answer-first' : 'builtin'}-${fields.builtInProvider.value}.json`;
 	saveJson(result, fileName);
 	fields.downloadBuiltInStatus.textContent = `Saved as ${fileName}.`;
 });

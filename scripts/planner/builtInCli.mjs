@@ -19,7 +19,15 @@ const FLAGS = {
 	'--path': 'webhookPath',
 	'--n8n': 'n8nLine',
 	'--replay-guard': 'replayGuard',
+	'--check-every': 'checkEverySeconds',
+	'--max-attempts': 'maxAttempts',
+	'--backoff': 'backoffSeconds',
 };
+
+/** Flags without a value. --answer-first: the answer-first workflow (planner/builtIn/builtInAnswerFirst.ts). */
+const SWITCHES = ['--built-in', '--answer-first'];
+/** The flags only the answer-first workflow reads. */
+const ANSWER_FIRST_FLAGS = ['checkEverySeconds', 'maxAttempts', 'backoffSeconds'];
 
 /**
  * The usage line, its providers read from the bundle (the provider table's, in its order), so a
@@ -27,7 +35,7 @@ const FLAGS = {
  * @param {{ BUILT_IN_SIGNATURES: readonly { supported: boolean, signature?: { provider: string } }[] }} builtIn
  */
 export function usage(builtIn) {
-	return `Usage: npm run planner -- --built-in --provider <${expressibleProviders(builtIn).join('|')}> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>] [--replay-guard <on|off>]`;
+	return `Usage: npm run planner -- --built-in --provider <${expressibleProviders(builtIn).join('|')}> [--key-source <source>] [--event-id <expression>] [--namespace <text>] [--schema <name>] [--table <name>] [--lease <seconds>] [--mode <lease|simple>] [--path <webhook path>] [--n8n <2|1>] [--replay-guard <on|off>] [--answer-first [--check-every <seconds>] [--max-attempts <n>] [--backoff <seconds>]]`;
 }
 
 class UsageError extends Error {}
@@ -49,7 +57,7 @@ function parseFlags(args) {
 	const values = {};
 	for (let at = 0; at < args.length; at++) {
 		const arg = args[at];
-		if (arg === '--built-in') continue;
+		if (SWITCHES.includes(arg)) continue;
 		const [flag, inline] = arg.includes('=')
 			? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
 			: [arg, undefined];
@@ -124,11 +132,31 @@ export function builtInFromArgs(args, bundle) {
 			throw new UsageError(`--n8n is 2 (n8n 2.x, n8n Cloud) or 1 (n8n 1.x), not ${values.n8nLine}`);
 		if (keySource === 'custom' && settings.eventIdPath === '')
 			throw new UsageError('--key-source custom needs --event-id with the Custom Key expression');
+		const answerFirst = args.includes('--answer-first');
+		const extra = ANSWER_FIRST_FLAGS.find((name) => values[name] !== undefined);
+		if (!answerFirst && extra !== undefined)
+			throw new UsageError(
+				`--${Object.entries(FLAGS)
+					.find(([, name]) => name === extra)?.[0]
+					.slice(2)} is read only with --answer-first`,
+			);
+		/** @param {string} name */
+		const number = (name) =>
+			values[name] === undefined ? builtIn.ANSWER_FIRST_DEFAULTS[name] : Number(values[name]);
 		const workflow = builtIn.builtInWorkflow(settings, {
 			provider: values.provider,
 			...(values.webhookPath ? { webhookPath: values.webhookPath } : {}),
 			...(values.n8nLine ? { n8nLine: Number(values.n8nLine) } : {}),
 			...(values.replayGuard !== undefined ? { replayGuard: values.replayGuard } : {}),
+			...(answerFirst
+				? {
+						answerFirst: {
+							checkEverySeconds: number('checkEverySeconds'),
+							maxAttempts: number('maxAttempts'),
+							backoffSeconds: number('backoffSeconds'),
+						},
+					}
+				: {}),
 		});
 		return { ok: true, json: `${JSON.stringify(workflow, null, 2)}\n` };
 	} catch (error) {

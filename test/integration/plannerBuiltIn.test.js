@@ -107,4 +107,43 @@ describeInBrowser('the built-in-nodes download', () => {
 		});
 		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(false);
 	});
+
+	test('Answer first: the file is the answer-first workflow for the page settings, its notes shown; simple mode is refused with the reason', async () => {
+		const { page } = browser;
+		const settings = { keySource: 'slack', namespace: '', mode: 'lease', leaseSeconds: 120 };
+		await plan(page, { body: Buffer.from('{"event_id":"Ev1"}'), ...settings });
+		expect(await page.inputValue('#builtInProvider')).toBe('slack');
+		await page.check('#builtInAnswerFirst');
+		const [download] = await Promise.all([
+			page.waitForEvent('download'),
+			page.click('#downloadBuiltInWorkflow'),
+		]);
+		expect(download.suggestedFilename()).toBe('idempotent-webhook-answer-first-slack.json');
+		const workflow = JSON.parse(readFileSync(await download.path(), 'utf8'));
+		const expected = builtIn.builtInWorkflow(
+			{
+				...builtIn.DEFAULT_SETTINGS,
+				...settings,
+				schema: await page.inputValue('#schema'),
+				table: await page.inputValue('#table'),
+				eventIdPath: await page.inputValue('#eventIdPath'),
+				fingerprint: await page.inputValue('#fingerprintSource'),
+				fingerprintExpression: await page.inputValue('#fingerprintExpression'),
+				retentionDays: Number(await page.inputValue('#retentionDays')),
+			},
+			{ provider: 'slack', answerFirst: builtIn.ANSWER_FIRST_DEFAULTS },
+		);
+		expect(workflow).toEqual(expected);
+		expect(workflow.nodes.map((/** @type {{ name: string }} */ n) => n.name)).toContain(
+			'Claim Due Key',
+		);
+		expect(await page.locator('#builtInAnswerFirstNotes li').allTextContents()).toEqual([
+			...builtIn.ANSWER_FIRST_NOTES,
+		]);
+		await plan(page, { body: Buffer.from('{"event_id":"Ev1"}'), ...settings, mode: 'simple' });
+		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(true);
+		expect(await page.textContent('#builtInRefusal')).toMatch(/cannot answer first/);
+		await page.uncheck('#builtInAnswerFirst');
+		expect(await page.isDisabled('#downloadBuiltInWorkflow')).toBe(false);
+	});
 });

@@ -64,9 +64,16 @@ test.each(runnable)('as printed: %s', (command) => {
 		const redirect = /\s>\s*(\S+)\s*$/.exec(command);
 		if (redirect) expectWorkflow(path.join(dir, redirect[1]));
 		else if (/\bcloud-workflows\b/.test(command)) {
-			const files = readdirSync(path.join(dir, 'workflows', 'cloud'));
+			const files = readdirSync(path.join(dir, 'workflows', 'cloud')).filter((f) =>
+				f.endsWith('.json'),
+			);
 			expect(files).toContain('stripe.json');
 			for (const file of files) expectWorkflow(path.join(dir, 'workflows', 'cloud', file));
+			// And the answer-first ones (workflows/cloud/answer-first/).
+			const answerFirst = readdirSync(path.join(dir, 'workflows', 'cloud', 'answer-first'));
+			expect(answerFirst).toContain('slack.json');
+			for (const file of answerFirst)
+				expectWorkflow(path.join(dir, 'workflows', 'cloud', 'answer-first', file));
 			expect(readFileSync(path.join(dir, 'docs', 'cloud.md'), 'utf8')).toBe(
 				readFileSync(path.join(root, 'docs', 'cloud.md'), 'utf8'),
 			);

@@ -32,6 +32,7 @@ const allowed = [
 	[/^dist\/credentials\/[\w.]+\.svg$/, 'credential icons'],
 	[/^workflows\/[\w-]+\.json$/, 'importable templates'],
 	[/^workflows\/cloud\/[\w-]+\.json$/, 'the built-in-nodes workflows for n8n Cloud'],
+	[/^workflows\/cloud\/answer-first\/[\w-]+\.json$/, 'the answer-first ones'],
 	[/^dist\/planner\/index\.html$/, 'the key planner page (one self-contained file)'],
 	[/^(README\.md|LICENSE|package\.json|index\.js)$/, 'the package itself'],
 ];
