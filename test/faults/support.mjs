@@ -208,6 +208,8 @@ export async function resendLikeProvider(
 /**
  * The slow-step table and its AFTER INSERT trigger on business_log: an event_key listed in
  * slow_business_step sleeps that many seconds, its row in the table but uncommitted meanwhile.
+ * While it sleeps, its session's application_name is `slow step <event_key>` (set for the
+ * transaction only), so slowStepsSleeping tells whose step sleeps when templates share a database.
  */
 export async function installSlowSteps(db) {
 	await db.query(`CREATE TABLE slow_business_step (event_key text PRIMARY KEY, seconds float8)`);
@@ -215,10 +217,22 @@ export async function installSlowSteps(db) {
 		DECLARE pause float8;
 		BEGIN
 			SELECT s.seconds INTO pause FROM slow_business_step s WHERE s.event_key = NEW.event_key;
-			IF pause IS NOT NULL THEN PERFORM pg_sleep(pause); END IF;
+			IF pause IS NOT NULL THEN
+				PERFORM set_config('application_name', 'slow step ' || NEW.event_key, true);
+				PERFORM pg_sleep(pause);
+			END IF;
 			RETURN NEW;
 		END $$`);
 	await db.query(
 		`CREATE TRIGGER sleep_when_slow AFTER INSERT ON business_log FOR EACH ROW EXECUTE FUNCTION sleep_when_slow()`,
 	);
+}
+
+/** How many of these events' slow business steps (installSlowSteps) sleep right now on `db`. */
+export async function slowStepsSleeping(db, eventKeys) {
+	const { rows } = await db.query(
+		`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND application_name = ANY($1)`,
+		[eventKeys.map((key) => `slow step ${key}`)],
+	);
+	return rows[0].n;
 }
