@@ -90,6 +90,7 @@ import { configFrom, list, parseArgs, REPO_DIR, USAGE } from './webhook/config.m
 import { postmasterPidOf } from './webhook/cpu.mjs';
 import { waitForIdle } from './webhook/idle.mjs';
 import { loadIds, runLoad } from './webhook/load.mjs';
+import { measureAnswerFirstCosts } from './webhook/answerFirstCosts.mjs';
 import { measureLoad } from './webhook/measure.mjs';
 import { summariseProfile } from './webhook/profile.mjs';
 import { fmt, summarise } from './webhook/report.mjs';
@@ -136,12 +137,21 @@ async function main() {
 		.filter((v) => !VARIANTS[v].template)
 		.map((v) => VARIANTS[v].file);
 	const beforeStack = Number(process.hrtime.bigint() / 1000n);
-	const stack = await startStack({ label: 'bench', extraWorkflows, env });
+	const stack = await startStack({
+		label: 'bench',
+		extraWorkflows,
+		env,
+		// --answer-first-costs counts an idle Redrive Trigger's statements with pg_stat_statements.
+		...(config.answerFirstCosts
+			? { serverSettings: { shared_preload_libraries: 'pg_stat_statements' } }
+			: {}),
+	});
 	const urls = {};
 	const samples = [];
 	const windows = [];
 	let serverPid;
 	let failed = false;
+	let answerFirstCosts;
 	try {
 		for (const v of config.variants) {
 			urls[v] = VARIANTS[v].template
@@ -208,6 +218,8 @@ async function main() {
 		}
 
 		await checkRecords(stack, run, executionDataBytes, keyBytes);
+		if (config.answerFirstCosts)
+			answerFirstCosts = await measureAnswerFirstCosts(stack, config, samples);
 	} catch (error) {
 		failed = true;
 		ledger.fail(`benchmark aborted: ${error.stack ?? error}`);
@@ -240,6 +252,8 @@ async function main() {
 		);
 	}
 
+	if (answerFirstCosts) out.push(...answerFirstCosts.out);
+
 	let profileSummary;
 	if (profileDir && serverPid) {
 		profileSummary = summariseProfile(config, profileDir, serverPid, windows, beforeStack, out);
@@ -263,6 +277,7 @@ async function main() {
 		profile: profileSummary,
 		executionDataBytes,
 		keyBytes,
+		...(answerFirstCosts ? { answerFirstCosts: { ...answerFirstCosts, out: undefined } } : {}),
 		checks: {
 			passed: ledger.failures.length === 0,
 			failures: ledger.failures,

@@ -18,7 +18,8 @@ export const HISTORY_VARIANTS = [
 
 export const USAGE =
 	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated,duplicate]\n' +
-	'                             [--variants floor,floorLight,floorLiteral,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile] [--threads]\n' +
+	'                             [--variants floor,floorLight,floorLiteral,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerFirstNoKeeper,floorAnswerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile] [--threads]\n' +
+	'                             [--answer-first-costs [--idle-seconds 60] [--renewals 500]]   (bench/webhook/answerFirstCosts.mjs)\n' +
 	'       node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]   (bench/webhook/history.mjs)\n';
 
 export function parseArgs(argv) {
@@ -28,7 +29,7 @@ export function parseArgs(argv) {
 		if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
 		const [name, inlineValue] = arg.slice(2).split(/=(.*)/s, 2);
 		let value = inlineValue;
-		if (['profile', 'threads', 'help', 'history'].includes(name)) {
+		if (['profile', 'threads', 'help', 'history', 'answer-first-costs'].includes(name)) {
 			options[name] = true;
 			continue;
 		}
@@ -77,6 +78,11 @@ export function configFrom(args) {
 		warmup: Number(args.warmup ?? 60),
 		profile: Boolean(args.profile),
 		threads: Boolean(args.threads),
+		// bench/webhook/answerFirstCosts.mjs: the cost ratios, an idle Redrive Trigger's statements
+		// over --idle-seconds, and the keeper's renewal CPU over --renewals statements.
+		answerFirstCosts: Boolean(args['answer-first-costs']),
+		idleSeconds: positiveInt('idle-seconds', args['idle-seconds'] ?? 60),
+		renewals: positiveInt('renewals', args.renewals ?? 500),
 		env: Object.fromEntries(
 			args.env.map((pair) => {
 				const at = pair.indexOf('=');

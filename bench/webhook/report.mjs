@@ -221,6 +221,9 @@ const RATIO_PAIRS = [
 	['multiStep', 'multiStepPlain'],
 	['answerFirst', 'answerLast'],
 	['answerFirst', 'package'],
+	['answerFirst', 'floorAnswerFirst'],
+	['answerFirst', 'answerFirstNoKeeper'],
+	['floorAnswerFirst', 'floorLight'],
 ];
 
 /** `of` against `against` in the given shapes at concurrency c: per-round ratios and their medians. */

@@ -22,6 +22,7 @@ const API_TABLE = 'processed_events_api';
 const ANSWER_FIRST_FILE = 'workflows/answer-first.json';
 const ANSWER_FIRST_TABLE = 'processed_events_af';
 const ANSWER_LAST_TABLE = 'processed_events_al';
+const ANSWER_FIRST_NO_KEEPER_TABLE = 'processed_events_afnk';
 /** The API template's scope for a caller without Authorization: 'orders-' + 16 hex of sha256('anonymous'). */
 const API_SCOPE = `orders-${createHash('sha256').update('anonymous').digest('hex').slice(0, 16)}`;
 
@@ -223,25 +224,35 @@ function multiStepTemplate({ steps }) {
  * `answerFirst: false` is the same workflow with Reserve's Answer First off: every delivery then
  * takes the template's answered-last branch (business step → Complete Key and Answer), as one over
  * the size cap does, so answerFirst ÷ answerLast is what storing the delivery and answering before
- * the work cost per event, the same nodes and trigger around it.
+ * the work cost per event, the same nodes and trigger around it. `keeper: false`: the template with
+ * Reserve's Keep the Lease While Running off (the lease ends Lease seconds after Reserve, as before
+ * the keeper), so answerFirst ÷ answerFirstNoKeeper is what keeping the lease costs an execution
+ * that ends before its first renewal (a third of the lease: 20 s here): the bookkeeping only.
  */
-function answerFirstTemplate({ answerFirst }) {
+function answerFirstTemplate({ answerFirst, keeper = true }) {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, ANSWER_FIRST_FILE), 'utf8'));
+	const [pathName, table, id, name] = !answerFirst
+		? ['answer-first-off', ANSWER_LAST_TABLE, 'IdemAnswerLast001', '(Answer First off)']
+		: keeper
+			? ['answer-first', ANSWER_FIRST_TABLE, 'IdemAnswerFirst01', '']
+			: [
+					'answer-first-no-keeper',
+					ANSWER_FIRST_NO_KEEPER_TABLE,
+					'IdemAnswerFstNoK1',
+					'(Keep the Lease While Running off)',
+				];
 	for (const node of template.nodes) {
 		if (node.type === 'n8n-nodes-base.webhook') {
-			node.parameters.path = answerFirst ? 'answer-first' : 'answer-first-off';
+			node.parameters.path = pathName;
 			node.webhookId = randomUUID();
 		}
-		if (node.type.startsWith('n8n-nodes-idempotency.'))
-			node.parameters.table = answerFirst ? ANSWER_FIRST_TABLE : ANSWER_LAST_TABLE;
-		if (node.type === 'n8n-nodes-idempotency.idempotencyReserve')
+		if (node.type.startsWith('n8n-nodes-idempotency.')) node.parameters.table = table;
+		if (node.type === 'n8n-nodes-idempotency.idempotencyReserve') {
 			node.parameters.answerFirst = answerFirst;
+			if (!keeper) node.parameters.keepLease = false;
+		}
 	}
-	return {
-		...template,
-		id: answerFirst ? 'IdemAnswerFirst01' : 'IdemAnswerLast001',
-		name: answerFirst ? template.name : `${template.name} (Answer First off)`,
-	};
+	return { ...template, id, name: name ? `${template.name} ${name}` : template.name };
 }
 
 /**
@@ -315,6 +326,11 @@ export function loadVariants() {
 	writeFileSync(
 		ANSWER_LAST_FILE,
 		JSON.stringify(answerFirstTemplate({ answerFirst: false }), null, 2),
+	);
+	const ANSWER_FIRST_NO_KEEPER_FILE = path.join(generatedDir, 'answer-first-no-keeper.json');
+	writeFileSync(
+		ANSWER_FIRST_NO_KEEPER_FILE,
+		JSON.stringify(answerFirstTemplate({ answerFirst: true, keeper: false }), null, 2),
 	);
 
 	// One entry per variant: adding a variant is adding an entry (and its workflow file).
@@ -483,6 +499,25 @@ export function loadVariants() {
 			keyedByBody: false,
 			keyTable: ANSWER_FIRST_TABLE,
 			businessKey: (id) => `evt:${id}`,
+			answer: acceptedAnswer,
+		},
+		answerFirstNoKeeper: {
+			file: ANSWER_FIRST_NO_KEEPER_FILE,
+			tag: 'afk',
+			dedupe: true,
+			inFlight409: true,
+			keyedByBody: false,
+			keyTable: ANSWER_FIRST_NO_KEEPER_TABLE,
+			businessKey: (id) => `evt:${id}`,
+			answer: acceptedAnswer,
+		},
+		// The answer-first template's floor: the same business step after the same fixed 200
+		// `accepted`, nothing else (no key, no stored delivery, no step record, no trigger).
+		floorAnswerFirst: {
+			file: 'bench/workflows/floor-answer-first.json',
+			tag: 'ffs',
+			dedupe: false,
+			businessKey: (id) => `floorfirst:${id}`,
 			answer: acceptedAnswer,
 		},
 		answerLast: {

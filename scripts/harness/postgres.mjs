@@ -245,7 +245,7 @@ export function initdbArguments({ dataDir, user, passwordFile }) {
  * 127.0.0.1 chosen. `spawn()` starts the server on it (again after a stop: same data, same port) and
  * resolves once it answers SELECT 1. Shared by the stack's server and the restartable key store.
  */
-export async function embeddedCluster({ workDir, name }) {
+export async function embeddedCluster({ workDir, name, settings: serverSettings = {} }) {
 	const account = postgresAccount();
 	const binaries = await embeddedBinaries(account);
 	const baseDir = path.join(workDir, name);
@@ -301,6 +301,11 @@ export async function embeddedCluster({ workDir, name }) {
 				'synchronous_commit=off',
 				'-c',
 				'full_page_writes=off',
+				// What a caller asks for on top (a bench: shared_preload_libraries=pg_stat_statements).
+				...Object.entries(serverSettings).flatMap(([setting, value]) => [
+					'-c',
+					`${setting}=${value}`,
+				]),
 			],
 			// SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one.
 			{
@@ -343,8 +348,8 @@ export async function embeddedCluster({ workDir, name }) {
 	return { settings, logFile, spawn };
 }
 
-async function embedded(workDir) {
-	const cluster = await embeddedCluster({ workDir, name: 'postgres' });
+async function embedded(workDir, settings) {
+	const cluster = await embeddedCluster({ workDir, name: 'postgres', settings });
 	const server = await cluster.spawn();
 	progress(
 		`PostgreSQL: embedded server ready on 127.0.0.1:${cluster.settings.port} (pid ${server.pid})`,
@@ -355,19 +360,21 @@ async function embedded(workDir) {
 }
 
 /**
- * @param {{ workDir: string }} options
+ * `settings`: server settings (-c name=value) for the embedded server; a DATABASE_URL server is
+ * shared and keeps its own, so they are not applied there (said in the log).
+ * @param {{ workDir: string, settings?: Record<string, string> }} options
  * @returns {Promise<PgServer>}
  */
-export async function startPostgres({ workDir }) {
+export async function startPostgres({ workDir, settings }) {
 	const url = process.env.DATABASE_URL;
 	if (url) {
 		const server = fromUrl(url);
 		progress(
-			`PostgreSQL: using DATABASE_URL (${server.host}:${server.port}, user ${server.user}); the harness creates and drops its own databases there`,
+			`PostgreSQL: using DATABASE_URL (${server.host}:${server.port}, user ${server.user}); the harness creates and drops its own databases there${settings ? `; not applied to it: ${JSON.stringify(settings)}` : ''}`,
 		);
 		return server;
 	}
-	return await embedded(workDir);
+	return await embedded(workDir, settings);
 }
 
 export function randomSuffix() {

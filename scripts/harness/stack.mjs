@@ -74,6 +74,9 @@ export {
  * @param {Array<{ id: string, name: string, type: string, data: object }>} [options.extraCredentials]
  *   more credentials imported beside the stack's own, referenced by name in extra workflows (the
  *   RabbitMQ consumer's `rabbitmq` credential: rabbitmq.mjs rabbitMqCredential).
+ * @param {Record<string, string>} [options.serverSettings] settings of the embedded PostgreSQL server
+ *   (n8n's database and the keys database), e.g. { shared_preload_libraries: 'pg_stat_statements' }
+ *   for a bench that counts statements; not applied to a DATABASE_URL server.
  * @param {string} [options.sourceDir] another checkout of the package (another commit's worktree:
  *   bench/webhook-ab.mjs): its build is installed and its templates imported instead of this one's;
  *   extra workflows are still read relative to this repository.
@@ -92,6 +95,7 @@ export async function startStack({
 	businessOnN8nServer,
 	builtInWorkflow,
 	extraCredentials = [],
+	serverSettings = undefined,
 	sourceDir = undefined,
 } = {}) {
 	const startedAt = Date.now();
@@ -119,6 +123,7 @@ export async function startStack({
 			keyStore,
 			pooler,
 			businessOnN8nServer,
+			serverSettings,
 			teardown,
 		});
 		const packageDir = builtInWorkflow

@@ -17,6 +17,7 @@ import { BUSINESS_LOG_SQL } from './templates.mjs';
  * @param {{ separate?: boolean, role?: string, replicated?: { synchronous?: boolean } }} [options.keyStore] see startStack.
  * @param {{ defaultPoolSize?: number, maxClientConn?: number, serverLoginRetry?: number }} [options.pooler] see startStack.
  * @param {boolean} [options.businessOnN8nServer] see startStack.
+ * @param {Record<string, string>} [options.serverSettings] see startStack.
  * @param {import('./teardown.mjs').Teardown} options.teardown
  */
 export async function startStackDatabases({
@@ -25,13 +26,14 @@ export async function startStackDatabases({
 	keyStore,
 	pooler: poolerOptions,
 	businessOnN8nServer = false,
+	serverSettings,
 	teardown,
 }) {
 	if (keyStore?.role && !keyStore.separate)
 		throw new Error('keyStore.role needs keyStore.separate');
 	if (keyStore?.replicated && (keyStore.separate || keyStore.role))
 		throw new Error('keyStore.replicated is a key store of its own: no separate, no role');
-	const server = await startPostgres({ workDir });
+	const server = await startPostgres({ workDir, settings: serverSettings });
 	teardown.push(() => server.stop());
 	const keyServer = keyStore?.replicated
 		? await startReplicatedKeyStore({ workDir, synchronous: keyStore.replicated.synchronous })

@@ -7,7 +7,8 @@
 // sender then resends every delivery not answered 2xx, honouring Retry-After, as a provider does.
 // Last, on the same stack, answer first (workflows/answer-first.json, published beside the template
 // with 10 s leases): the worker running its slow business step after the answer is killed, and the
-// Redrive Trigger (on the main) runs the stored delivery on the surviving worker.
+// Redrive Trigger (on the main) runs the stored delivery on the surviving worker; before the kill,
+// twice the lease after the answer, the key is still the worker's (its lease keeper renewed it).
 // Run with `npm run test:faults`.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,7 @@ import {
 	BUSINESS_STEP,
 	REQUEST_ID_HEADER,
 	sendEvent,
+	sleep,
 	startStack,
 	waitFor,
 } from '../../scripts/harness/index.mjs';
@@ -534,7 +536,7 @@ test(
 );
 
 test(
-	`queue mode, answer first: the worker running the business step after the 2xx answer killed (kill -9); once the lease ends the Redrive Trigger runs the stored delivery on the surviving worker: one business row, nothing lost, nothing resent`,
+	`queue mode, answer first: the worker running the business step after the 2xx answer still holds the key twice the lease later (Keep the Lease While Running), then is killed (kill -9); once the lease ends the Redrive Trigger runs the stored delivery on the surviving worker: one business row, nothing lost, nothing resent`,
 	{ timeout: 5 * 60_000 },
 	() =>
 		withLogs(stack, async () => {
@@ -590,6 +592,22 @@ test(
 			// The redriven run's insert is quick: only the killed one sleeps.
 			await behave(stack.keysDb, type, {});
 
+			// Keep the Lease While Running (on, the default) in a worker: while the worker lives, its
+			// keeper renews the lease, so twice the lease after the answer nobody has taken the key.
+			const reserved = await keyRow(stack.keysDb, key);
+			await sleep(Math.max(0, sentAt + 2 * ANSWER_FIRST_LEASE_SECONDS * 1000 - Date.now()));
+			const kept = await keyRow(stack.keysDb, key);
+			assert.deepEqual(
+				[kept.status, kept.attempts, kept.owner_token],
+				['in_progress', 1, reserved.owner_token],
+				'the worker still holds the key twice the lease after the answer',
+			);
+			assert.ok(
+				new Date(kept.lease_until).getTime() > new Date(reserved.lease_until).getTime(),
+				`the worker's keeper renewed the lease (${reserved.lease_until} → ${kept.lease_until})`,
+			);
+			assert.ok(victim.alive(), `${victim.name} still runs the step`);
+
 			const killedAt = Date.now();
 			process.kill(-victim.pid, 'SIGKILL');
 			await victim.process.exited;
@@ -640,6 +658,7 @@ test(
 				answeredMs,
 				leaseSeconds: ANSWER_FIRST_LEASE_SECONDS,
 				checkEverySeconds: ANSWER_FIRST_CHECK_EVERY_SECONDS,
+				keptBeforeKillSeconds: Number(((killedAt - sentAt) / 1000).toFixed(1)),
 				killedWorker: victim.name,
 				redriveOn: survivor.name,
 				completedSecondsAfterKill: Number(completedSeconds.toFixed(1)),
