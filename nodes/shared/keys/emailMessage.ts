@@ -117,7 +117,11 @@ export function readEmailItem(json: unknown, trigger: EmailTrigger): EmailKeyInp
 	if (!isObject(json)) throw new KeyError('The item is not an email', NOT_IMAP);
 	if (trigger === 'imap') {
 		const simple = isObject(json.metadata) || typeof json.textPlain === 'string';
-		if (!simple && !isObject(json.headers)) {
+		// mailparser's fields beside `headers`: a webhook item has `headers` too, and none of these.
+		const resolved =
+			isObject(json.headers) &&
+			('textAsHtml' in json || 'html' in json || 'messageId' in json || isObject(json.attributes));
+		if (!simple && !resolved) {
 			if (typeof json.raw === 'string')
 				throw new KeyError(
 					'The item is an Email Trigger (IMAP) RAW item: it has no Message-ID and no UID',
