@@ -55,7 +55,7 @@ const emls = readdirSync(FIXTURES)
 const workDir = mkdtempSync(path.join(tmpdir(), 'idem-email-fixtures-'));
 const server = await startDovecot({ dir: workDir });
 try {
-	const mail = await imapClient(paths, server);
+	const mail = await imapClient(server);
 	const uids = {};
 	for (const name of emls)
 		uids[name] = (await mail.append(readFileSync(path.join(FIXTURES, name)))).uid;

@@ -3,16 +3,16 @@
 // config of its own in a temp folder: plain IMAP (ssl = no, plaintext login allowed), one user from
 // a passwd-file, Maildir mail in the folder. As root, dovecot's own accounts run it (its login
 // processes refuse root); as any other user, that user runs every process. Mail is delivered with
-// IMAP APPEND through n8n's own imapflow (loaded from the cached n8n install, as rabbitmq.mjs loads
-// amqplib): the client n8n's Email Trigger (IMAP) itself uses, and not a dependency of this package.
-import { execFile, spawn } from 'node:child_process';
+// IMAP APPEND (imapClient), as a mail server's delivery agent would store it.
+import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import net from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { progress, waitFor } from './log.mjs';
+import { spawnTracked, stopTracked } from './processes.mjs';
 import { freePort } from './ports.mjs';
 
 const run = promisify(execFile);
@@ -89,24 +89,25 @@ service anvil {
 }
 `,
 	);
-	// -F: in the foreground, so the harness owns the process and stops it by its id.
-	const child = spawn(DOVECOT, ['-F', '-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-	let output = '';
-	child.stdout.on('data', (chunk) => (output += chunk));
-	child.stderr.on('data', (chunk) => (output += chunk));
-	const exited = new Promise((resolve) => child.once('exit', resolve));
-	const logText = () => (existsSync(log) ? readFileSync(log, 'utf8') : '') + output;
+	// -F: in the foreground, a tracked process group: stopped by its id, and at exit if a test dies.
+	const output = path.join(root, 'dovecot.out');
+	const tracked = spawnTracked(DOVECOT, ['-F', '-c', config], {
+		name: 'dovecot',
+		logFile: output,
+	});
+	const logText = () =>
+		[log, output].map((file) => (existsSync(file) ? readFileSync(file, 'utf8') : '')).join('');
 	try {
 		await waitFor(
 			() => `dovecot listening on 127.0.0.1:${port} (log: ${logText().slice(-500)})`,
 			async () => {
-				if (child.exitCode !== null) throw new Error(`dovecot exited: ${logText()}`);
+				if (tracked.exitStatus) throw new Error(`dovecot exited: ${logText()}`);
 				return logText().includes('starting up') && (await canConnect(port)) ? true : undefined;
 			},
 			{ timeoutMs: 30_000, intervalMs: 200 },
 		);
 	} catch (error) {
-		child.kill('SIGKILL');
+		await stopTracked(tracked, { graceMs: 1000 });
 		throw error;
 	}
 	progress(`dovecot: IMAP on 127.0.0.1:${port}, user ${user} (config ${config})`);
@@ -118,17 +119,12 @@ service anvil {
 		log,
 		logText,
 		async stop() {
-			if (child.exitCode === null) {
-				child.kill('SIGTERM');
-				await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
-				if (child.exitCode === null) child.kill('SIGKILL');
-			}
+			await stopTracked(tracked, { graceMs: 5000 });
 		},
 	};
 }
 
 async function canConnect(port) {
-	const net = await import('node:net');
 	return await new Promise((resolve) => {
 		const socket = net.connect({ host: '127.0.0.1', port });
 		socket.once('connect', () => {
@@ -139,52 +135,93 @@ async function canConnect(port) {
 	});
 }
 
-/** @param {{ n8nModules: string }} paths see install.mjs cachePaths */
-export function loadImapFlow(paths) {
-	const requireFromN8n = createRequire(path.join(paths.n8nModules, 'n8n', 'package.json'));
-	try {
-		return requireFromN8n(path.join(paths.n8nModules, 'imapflow')).ImapFlow;
-	} catch {
-		return requireFromN8n('imapflow').ImapFlow;
-	}
-}
-
 /**
- * An IMAP client on the server (n8n's imapflow), logged in: `append` delivers raw messages to a
- * mailbox; `status` reads UIDNEXT, UIDVALIDITY and the unseen count; `close` logs out.
- * @param {{ n8nModules: string }} paths
+ * A minimal IMAP client for the suites' own deliveries (LOGIN, CREATE, APPEND, LOGOUT, RFC 9051):
+ * a few lines of protocol, so the harness needs no IMAP library of either n8n line. The clients
+ * n8n's triggers use against this server are proven by the suites themselves (imapflow through
+ * @n8n/imap in n8n 2.x, node-imap through imap-simple in 1.x).
  * @param {{ host: string, port: number, user: string, password: string }} server
  */
-export async function imapClient(paths, server) {
-	const ImapFlow = loadImapFlow(paths);
-	const client = new ImapFlow({
-		host: server.host,
-		port: server.port,
-		secure: false,
-		doSTARTTLS: false,
-		auth: { user: server.user, pass: server.password },
-		logger: false,
+export async function imapClient(server) {
+	const socket = net.connect({ host: server.host, port: server.port });
+	let received = '';
+	/** @type {Array<() => void>} */
+	let listeners = [];
+	socket.setEncoding('utf8');
+	/** @type {Error | undefined} */
+	let failure;
+	socket.on('data', (chunk) => {
+		received += chunk;
+		for (const listener of listeners) listener();
 	});
-	await client.connect();
+	socket.on('error', (error) => {
+		failure = error;
+		for (const listener of listeners) listener();
+	});
+	/** Resolves with the text up to and including the first line `done` accepts. */
+	const nextLine = (done) =>
+		new Promise((resolve, reject) => {
+			const check = () => {
+				if (failure) {
+					listeners = listeners.filter((listener) => listener !== check);
+					reject(failure);
+					return;
+				}
+				const lines = received.split('\r\n');
+				for (let i = 0; i < lines.length - 1; i++)
+					if (done(lines[i])) {
+						const text = lines.slice(0, i + 1).join('\r\n');
+						received = lines.slice(i + 1).join('\r\n');
+						listeners = listeners.filter((listener) => listener !== check);
+						resolve(text);
+						return;
+					}
+			};
+			listeners.push(check);
+			check();
+		});
+	let counter = 0;
+	let queue = Promise.resolve();
+	/** Sends a command (and a literal after the server's "+"), one at a time; the tagged answer, or throws. */
+	const command = (text, literal) => {
+		const sent = queue.then(() => exchange(text, literal));
+		queue = sent.catch(() => undefined);
+		return sent;
+	};
+	const exchange = async (text, literal) => {
+		const tag = `e${++counter}`;
+		socket.write(`${tag} ${text}\r\n`);
+		if (literal !== undefined) {
+			await nextLine((line) => line.startsWith('+') || line.startsWith(`${tag} `));
+			socket.write(Buffer.concat([literal, Buffer.from('\r\n')]));
+		}
+		const answer = await nextLine((line) => line.startsWith(`${tag} `));
+		const last = answer.split('\r\n').at(-1);
+		if (!last.startsWith(`${tag} OK`)) throw new Error(`IMAP ${text.split(' ')[0]}: ${last}`);
+		return last;
+	};
+	const quoted = (text) => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+	await nextLine((line) => line.startsWith('* OK'));
+	await command(`LOGIN ${quoted(server.user)} ${quoted(server.password)}`);
 	return {
-		/** @param {string | Buffer} message @param {string} [mailbox] */
+		/**
+		 * Delivers one message (its bytes as a mail server stores them); returns its UID.
+		 * @param {string | Buffer} message
+		 * @param {string} [mailbox]
+		 */
 		async append(message, mailbox = 'INBOX') {
-			return await client.append(mailbox, message);
+			const bytes = Buffer.isBuffer(message) ? message : Buffer.from(message);
+			const answer = await command(`APPEND ${quoted(mailbox)} {${bytes.length}}`, bytes);
+			const uid = /APPENDUID \d+ (\d+)/.exec(answer)?.[1];
+			return { uid: uid === undefined ? undefined : Number(uid) };
 		},
 		/** @param {string} mailbox */
 		async createMailbox(mailbox) {
-			return await client.mailboxCreate(mailbox);
-		},
-		async status(mailbox = 'INBOX') {
-			return await client.status(mailbox, {
-				uidNext: true,
-				uidValidity: true,
-				unseen: true,
-				messages: true,
-			});
+			await command(`CREATE ${quoted(mailbox)}`);
 		},
 		async close() {
-			await client.logout().catch(() => client.close());
+			await command('LOGOUT').catch(() => undefined);
+			socket.destroy();
 		},
 	};
 }
