@@ -93,6 +93,8 @@ service anvil {
 	const output = path.join(root, 'dovecot.out');
 	const tracked = spawnTracked(DOVECOT, ['-F', '-c', config], {
 		name: 'dovecot',
+		cwd: root,
+		env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/bin' },
 		logFile: output,
 	});
 	const logText = () =>

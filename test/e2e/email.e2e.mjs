@@ -126,7 +126,7 @@ function email({ subject, messageId = `<${randomUUID()}@e2e.Example.COM>`, body 
 
 before(
 	async () => {
-		const paths = await ensureN8n();
+		await ensureN8n();
 		const { workDir } = createWorkFolder('idem-email-', teardown);
 		dovecot = await startDovecot({ dir: workDir });
 		teardown.push(() => dovecot.stop());

@@ -131,6 +131,7 @@ describe('Email Trigger (IMAP) Message', () => {
 	test('the RAW format, a webhook item and an item without UID or Message-ID are item errors naming what is missing', async () => {
 		const noUid = item('02', 'imap', 'simple');
 		delete noUid.json.attributes;
+		/** @type {Array<[{ json: any }, RegExp, RegExp]>} */
 		const cases = [
 			[
 				item('01', 'imap', 'raw'),
