@@ -127,6 +127,11 @@ function idExpression(
 				'The Idempotency-Key header source is not offered with built-in nodes',
 				"It is the API template's source, whose promise is replaying the first answer (stored answers), which built-in nodes cannot keep. Use the package, or key on the request's event id.",
 			);
+		case 'emailMessage':
+			throw new BuiltInError(
+				'The email sources key an Email Trigger (IMAP) or Gmail Trigger item, and this workflow starts with a Webhook',
+				'Use a webhook key source here; email workflows are the package template workflows/email-trigger.json (docs/email.md).',
+			);
 		case 'amqpMessage':
 			throw new BuiltInError(
 				'The RabbitMQ Message source keys a RabbitMQ Trigger item, and this workflow starts with a Webhook',

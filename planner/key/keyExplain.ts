@@ -75,6 +75,8 @@ export function explainIdentity(
 		}
 		case 'amqpMessage':
 			return `${definition?.name}: "evt:" + the message-id property, else "sha256:" + the content's SHA-256.`;
+		case 'emailMessage':
+			return `${definition?.name}: "email:" + the Message-ID header, else "sha256:" + the SHA-256 of what identifies the email.`;
 		case 'idempotencyKeyHeader':
 			return `"idk:" + the client's Idempotency-Key header (quoted or bare), after the namespace that scopes it to the client.`;
 	}

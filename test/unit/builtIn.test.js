@@ -171,6 +171,12 @@ test.each([
 	[{ provider: 'nope' }, {}, /Unknown provider "nope"/],
 	[{ provider: 'stripe' }, { keySource: 'idempotencyKeyHeader' }, /Idempotency-Key header/],
 	[{ provider: 'stripe' }, { keySource: 'rabbitmqMessage' }, /RabbitMQ Trigger item/],
+	[
+		{ provider: 'stripe' },
+		{ keySource: 'imapEmail' },
+		/Email Trigger \(IMAP\) or Gmail Trigger item/,
+	],
+	[{ provider: 'stripe' }, { keySource: 'gmailMessage' }, /this workflow starts with a Webhook/],
 	[{ provider: 'stripe' }, { namespace: 'a:b' }, /contains ":"/],
 	[{ provider: 'stripe' }, { namespace: '{{ $json.x }}' }, /^The namespace .* contains "{{"/],
 	[{ provider: 'stripe' }, { table: 'bad"name' }, /./],

@@ -213,7 +213,7 @@ describe("numeric ids: the raw body's exact text", () => {
 });
 
 describe('the key source table', () => {
-	test('every value the node stored before is still there, with the presets of issues 10 and 38', () => {
+	test('every value the node stored before is still there, with the presets of issues 10, 38 and 63', () => {
 		// Values saved in workflows before must stay; the table's new presets come on top.
 		expect(KEY_SOURCES.map((source) => source.value)).toEqual(
 			expect.arrayContaining([
@@ -221,7 +221,9 @@ describe('the key source table', () => {
 				'custom',
 				'eventIdOrBodyHash',
 				'github',
+				'gmailMessage',
 				'idempotencyKeyHeader',
+				'imapEmail',
 				'rabbitmqMessage',
 				'shopify',
 				'slack',

@@ -10,6 +10,7 @@ const {
 	redrivenJson,
 	storedDeliveryOf,
 	storedHeaderNames,
+	storedMessageOf,
 } = require('../../dist/nodes/shared/delivery/storedDelivery');
 
 const headerName = fc.oneof(
@@ -83,4 +84,24 @@ test("a redrive's item is the delivery as n8n's Webhook hands it", () => {
 		query: {},
 		body: { id: 'evt_1' },
 	});
+});
+
+test('an email is stored as the trigger emitted it and redriven as it is, within the cap (docs/email.md)', () => {
+	const email = {
+		subject: 'Réclamation',
+		textPlain: 'Where is my order?',
+		metadata: { 'message-id': '<a@example.com>' },
+		attributes: { uid: 7 },
+	};
+	const outcome = /** @type {any} */ (storedMessageOf(email, { workflowId: 'wf1' }));
+	expect(outcome.delivery).toMatchObject({ v: 1, message: email, workflowId: 'wf1' });
+	expect(redrivenJson(outcome.delivery)).toEqual(email);
+	// A stored webhook delivery without `message` is still redriven as a Webhook item.
+	expect(redrivenJson({ v: 1, headers: {}, body: { id: 1 }, query: {} })).toMatchObject({
+		body: { id: 1 },
+	});
+	const large = /** @type {any} */ (
+		storedMessageOf({ ...email, textPlain: 'x'.repeat(300) }, {}, 200)
+	);
+	expect(large).toEqual({ tooLarge: { bytes: expect.any(Number), limit: 200 } });
 });

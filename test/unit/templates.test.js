@@ -398,6 +398,73 @@ describe('the RabbitMQ consumer template (issue 38)', () => {
 	});
 });
 
+describe('the email template (issue 63, docs/email.md)', () => {
+	const workflow = templates.find(([name]) => name === 'email-trigger.json')[1];
+	const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);
+	const targets = (from, output) =>
+		(workflow.connections[from]?.main?.[output] ?? []).map((connection) => node(connection.node));
+	const reserve = node('Idempotency Reserve');
+	const trigger = node('Email Trigger (IMAP)');
+
+	test('the Email Trigger (IMAP) in a format whose items carry the Message-ID and UID, into Reserve', () => {
+		expect(trigger.type).toBe('n8n-nodes-base.emailReadImap');
+		// 2.1 is the latest version n8n 1.x has, and the first that keeps a UID watermark.
+		expect(trigger.typeVersion).toBe(2.1);
+		expect(['simple', 'resolved']).toContain(trigger.parameters.format);
+		expect(targets(trigger.name, 0)).toEqual([reserve]);
+	});
+
+	test('Reserve keys on the email in a namespace per mailbox, in lease mode, storing the email (Answer First)', () => {
+		expect(reserve.parameters).toMatchObject({
+			mode: 'lease',
+			answerFirst: true,
+			keySource: 'imapEmail',
+			namespace: "={{ 'imap-' + $('Email Trigger (IMAP)').params.mailbox }}",
+		});
+	});
+
+	test("new runs the business step by each item's key; duplicate and in flight end quietly", () => {
+		const [toRun] = targets(reserve.name, 0);
+		const [step] = targets(toRun.name, 0);
+		expect(step.type).toBe('n8n-nodes-idempotency.idempotencyExactlyOnce');
+		// The trigger emits up to 20 emails per execution: an empty Key fails on a batch.
+		expect(step.parameters.key).toBe('={{ $json.idempotency.key }}');
+		expect(step.onError).toBeUndefined();
+		for (const output of [1, 2]) {
+			const leaves = targets(reserve.name, output);
+			expect(leaves.map((leaf) => leaf.type)).toEqual(['n8n-nodes-base.noOp']);
+			expect(workflow.connections[leaves[0].name]).toBeUndefined();
+		}
+	});
+
+	test('a failure is run again by the Redrive Trigger from the same node, never released', () => {
+		const redrive = workflow.nodes.find(
+			(candidate) => candidate.type === 'n8n-nodes-idempotency.idempotencyRedriveTrigger',
+		);
+		expect(targets(redrive.name, 0)).toEqual(targets(reserve.name, 0));
+		expect(targets(redrive.name, 1).map((next) => next.type)).toEqual(['n8n-nodes-base.noOp']);
+		expect(
+			workflow.nodes.filter(
+				(candidate) => candidate.type === 'n8n-nodes-idempotency.idempotencyRelease',
+			),
+		).toEqual([]);
+		// Reserve's error output: an unusable email ends visible, any other failure fails the execution.
+		expect(reserve.onError).toBe('continueErrorOutput');
+		const [check] = targets(reserve.name, 3);
+		expect(targets(check.name, 0).map((next) => next.type)).toEqual([
+			'n8n-nodes-base.stopAndError',
+		]);
+		expect(targets(check.name, 1).map((next) => next.type)).toEqual(['n8n-nodes-base.noOp']);
+	});
+
+	test("no node after Reserve reads the trigger's output, which a redriven run does not have", () => {
+		const after = workflow.nodes.filter(
+			(candidate) => ![trigger.name, reserve.name, 'Sticky Note'].includes(candidate.name),
+		);
+		expect(JSON.stringify(after)).not.toContain("$('Email Trigger (IMAP)')");
+	});
+});
+
 describe('the API template scopes keys by the caller n8n authenticated (no shared fallback)', () => {
 	const workflow = templates.find(([name]) => name === 'idempotent-api.json')[1];
 	const node = (name) => workflow.nodes.find((candidate) => candidate.name === name);

@@ -31,6 +31,7 @@ import { itemFingerprinter } from '../helpers/deriveItemFingerprint';
 import { digestHex, itemKeyDeriver } from '../helpers/deriveItemKey';
 import { waitWhileInFlight } from '../helpers/waitInFlight';
 import { answerFirstOf, type AnswerFirst } from '../helpers/answerFirst';
+import { readEmailItem } from '../../shared/keys/emailMessage';
 import { keepReservedLeases, maxRunSecondsOf } from '../helpers/keepLease';
 import {
 	ANSWER_PROBLEMS_VERSION,
@@ -137,6 +138,9 @@ function reserveTargetReader(
 		else if (unsignedPreset && verdict === undefined)
 			keyFrom.set(itemIndex, KEY_FROM_UNSIGNED_HEADER);
 		const key = keyOf(item, itemIndex, choice);
+		// An email's key says whether it is the Message-ID or a digest, and why (emailMessage.ts).
+		if (definition?.location.kind === 'emailMessage')
+			keyFrom.set(itemIndex, readEmailItem(item.json, definition.location.trigger).keyFrom);
 		// A verified body's fingerprint is its digest: the signed content less what each attempt renews.
 		const fingerprint =
 			verdict !== undefined && fingerprintSource === 'rawBody'

@@ -3,6 +3,7 @@ import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 import {
 	forbiddenStoredHeader,
 	storedDeliveryOf,
+	storedMessageOf,
 	storedHeaderNames,
 	type StoredDeliveryOutcome,
 } from '../../shared/delivery/storedDelivery';
@@ -64,12 +65,15 @@ export function answerFirstOf(
 					'A stored delivery stays in the key table until the key is purged: remove that header from Also Store Headers. A redrive is not verified again, so it needs no signature.',
 			},
 		);
-	const presetHeaders =
-		keyLocation !== undefined && keyLocation.kind === 'headers' ? keyLocation.names : [];
-	const names = storedHeaderNames(presetHeaders, signedHeaders, extra);
 	// Named with its workflow, whose Redrive Trigger alone may run it; a workflow never saved has no id.
 	const workflowId = context.getWorkflow().id;
 	const origin =
 		workflowId === undefined || workflowId === '' ? {} : { workflowId: String(workflowId) };
+	// An email is no webhook request: stored whole, redriven as the trigger emitted it (docs/email.md).
+	if (keyLocation?.kind === 'emailMessage')
+		return { deliveryOf: (json) => storedMessageOf(json, origin) };
+	const presetHeaders =
+		keyLocation !== undefined && keyLocation.kind === 'headers' ? keyLocation.names : [];
+	const names = storedHeaderNames(presetHeaders, signedHeaders, extra);
 	return { deliveryOf: (json) => storedDeliveryOf(json, names, origin) };
 }

@@ -81,7 +81,8 @@ export function signedKeyChoice(
 	const userOwned =
 		location.kind === 'customKey' ||
 		location.kind === 'idempotencyKeyHeader' ||
-		location.kind === 'amqpMessage';
+		location.kind === 'amqpMessage' ||
+		location.kind === 'emailMessage';
 	if (userOwned) return {};
 	if (verdict === undefined) return {};
 	const signed = { signedHeaders: signedHeadersOf(verdict.provider) };

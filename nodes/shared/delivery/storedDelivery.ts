@@ -24,6 +24,11 @@ export interface StoredDelivery {
 	query: unknown;
 	/** The workflow that stored it: only that workflow's Redrive Trigger runs it (sql/redrive.ts). */
 	workflowId?: string;
+	/**
+	 * An email keyed by an email preset (emailMessage.ts): its item json as
+	 * the trigger emitted it, which a redrive runs as it is (no headers, body or query then).
+	 */
+	message?: Record<string, unknown>;
 }
 
 /**
@@ -77,9 +82,36 @@ export function storedDeliveryOf(
 	return oversized === undefined ? { delivery } : { tooLarge: oversized };
 }
 
-/** The item json a redrive runs: the delivery as the Webhook node would hand it, marked as a redrive. */
+/**
+ * The delivery of an email preset's item (emailMessage.ts): the item json as the trigger emitted
+ * it, within the record cap. No secret filtering applies: a message carries no sender's credential,
+ * only what was sent (its binary data, such as attachments, is not stored).
+ */
+export function storedMessageOf(
+	json: Record<string, unknown>,
+	origin: Pick<StoredDelivery, 'workflowId'> = {},
+	limit: number = MAX_RECORD_BYTES,
+): StoredDeliveryOutcome {
+	const delivery: StoredDelivery = {
+		v: 1,
+		headers: {},
+		body: null,
+		query: {},
+		message: json,
+		...origin,
+	};
+	const oversized = oversizedRecord(toStorableJson(delivery), limit);
+	return oversized === undefined ? { delivery } : { tooLarge: oversized };
+}
+
+/**
+ * The item json a redrive runs: the delivery as the Webhook node would hand it, or a stored message
+ * as its trigger emitted it, marked as a redrive by the caller.
+ */
 export function redrivenJson(stored: unknown): Record<string, unknown> {
 	const delivery = (stored ?? {}) as Partial<StoredDelivery>;
+	if (delivery.message !== null && typeof delivery.message === 'object')
+		return { ...delivery.message };
 	return {
 		headers: delivery.headers ?? {},
 		params: {},

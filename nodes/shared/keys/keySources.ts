@@ -1,10 +1,12 @@
 import { readAmqpMessage } from './amqpMessage';
+import { readEmailItem } from './emailMessage';
 import { headerIdText, readHeader } from './headerValue';
 import { clientKeyFromHeader, IDEMPOTENCY_KEY_HEADER } from './idempotencyKeyHeader';
 import { idValue, numberIdText, type IdValue } from './idText';
 import type { WebhookItemJson } from '../webhook/requestBody';
 import { KeyError } from './KeyError';
 import { keySourceDefinition, type KeySource } from './keySourceTable';
+import { EMAIL_SCOPE } from './prefixes';
 
 export type { KeySource } from './keySourceTable';
 export { BODY_HASH_PREFIX, EVENT_ID_PREFIX } from './prefixes';
@@ -158,6 +160,13 @@ export function resolveKeyIdentity(
 			const { messageId, content } = readAmqpMessage(item);
 			if (messageId !== undefined) return { kind: 'eventId', id: messageId };
 			return { kind: 'messageContent', content };
+		}
+		case 'emailMessage': {
+			const email = readEmailItem(item, location.trigger);
+			if (email.messageId !== undefined)
+				return { kind: 'eventId', id: email.messageId, scope: EMAIL_SCOPE };
+			// A text that is not a JSON object or array: hashed as it is (amqpMessage.ts).
+			return { kind: 'messageContent', content: email.digestText };
 		}
 		case 'idempotencyKeyHeader':
 			return {

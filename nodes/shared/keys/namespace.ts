@@ -4,6 +4,7 @@ import { PROVIDERS } from '../webhook/providers';
 import {
 	BODY_HASH_PREFIX,
 	CLIENT_KEY_PREFIX,
+	EMAIL_SCOPE,
 	EVENT_ID_PREFIX,
 	SIGNED_CONTENT_PREFIX,
 } from './prefixes';
@@ -12,7 +13,7 @@ import {
  * A key is `<namespace>:<key>`, or the key alone when the namespace is empty (the hand-built
  * pattern's keys, unchanged). For that join to be one-to-one:
  * - a namespace has no ":", so the text before the first ":" of a namespaced key is its namespace;
- * - a namespace is not "evt", "sha256", "signed", "idk" or a provider's value: an empty namespace's
+ * - a namespace is not "evt", "sha256", "signed", "idk", "email" or a provider's value: an empty namespace's
  *   keys start with one of those and ":", and `evt` + `evt:x` would be the key of the id `evt:x`
  *   without a namespace (`svix` + `evt:x` that of Svix's event `evt:x`).
  * A Custom key without a namespace is used exactly as it is, so it shares the key space with every
@@ -24,6 +25,7 @@ const RESERVED: readonly string[] = [
 	...[EVENT_ID_PREFIX, BODY_HASH_PREFIX, SIGNED_CONTENT_PREFIX, CLIENT_KEY_PREFIX].map((prefix) =>
 		prefix.slice(0, -1),
 	),
+	EMAIL_SCOPE,
 	...PROVIDERS.map(({ value }) => value),
 ];
 

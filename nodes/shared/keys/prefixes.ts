@@ -9,6 +9,8 @@ export const EVENT_ID_PREFIX = 'evt:';
 export const BODY_HASH_PREFIX = 'sha256:';
 export const SIGNED_CONTENT_PREFIX = 'signed:';
 export const CLIENT_KEY_PREFIX = 'idk:';
+/** The scope of the email presets' Message-ID keys (`email:<a@b>`), one for IMAP and Gmail alike. */
+export const EMAIL_SCOPE = 'email';
 
 /** The provider whose preset keeps the bare `evt:` prefix: the hand-built pattern's Stripe keys. */
 export const UNSCOPED_PROVIDER = 'stripe';
