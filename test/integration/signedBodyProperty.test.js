@@ -193,9 +193,13 @@ function readAsSigned(scheme, headers, bytes, n8nBody) {
 		mediaType,
 	);
 	const json = mediaType === 'application/json' || structuredJson;
+	// A provider that sends JSON is taken under `+json` too; Generic HMAC only under the Media Types
+	// its user listed (the default, JSON alone, is unchanged).
+	const jsonIncludesSuffixed = scheme.value !== 'hmac';
 	const listed =
 		scheme.contentTypes.includes(mediaType) ||
-		(structuredJson && scheme.contentTypes.includes('application/json'));
+		(structuredJson && scheme.contentTypes.includes('*/*+json')) ||
+		(structuredJson && jsonIncludesSuffixed && scheme.contentTypes.includes('application/json'));
 	if (!listed) return false;
 	const charset = parameters
 		.map((parameter) => parameter.split('='))
