@@ -157,8 +157,9 @@ describe('Keep the Lease While Running', () => {
 	});
 
 	test('off, the lease ends Lease seconds after Reserve, as before', async () => {
-		const slow = slowRun('keep_off', { ms: 6000, reserve: { keepLease: false } });
-		await sleep(4000);
+		const slow = slowRun('keep_off', { ms: 8000, reserve: { keepLease: false } });
+		// Until the reservation's own lease has ended, however late the engine reached Reserve.
+		await waitFor(async () => (await rowOf('evt:keep_off'))?.leased === false, 7000);
 		expect(await retry('keep_off')).toMatchObject({ isNew: true, attempt: 2 });
 		const run = await slow;
 		// The first execution's Complete Key is fenced out: the retry owns the key now.
@@ -254,20 +255,30 @@ describe("the Redrive Trigger's claim", () => {
 	});
 
 	test('a claimed key is kept while its redriven execution runs, and let go when it is done', async () => {
+		// Timed by the database's own lease_until, not by sleeps: with a 2 s lease one late tick on a
+		// loaded machine (both cores busy) let the lease end between two renewals.
 		await stored('kept:evt:1', { v: 1, body: { id: '1' }, workflowId: 'wf-k' });
-		const [claimed] = (await claim('wf-k', { leaseSeconds: 2 })).claimed;
+		const [claimed] = (await claim('wf-k', { leaseSeconds: 6 })).claimed;
+		const claimedUntil = await leaseUntilOf(claimed.key);
 		/** @type {(value?: unknown) => void} */
 		let done = () => undefined;
 		store().keepLeases([{ key: claimed.key, token: claimed.token }], {
-			leaseSeconds: 2,
+			leaseSeconds: 6,
 			maxRunSeconds: 60,
 			until: new Promise((resolve) => (done = resolve)),
 		});
-		await sleep(4500);
+		// Renewed past the claim's own lease, and still held once that lease would have ended.
+		await waitFor(async () => (await leaseUntilOf(claimed.key)) > claimedUntil, 10000);
+		await waitFor(
+			async () =>
+				(await db.query(`SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now`)).rows[0]
+					.now > claimedUntil,
+			10000,
+		);
 		expect(await rowOf('kept:evt:1')).toEqual({ status: 'in_progress', attempts: 2, leased: true });
 		expect((await claim('wf-k')).claimed).toEqual([]);
 		done();
-		await sleep(3500);
+		await waitFor(async () => !(await rowOf('kept:evt:1')).leased, 15000);
 		expect((await claim('wf-k')).claimed.map(({ key }) => key)).toEqual(['kept:evt:1']);
 	});
 });
