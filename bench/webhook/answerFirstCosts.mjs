@@ -29,6 +29,8 @@ const TRIGGER_TABLES = {
 	answerFirst: 'processed_events_af',
 	answerFirstNoKeeper: 'processed_events_afnk',
 	answerLast: 'processed_events_al',
+	answerFirstNoRecords: 'processed_events_afnr',
+	answerFirstLean: 'processed_events_afln',
 };
 /** The template's lease (workflows/answer-first.json): the keeper renews every third of it. */
 const TEMPLATE_LEASE_SECONDS = 60;
@@ -36,6 +38,9 @@ const COST_PAIRS = [
 	['answerFirst', 'package', 1.1],
 	['answerFirst', 'floorAnswerFirst', undefined],
 	['answerFirst', 'answerFirstNoKeeper', 1.01],
+	// The levers (variants.mjs answerFirstTemplate): what the template would cost without them.
+	['answerFirstNoRecords', 'package', 1.1],
+	['answerFirstLean', 'package', 1.1],
 ];
 
 const n8nCpu = (sample) => sample.cpuMsPerRequest.main + sample.cpuMsPerRequest.runner;
@@ -53,7 +58,7 @@ function processCpuMs(pid) {
  * whole stack (n8n + PostgreSQL: the cost per event the target is about) and of n8n alone (what the
  * other rows of BENCHMARKS.md compare).
  */
-function costRatios(config, samples) {
+export function costRatios(config, samples) {
 	const rows = [];
 	for (const c of config.concurrency) {
 		for (const [of, against, target] of COST_PAIRS) {

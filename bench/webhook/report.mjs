@@ -223,6 +223,9 @@ const RATIO_PAIRS = [
 	['answerFirst', 'package'],
 	['answerFirst', 'floorAnswerFirst'],
 	['answerFirst', 'answerFirstNoKeeper'],
+	['answerFirstNoRecords', 'package'],
+	['answerFirstLean', 'package'],
+	['answerFirst', 'answerFirstNoRecords'],
 	['floorAnswerFirst', 'floorLight'],
 ];
 
