@@ -221,6 +221,34 @@ function multiStepTemplate({ steps }) {
 	};
 }
 
+/** Each answer-first variant's webhook path, key table, workflow id and name suffix. */
+function answerFirstNaming({ answerFirst, keeper, stepRecords, notes }) {
+	if (!answerFirst)
+		return ['answer-first-off', ANSWER_LAST_TABLE, 'IdemAnswerLast001', '(Answer First off)'];
+	if (!stepRecords && !notes)
+		return [
+			'answer-first-lean',
+			ANSWER_FIRST_LEAN_TABLE,
+			'IdemAnswerFstLean',
+			'(no step records, no notes)',
+		];
+	if (!stepRecords)
+		return [
+			'answer-first-no-records',
+			ANSWER_FIRST_NO_RECORDS_TABLE,
+			'IdemAnswerFstNoR1',
+			'(no step records)',
+		];
+	if (!keeper)
+		return [
+			'answer-first-no-keeper',
+			ANSWER_FIRST_NO_KEEPER_TABLE,
+			'IdemAnswerFstNoK1',
+			'(Keep the Lease While Running off)',
+		];
+	return ['answer-first', ANSWER_FIRST_TABLE, 'IdemAnswerFirst01', ''];
+}
+
 /**
  * The answer-first template with its own id, webhook path and key table (the Redrive Trigger's too).
  * `answerFirst: false` is the same workflow with Reserve's Answer First off: every delivery then
@@ -239,30 +267,12 @@ function multiStepTemplate({ steps }) {
  */
 function answerFirstTemplate({ answerFirst, keeper = true, stepRecords = true, notes = true }) {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, ANSWER_FIRST_FILE), 'utf8'));
-	const [pathName, table, id, name] = !answerFirst
-		? ['answer-first-off', ANSWER_LAST_TABLE, 'IdemAnswerLast001', '(Answer First off)']
-		: !stepRecords
-			? notes
-				? [
-						'answer-first-no-records',
-						ANSWER_FIRST_NO_RECORDS_TABLE,
-						'IdemAnswerFstNoR1',
-						'(no step records)',
-					]
-				: [
-						'answer-first-lean',
-						ANSWER_FIRST_LEAN_TABLE,
-						'IdemAnswerFstLean',
-						'(no step records, no notes)',
-					]
-			: keeper
-				? ['answer-first', ANSWER_FIRST_TABLE, 'IdemAnswerFirst01', '']
-				: [
-						'answer-first-no-keeper',
-						ANSWER_FIRST_NO_KEEPER_TABLE,
-						'IdemAnswerFstNoK1',
-						'(Keep the Lease While Running off)',
-					];
+	const [pathName, table, id, name] = answerFirstNaming({
+		answerFirst,
+		keeper,
+		stepRecords,
+		notes,
+	});
 	for (const node of template.nodes) {
 		if (node.type === 'n8n-nodes-base.webhook') {
 			node.parameters.path = pathName;
