@@ -444,10 +444,10 @@ const testFiles = tracked.filter((file) => /^test\/.*\.(js|mjs|cjs)$/.test(file)
 describe("every repository path the docs and the tests' comments name exists", () => {
 	test('a planted wrong path is caught, a right one passes', () => {
 		const text =
-			'see `nodes/shared/signature/answerHandshakes.ts`, `PROVIDERS.md` and `providers/providerTypes.ts`';
+			'see `nodes/shared/signature/answerHandshakes.ts`, `NO-SUCH-NOTES.md` and `providers/providerTypes.ts`';
 		expect(pathsNamed(text, { bare: false }).map(missingPath)).toEqual([
 			'nodes/shared/signature/answerHandshakes.ts: not in the repository',
-			'PROVIDERS.md: no file of that name in the repository',
+			'NO-SUCH-NOTES.md: no file of that name in the repository',
 			null,
 		]);
 	});
