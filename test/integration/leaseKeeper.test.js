@@ -109,6 +109,12 @@ const leaseUntilOf = async (key) =>
 		).rows[0].until,
 	);
 
+/** The database's clock, in the same unit as leaseUntilOf. */
+const databaseNow = async () =>
+	Number(
+		(await db.query(`SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now`)).rows[0].now,
+	);
+
 /** Polls `check` every 100 ms; fails the test if it is not true within `ms`. */
 async function waitFor(check, ms) {
 	const giveUpAt = Date.now() + ms;
@@ -269,12 +275,7 @@ describe("the Redrive Trigger's claim", () => {
 		});
 		// Renewed past the claim's own lease, and still held once that lease would have ended.
 		await waitFor(async () => (await leaseUntilOf(claimed.key)) > claimedUntil, 10000);
-		await waitFor(
-			async () =>
-				(await db.query(`SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now`)).rows[0]
-					.now > claimedUntil,
-			10000,
-		);
+		await waitFor(async () => (await databaseNow()) > claimedUntil, 10000);
 		expect(await rowOf('kept:evt:1')).toEqual({ status: 'in_progress', attempts: 2, leased: true });
 		expect((await claim('wf-k')).claimed).toEqual([]);
 		done();
