@@ -8,12 +8,20 @@
 // Nothing secret is stored: Graph's clientState, Slack's token, a ?token= query, a signature header
 // named in Also Store Headers; and a takeover keeps the first stored delivery.
 const { createHmac } = require('node:crypto');
-const { test, expect, describe } = require('@jest/globals');
+const { test, expect, describe, beforeAll } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
 const { registerTestNode, runWorkflow, PACKAGE } = require('../support/engine');
+const { n8n1Runner, N8N1_MODULES, N8N1_VERSION } = require('../support/n8n1Engine');
 const { deliveryItem, webhookItem } = require('../support/webhookItems');
 const { signDelivery, signerFor } = require('../support/signDelivery');
 const { reserveNode } = require('../support/signatureNodes');
+const { useBusinessDatabase } = require('../support/baseNodeStandIns');
+require('../support/respondProbe');
+require('../support/webhookStandIn');
+const answerFirstTemplate = require('../../workflows/answer-first.json');
+const {
+	redriveItem,
+} = require('../../dist/nodes/IdempotencyRedriveTrigger/actions/redrive.trigger');
 const { PROVIDERS } = require('../../dist/nodes/shared/webhook/providers');
 const { VECTORS } = require('../vectors');
 const completeWorkflow = require('../fixtures/complete.workflow.json');
@@ -265,6 +273,73 @@ test("a redriven run: Skip if done adopts the trigger's claim, so Record and Com
 		`SELECT status, steps ? 'insert' AS recorded FROM processed_events WHERE key = 'evt:af_adopt'`,
 	);
 	expect(rows[0]).toEqual({ status: 'completed', recorded: true });
+});
+
+const n8n1 = n8n1Runner();
+/** Each n8n line's engine, and the line's number for the test's event ids. @type {Array<[string, typeof runWorkflow | undefined, number]>} */
+const LINES = [
+	['n8n 2.x', runWorkflow, 2],
+	[`n8n ${N8N1_VERSION} (skipped unless installed in ${N8N1_MODULES})`, n8n1, 1],
+];
+
+describe.each(LINES)('workflows/answer-first.json, a redriven run, on %s', (_label, run, line) => {
+	const maybe = run === undefined ? test.skip : test;
+	const runnable = {
+		...answerFirstTemplate,
+		nodes: answerFirstTemplate.nodes.filter((node) => node.type !== 'n8n-nodes-base.stickyNote'),
+	};
+	beforeAll(async () => {
+		await db.query(
+			'CREATE TABLE IF NOT EXISTS business_log (id bigserial PRIMARY KEY, event_key text NOT NULL, event_type text)',
+		);
+		useBusinessDatabase((text, values) => db.query(text, values));
+	});
+
+	maybe(
+		"Complete Key completes the trigger's claim after the business step, with no step node between them",
+		async () => {
+			const id = `af_template_n8n${line}`;
+			await reserve([webhookItem({ body: { id, type: 'charge.succeeded' } })]);
+			await expire(`evt:${id}`);
+			const mine = (await claim()).claimed.find(({ key }) => key === `evt:${id}`);
+			const result = await run(runnable, [redriveItem(mine)], {
+				credentials: db.credential(),
+				credentialsByType: { postgres: {} },
+				startNode: 'Redrive Unfinished Keys',
+			});
+			expect(result.error).toBeUndefined();
+			expect(result.output('Complete Key')[0].json.idempotency).toEqual({
+				key: `evt:${id}`,
+				completed: true,
+			});
+			const business = await db.query(`SELECT event_type FROM business_log WHERE event_key = $1`, [
+				`evt:${id}`,
+			]);
+			expect(business.rows).toEqual([{ event_type: 'charge.succeeded' }]);
+			const { rows } = await db.query(`SELECT status FROM processed_events WHERE key = $1`, [
+				`evt:${id}`,
+			]);
+			expect(rows[0]).toEqual({ status: 'completed' });
+		},
+	);
+
+	maybe(
+		'a run the Redrive Trigger did not start adopts no claim: Complete Key with nothing reserved is an error',
+		async () => {
+			// An item that looks like a redriven one, without the claim's mark: only the trigger's own output counts.
+			const item = {
+				json: { body: { type: 'charge.succeeded' }, idempotency: { key: 'evt:af_not' } },
+			};
+			const result = await run(runnable, [item], {
+				credentials: db.credential(),
+				credentialsByType: { postgres: {} },
+				startNode: 'Event to Run',
+			});
+			expect(result.ran('Business Step (insert business_log)')).toBe(true);
+			expect(result.error?.message).toMatch(/reserved no key/);
+			expect(result.nodeError('Complete Key')?.message).toMatch(/reserved no key/);
+		},
+	);
 });
 
 describe('nothing secret stored', () => {

@@ -2,8 +2,9 @@
 // (n8n-nodes-base is not a dependency here), so a whole saved workflow runs through the real engine:
 // the Postgres node's Execute Query (run against the test's database, with its Query Parameters as
 // n8n resolves them), the IF node's string "is equal to" and boolean "is true" conditions, and the
-// Schedule Trigger handing its item on. Each keeps the real node's type, parameter names and
-// outputs; what they do not cover fails loudly instead of routing an item somewhere.
+// Schedule Trigger and the No Operation node handing their items on. Each keeps the real node's
+// type, parameter names and outputs; what they do not cover fails loudly instead of routing an item
+// somewhere.
 const { registerNodeType } = require('./engine');
 
 /** @type {{ query?: (text: string, values?: unknown[]) => Promise<{ rows: object[] }> }} */
@@ -110,6 +111,23 @@ registerNodeType('n8n-nodes-base.scheduleTrigger', {
 		name: 'scheduleTrigger',
 		group: ['trigger'],
 		version: [1, 1.1, 1.2],
+		defaults: {},
+		inputs: ['main'],
+		outputs: ['main'],
+		properties: [],
+	},
+	/** @this {import('n8n-workflow').IExecuteFunctions} */
+	async execute() {
+		return [this.getInputData()];
+	},
+});
+
+registerNodeType('n8n-nodes-base.noOp', {
+	description: {
+		displayName: 'No Operation (stand-in)',
+		name: 'noOp',
+		group: ['organization'],
+		version: [1],
 		defaults: {},
 		inputs: ['main'],
 		outputs: ['main'],

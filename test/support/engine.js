@@ -32,6 +32,9 @@ function loadNodeTypes() {
 	const { VerifyWebhookSignature } = require(
 		path.join(dist, 'nodes/VerifyWebhookSignature/VerifyWebhookSignature.node.js'),
 	);
+	const { IdempotencyRedriveTrigger } = require(
+		path.join(dist, 'nodes/IdempotencyRedriveTrigger/IdempotencyRedriveTrigger.node.js'),
+	);
 	const types = {
 		[`${PACKAGE}.idempotencyReserve`]: new IdempotencyReserve(),
 		[`${PACKAGE}.idempotencyRelease`]: new IdempotencyRelease(),
@@ -41,6 +44,9 @@ function loadNodeTypes() {
 		[`${PACKAGE}.idempotencyKeys`]: new IdempotencyKeys(),
 		[`${PACKAGE}.idempotencyStep`]: new IdempotencyStep(),
 		[`${PACKAGE}.verifyWebhookSignature`]: new VerifyWebhookSignature(),
+		// Started with items (runWorkflow's startNode), n8n's engine hands a trigger's items on as its
+		// output, as in an execution the trigger started: its claim-making code is not run here.
+		[`${PACKAGE}.idempotencyRedriveTrigger`]: new IdempotencyRedriveTrigger(),
 	};
 	return {
 		types,
@@ -203,17 +209,24 @@ function createRunner({ core, workflow: n8nWorkflow }) {
 	 * execution starts at the Webhook node. n8n's error output depends on that: it merges the input
 	 * item's fields into an error item only when the node has a source. Returns n8n's IRun and helpers.
 	 * `credentials` is the Idempotency Postgres credential's data; `credentialsByType` adds others
-	 * ({ webhookSigningSecretApi: { secret } }).
+	 * ({ webhookSigningSecretApi: { secret } }). `startNode` names the start node where a workflow
+	 * has several (a template's Webhook and its Redrive Trigger): the first one otherwise.
 	 * @param {{ name: string, nodes: object[], connections: object, settings?: object }} workflowJson
 	 * @param {object[]} items
 	 * @param {{ credentials?: object, credentialsByType?: Record<string, object>,
 	 *   nodeOverrides?: Record<string, { parameters?: object, [field: string]: unknown }>,
-	 *   editedCredentials?: boolean }} [options]
+	 *   editedCredentials?: boolean, startNode?: string }} [options]
 	 */
 	async function runWorkflow(
 		workflowJson,
 		items,
-		{ credentials, credentialsByType = {}, nodeOverrides = {}, editedCredentials = false } = {},
+		{
+			credentials,
+			credentialsByType = {},
+			nodeOverrides = {},
+			editedCredentials = false,
+			startNode: startNodeName,
+		} = {},
 	) {
 		const credentialData = { idempotencyPostgresApi: credentials, ...credentialsByType };
 		const workflowNodes = workflowJson.nodes.map((node) => {
@@ -229,7 +242,9 @@ function createRunner({ core, workflow: n8nWorkflow }) {
 				(byType.main ?? []).flat().map((connection) => connection.node),
 			),
 		);
-		const startNode = workflowNodes.find((node) => !targets.has(node.name));
+		const startNode = workflowNodes.find((node) =>
+			startNodeName === undefined ? !targets.has(node.name) : node.name === startNodeName,
+		);
 		const trigger = {
 			id: 'test-trigger',
 			name: TRIGGER,

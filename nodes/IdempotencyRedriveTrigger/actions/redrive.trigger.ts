@@ -79,7 +79,7 @@ function settingsOf(context: ITriggerFunctions): RedriveSettings {
 }
 
 /** The item a claimed key runs as: its delivery as the Webhook handed it, and the claim, as Reserve's `new` item. */
-function redriveItem(claimed: RedriveClaim['claimed'][number]): INodeExecutionData {
+export function redriveItem(claimed: RedriveClaim['claimed'][number]): INodeExecutionData {
 	const idempotency: IDataObject = {
 		key: claimed.key,
 		isNew: true,

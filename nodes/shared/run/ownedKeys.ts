@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { assertStorableKey } from '../keys/composeKey';
 import { KeyError } from '../keys/KeyError';
@@ -14,6 +14,7 @@ import {
 import type { OwnedKey } from '../store/KeyStore';
 import { itemParameterReader } from '../parameters/itemParameter';
 import { nodeOfRun } from '../parameters/runNode';
+import { redriveClaimOf, redriveClaimOfTrigger, type RedriveClaim } from './redriveClaim';
 
 /** What a node does with the key, as its messages say it ("the key to complete is empty"). */
 
@@ -28,21 +29,21 @@ function isEmptyParameter(context: IExecuteFunctions, name: string): boolean {
  * was reserved by the execution: the trigger claimed the key, and its item carries the key and the
  * claim's token (`idempotency.redrive`). The first package node that reads it adopts it as the
  * execution's reservation, so Key and Reservation left empty mean that claim from then on, in every
- * later node. Never in an execution that holds a lease already (every run Reserve started): that
- * check comes first, so those runs look at no item. The token is checked by each statement, so an
- * item with a made-up claim can complete nothing.
+ * later node. That node finds the claim in its input, or else in the trigger's own output: Complete
+ * Key right after a business step whose output carries no claim still completes it. Never in an
+ * execution that holds a lease already (every run Reserve started): that check comes first, so those
+ * runs look at nothing. The token is checked by each statement, so an item with a made-up claim can
+ * complete nothing.
  */
-function adoptRedriveClaimOfInput(context: IExecuteFunctions): void {
+function adoptRedriveClaimOfExecution(context: IExecuteFunctions): void {
 	if (existingExecutionToken(context) !== undefined) return;
+	let claim: RedriveClaim | undefined;
 	for (const item of context.getInputData()) {
-		const claim = item.json.idempotency as IDataObject | undefined;
-		if (claim?.redrive !== true) continue;
-		const { key, token } = claim;
-		if (typeof key === 'string' && typeof token === 'string') {
-			adoptRedriveClaim(context, key, token);
-			return;
-		}
+		claim = redriveClaimOf(item.json);
+		if (claim !== undefined) break;
 	}
+	claim ??= redriveClaimOfTrigger(context);
+	if (claim !== undefined) adoptRedriveClaim(context, claim.key, claim.token);
 }
 
 /**
@@ -57,7 +58,7 @@ export function ownedKeyReader(
 ): (item: INodeExecutionData, itemIndex: number) => OwnedKey {
 	const keyEmpty = isEmptyParameter(context, 'key');
 	const reservationEmpty = isEmptyParameter(context, 'reservation');
-	if (keyEmpty || reservationEmpty) adoptRedriveClaimOfInput(context);
+	if (keyEmpty || reservationEmpty) adoptRedriveClaimOfExecution(context);
 	const readKey = keyEmpty
 		? () => soleReservedKey(context, action)
 		: itemParameterReader(context, 'key');
