@@ -1,8 +1,9 @@
 // Answer first, end to end (docs/answer-first.md, issue 53): the template workflows/answer-first.json
 // in a real n8n 2.41.1 with the packed package. Reserve stores the verified delivery with its key,
-// the workflow answers 200 accepted at once, the business step (insert business_log, between Skip if
-// done and Record) runs after the answer, and the Idempotency Redrive Trigger in the same workflow
-// runs again what a crash or a failure left unfinished. Three scenarios, one stack:
+// the workflow answers 200 accepted at once, the business step (insert business_log, then Complete
+// Key) runs after the answer, and the Idempotency Redrive Trigger in the same workflow runs again
+// what a crash or a failure left unfinished (its Complete Key adopts the trigger's claim). The
+// scenarios, one stack:
 //   1. a business step slower (6 s) than the sender's timeout (3 s, Slack's), with a sender that
 //      retries as Slack does (schedule shortened): every delivery answered 2xx inside 3 s, no retry
 //      needed, one business row per event;

@@ -333,7 +333,7 @@ describe.each(LINES)('workflows/answer-first.json, a redriven run, on %s', (_lab
 			const result = await run(runnable, [item], {
 				credentials: db.credential(),
 				credentialsByType: { postgres: {} },
-				startNode: 'Event to Run',
+				startNode: 'Business Step (insert business_log)',
 			});
 			expect(result.ran('Business Step (insert business_log)')).toBe(true);
 			expect(result.error?.message).toMatch(/reserved no key/);

@@ -534,7 +534,7 @@ describe('the answer-first template (docs/answer-first.md)', () => {
 	const ofType = (type) => workflow.nodes.filter((candidate) => candidate.type === type);
 	const [reserve] = ofType('n8n-nodes-idempotency.idempotencyReserve');
 	const [trigger] = ofType('n8n-nodes-idempotency.idempotencyRedriveTrigger');
-	const EVENT = 'Event to Run';
+	const BUSINESS = 'Business Step (insert business_log)';
 
 	test('Reserve stores the delivery (lease mode, Answer First) and its new output asks whether it was stored', () => {
 		expect(reserve.parameters).toMatchObject({
@@ -549,29 +549,27 @@ describe('the answer-first template (docs/answer-first.md)', () => {
 		);
 	});
 
-	test('stored: 200 accepted at once, then the step between Skip if done and Record, then Complete Key without an answer', () => {
+	test('stored: 200 accepted at once, then the business step, then Complete Key without an answer', () => {
 		const check = targets(reserve.name, 0)[0];
 		const [respond] = targets(check.name, 0);
 		expect(respond.type).toBe('n8n-nodes-base.respondToWebhook');
 		expect(respond.parameters.options.responseCode).toBe(200);
 		expect(JSON.parse(respond.parameters.responseBody)).toEqual({ status: 'accepted' });
-		expect(targets(respond.name, 0)).toEqual([node(EVENT)]);
-		const [skip] = targets(EVENT, 0);
-		expect(skip.parameters.operation).toBe('skipIfDone');
-		const [business] = targets(skip.name, 0);
+		const [business] = targets(respond.name, 0);
+		expect(business).toBe(node(BUSINESS));
+		expect(business.type).toBe('n8n-nodes-base.postgres');
 		// A failure fails the execution and leaves the key leased for the Redrive Trigger: no Release
 		// (it would delete the stored delivery of an event the sender was told is accepted).
 		expect(business.onError).toBeUndefined();
-		const [record] = targets(business.name, 0);
-		expect(targets(skip.name, 1)).toEqual([record]);
-		expect(record.parameters).toMatchObject({ operation: 'record', step: skip.parameters.step });
-		const [complete] = targets(record.name, 0);
+		const [complete] = targets(business.name, 0);
 		expect(complete.type).toBe('n8n-nodes-idempotency.idempotencyComplete');
 		expect(complete.parameters.respondToWebhook).toBe(false);
 		// Key and Reservation left empty: the execution's reservation, or in a redriven run the
-		// trigger's claim, which Skip if done adopts as the execution's (no expression per item).
-		for (const owned of [skip, record, complete])
-			expect([owned.parameters.key ?? '', owned.parameters.reservation ?? '']).toEqual(['', '']);
+		// trigger's claim, which Complete Key adopts from the trigger's output (no expression per item).
+		expect([complete.parameters.key ?? '', complete.parameters.reservation ?? '']).toEqual([
+			'',
+			'',
+		]);
 	});
 
 	test('not stored (over the cap): answered last by Complete Key, a failure released and answered 500', () => {
@@ -585,7 +583,7 @@ describe('the answer-first template (docs/answer-first.md)', () => {
 	});
 
 	test('the Redrive Trigger runs the event from after the answer; dead letters go to an alert to replace', () => {
-		expect(targets(trigger.name, 0)).toEqual([node(EVENT)]);
+		expect(targets(trigger.name, 0)).toEqual([node(BUSINESS)]);
 		const [alert] = targets(trigger.name, 1);
 		expect(alert.type).toBe('n8n-nodes-base.noOp');
 		expect(alert.name).toMatch(/replace me/);
