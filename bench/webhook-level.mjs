@@ -19,8 +19,8 @@
 //   exactlyOnce   workflows/exactly-once-postgres.json: Reserve → Exactly-Once SQL (business insert
 //                 and completion in one transaction) → Respond 200 (processed_events_once)
 //   answerFirst   workflows/answer-first.json: Reserve stores the delivery with its key → Respond
-//                 200 accepted → Skip if done → business step → Record → Complete Key, the Redrive
-//                 Trigger beside it (processed_events_af)
+//                 200 accepted → Event to Run → business step → Complete Key, the Redrive Trigger
+//                 beside it (processed_events_af)
 //   answerLast    the same workflow with Reserve's Answer First off: business step → Complete Key
 //                 and Answer (processed_events_al): answerFirst/answerLast is what answering first
 //                 costs per event; the key tables' bytes per key are printed at the end

@@ -29,7 +29,6 @@ const TRIGGER_TABLES = {
 	answerFirst: 'processed_events_af',
 	answerFirstNoKeeper: 'processed_events_afnk',
 	answerLast: 'processed_events_al',
-	answerFirstNoRecords: 'processed_events_afnr',
 	answerFirstLean: 'processed_events_afln',
 };
 /** The template's lease (workflows/answer-first.json): the keeper renews every third of it. */
@@ -38,8 +37,7 @@ const COST_PAIRS = [
 	['answerFirst', 'package', 1.1],
 	['answerFirst', 'floorAnswerFirst', undefined],
 	['answerFirst', 'answerFirstNoKeeper', 1.01],
-	// The levers (variants.mjs answerFirstTemplate): what the template would cost without them.
-	['answerFirstNoRecords', 'package', 1.1],
+	// A lever (variants.mjs answerFirstTemplate): what the template would cost without its notes.
 	['answerFirstLean', 'package', 1.1],
 ];
 

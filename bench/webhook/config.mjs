@@ -18,7 +18,7 @@ export const HISTORY_VARIANTS = [
 
 export const USAGE =
 	'node bench/webhook-level.mjs [--rounds 6] [--requests 120] [--concurrency 1,16] [--shapes distinct,repeated,duplicate]\n' +
-	'                             [--variants floor,floorLight,floorLiteral,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerFirstNoKeeper,answerFirstNoRecords,answerFirstLean,floorAnswerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile] [--threads]\n' +
+	'                             [--variants floor,floorLight,floorLiteral,floorNoOp,bare,handBuilt,packageSimple,package,exactlyOnce,packageNoVerify,packageNoFingerprint,packageNoErrorOutput,floorApi,api,packageBefore,removeDuplicates,answerFirst,answerFirstNoKeeper,answerFirstLean,floorAnswerFirst,answerLast] [--warmup 60] [--env NAME=VALUE] [--profile] [--threads]\n' +
 	'                             [--answer-first-costs [--idle-seconds 60] [--renewals 500]]   (bench/webhook/answerFirstCosts.mjs)\n' +
 	'       node bench/webhook-level.mjs --history [--rounds 5] [--concurrency 1]   (bench/webhook/history.mjs)\n';
 

@@ -223,9 +223,7 @@ const RATIO_PAIRS = [
 	['answerFirst', 'package'],
 	['answerFirst', 'floorAnswerFirst'],
 	['answerFirst', 'answerFirstNoKeeper'],
-	['answerFirstNoRecords', 'package'],
 	['answerFirstLean', 'package'],
-	['answerFirst', 'answerFirstNoRecords'],
 	['floorAnswerFirst', 'floorLight'],
 ];
 

@@ -23,7 +23,6 @@ const ANSWER_FIRST_FILE = 'workflows/answer-first.json';
 const ANSWER_FIRST_TABLE = 'processed_events_af';
 const ANSWER_LAST_TABLE = 'processed_events_al';
 const ANSWER_FIRST_NO_KEEPER_TABLE = 'processed_events_afnk';
-const ANSWER_FIRST_NO_RECORDS_TABLE = 'processed_events_afnr';
 const ANSWER_FIRST_LEAN_TABLE = 'processed_events_afln';
 /** The API template's scope for a caller without Authorization: 'orders-' + 16 hex of sha256('anonymous'). */
 const API_SCOPE = `orders-${createHash('sha256').update('anonymous').digest('hex').slice(0, 16)}`;
@@ -222,23 +221,11 @@ function multiStepTemplate({ steps }) {
 }
 
 /** Each answer-first variant's webhook path, key table, workflow id and name suffix. */
-function answerFirstNaming({ answerFirst, keeper, stepRecords, notes }) {
+function answerFirstNaming({ answerFirst, keeper, notes }) {
 	if (!answerFirst)
 		return ['answer-first-off', ANSWER_LAST_TABLE, 'IdemAnswerLast001', '(Answer First off)'];
-	if (!stepRecords && !notes)
-		return [
-			'answer-first-lean',
-			ANSWER_FIRST_LEAN_TABLE,
-			'IdemAnswerFstLean',
-			'(no step records, no notes)',
-		];
-	if (!stepRecords)
-		return [
-			'answer-first-no-records',
-			ANSWER_FIRST_NO_RECORDS_TABLE,
-			'IdemAnswerFstNoR1',
-			'(no step records)',
-		];
+	if (!notes)
+		return ['answer-first-lean', ANSWER_FIRST_LEAN_TABLE, 'IdemAnswerFstLean', '(no notes)'];
 	if (!keeper)
 		return [
 			'answer-first-no-keeper',
@@ -258,19 +245,14 @@ function answerFirstNaming({ answerFirst, keeper, stepRecords, notes }) {
  * Reserve's Keep the Lease While Running off (the lease ends Lease seconds after Reserve, as before
  * the keeper), so answerFirst ÷ answerFirstNoKeeper is what keeping the lease costs an execution
  * that ends before its first renewal (a third of the lease: 20 s here): the bookkeeping only.
- * What two levers on its cost against the webhook template would save (a measure, not a template to
- * ship): `stepRecords: false` drops the Skip if done / Record pair (Event to Run → business step →
- * Complete Key; with one business step the pair closes no crash window that Complete Key leaves
- * open, but Skip if done is also where a redriven run adopts the trigger's claim, so a template
- * without it needs that adoption elsewhere; only new events are sent here), and `notes: false` also
- * drops the sticky notes, which n8n saves in every execution's workflow snapshot.
+ * One lever on its cost against the webhook template (a measure, not a template to ship): `notes:
+ * false` drops the sticky notes, which n8n saves in every execution's workflow snapshot.
  */
-function answerFirstTemplate({ answerFirst, keeper = true, stepRecords = true, notes = true }) {
+function answerFirstTemplate({ answerFirst, keeper = true, notes = true }) {
 	const template = JSON.parse(readFileSync(path.join(REPO_DIR, ANSWER_FIRST_FILE), 'utf8'));
 	const [pathName, table, id, name] = answerFirstNaming({
 		answerFirst,
 		keeper,
-		stepRecords,
 		notes,
 	});
 	for (const node of template.nodes) {
@@ -284,20 +266,8 @@ function answerFirstTemplate({ answerFirst, keeper = true, stepRecords = true, n
 			if (!keeper) node.parameters.keepLease = false;
 		}
 	}
-	if (!stepRecords) {
-		const business = 'Business Step (insert business_log)';
-		template.nodes = template.nodes.filter(
-			(node) =>
-				node.type !== 'n8n-nodes-idempotency.idempotencyStep' &&
-				(notes || node.type !== 'n8n-nodes-base.stickyNote'),
-		);
-		for (const step of ['Skip if done: insert business_log', 'Record: insert business_log'])
-			delete template.connections[step];
-		template.connections['Event to Run'] = { main: [[{ node: business, type: 'main', index: 0 }]] };
-		template.connections[business] = {
-			main: [[{ node: 'Complete Key', type: 'main', index: 0 }]],
-		};
-	}
+	if (!notes)
+		template.nodes = template.nodes.filter((node) => node.type !== 'n8n-nodes-base.stickyNote');
 	return { ...template, id, name: name ? `${template.name} ${name}` : template.name };
 }
 
@@ -378,19 +348,10 @@ export function loadVariants() {
 		ANSWER_FIRST_NO_KEEPER_FILE,
 		JSON.stringify(answerFirstTemplate({ answerFirst: true, keeper: false }), null, 2),
 	);
-	const ANSWER_FIRST_NO_RECORDS_FILE = path.join(generatedDir, 'answer-first-no-records.json');
-	writeFileSync(
-		ANSWER_FIRST_NO_RECORDS_FILE,
-		JSON.stringify(answerFirstTemplate({ answerFirst: true, stepRecords: false }), null, 2),
-	);
 	const ANSWER_FIRST_LEAN_FILE = path.join(generatedDir, 'answer-first-lean.json');
 	writeFileSync(
 		ANSWER_FIRST_LEAN_FILE,
-		JSON.stringify(
-			answerFirstTemplate({ answerFirst: true, stepRecords: false, notes: false }),
-			null,
-			2,
-		),
+		JSON.stringify(answerFirstTemplate({ answerFirst: true, notes: false }), null, 2),
 	);
 
 	// One entry per variant: adding a variant is adding an entry (and its workflow file).
@@ -571,18 +532,7 @@ export function loadVariants() {
 			businessKey: (id) => `evt:${id}`,
 			answer: acceptedAnswer,
 		},
-		// The levers on answer first's cost (answerFirstTemplate): without the step-record pair, and
-		// without it and the sticky notes.
-		answerFirstNoRecords: {
-			file: ANSWER_FIRST_NO_RECORDS_FILE,
-			tag: 'afr',
-			dedupe: true,
-			inFlight409: true,
-			keyedByBody: false,
-			keyTable: ANSWER_FIRST_NO_RECORDS_TABLE,
-			businessKey: (id) => `evt:${id}`,
-			answer: acceptedAnswer,
-		},
+		// A lever on answer first's cost (answerFirstTemplate): the template without its sticky notes.
 		answerFirstLean: {
 			file: ANSWER_FIRST_LEAN_FILE,
 			tag: 'afl',
