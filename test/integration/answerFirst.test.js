@@ -7,6 +7,8 @@
 // dead letter, which Reserve answers as a duplicate saying so and the operator's retry makes due.
 // Nothing secret is stored: Graph's clientState, Slack's token, a ?token= query, a signature header
 // named in Also Store Headers; and a takeover keeps the first stored delivery.
+// The answer-first template's redriven run, on n8n 2.x's and 1.x's engines: Complete Key right
+// after the business step completes the trigger's claim, read from the trigger's own output.
 const { createHmac } = require('node:crypto');
 const { test, expect, describe, beforeAll } = require('@jest/globals');
 const { useTestDatabase } = require('../support/database');
@@ -326,7 +328,7 @@ describe.each(LINES)('workflows/answer-first.json, a redriven run, on %s', (_lab
 	maybe(
 		'a run the Redrive Trigger did not start adopts no claim: Complete Key with nothing reserved is an error',
 		async () => {
-			// An item that looks like a redriven one, without the claim's mark: only the trigger's own output counts.
+			// A key but no claim, in a run the trigger did not start (its node is upstream, unexecuted).
 			const item = {
 				json: { body: { type: 'charge.succeeded' }, idempotency: { key: 'evt:af_not' } },
 			};
