@@ -105,38 +105,31 @@ registerNodeType('n8n-nodes-base.if', {
 	},
 });
 
-registerNodeType('n8n-nodes-base.scheduleTrigger', {
-	description: {
-		displayName: 'Schedule Trigger (stand-in)',
-		name: 'scheduleTrigger',
-		group: ['trigger'],
-		version: [1, 1.1, 1.2],
-		defaults: {},
-		inputs: ['main'],
-		outputs: ['main'],
-		properties: [],
-	},
-	/** @this {import('n8n-workflow').IExecuteFunctions} */
-	async execute() {
-		return [this.getInputData()];
-	},
-});
+/**
+ * A node that hands its items on unchanged, as the Schedule Trigger (started with an item) and the
+ * No Operation node do.
+ * @param {string} name @param {string} displayName @param {string} group @param {number[]} version
+ */
+function registerPassThrough(name, displayName, group, version) {
+	registerNodeType(`n8n-nodes-base.${name}`, {
+		description: {
+			displayName: `${displayName} (stand-in)`,
+			name,
+			group: [group],
+			version,
+			defaults: {},
+			inputs: ['main'],
+			outputs: ['main'],
+			properties: [],
+		},
+		/** @this {import('n8n-workflow').IExecuteFunctions} */
+		async execute() {
+			return [this.getInputData()];
+		},
+	});
+}
 
-registerNodeType('n8n-nodes-base.noOp', {
-	description: {
-		displayName: 'No Operation (stand-in)',
-		name: 'noOp',
-		group: ['organization'],
-		version: [1],
-		defaults: {},
-		inputs: ['main'],
-		outputs: ['main'],
-		properties: [],
-	},
-	/** @this {import('n8n-workflow').IExecuteFunctions} */
-	async execute() {
-		return [this.getInputData()];
-	},
-});
+registerPassThrough('scheduleTrigger', 'Schedule Trigger', 'trigger', [1, 1.1, 1.2]);
+registerPassThrough('noOp', 'No Operation', 'organization', [1]);
 
 module.exports = { useBusinessDatabase };
