@@ -25,8 +25,6 @@ export function redriveClaimOf(json: IDataObject): RedriveClaim | undefined {
  * claim is adopted then), and never in a run that Reserve started.
  */
 export function redriveClaimOfTrigger(context: IExecuteFunctions): RedriveClaim | undefined {
-	// n8n 1.x before getParentNodes had no way to name the trigger: such a run adopts from its input only.
-	if (typeof context.getParentNodes !== 'function') return undefined;
 	const triggers = context
 		.getParentNodes(context.getNode().name)
 		.filter((parent) => parent.type.endsWith(REDRIVE_TRIGGER_TYPE_SUFFIX) && !parent.disabled);
